@@ -1,0 +1,41 @@
+"""grammar: text -> statements. Knows nothing about tables, files or models.
+
+``parse(sql)`` turns one statement into a node of :mod:`grammar.ast`; ``split(script)`` cuts a script
+into statements. Extension statements go to the Lark grammar, standard SQL to sqlglot (MySQL).
+"""
+from __future__ import annotations
+
+import re
+
+from . import ast
+from .ddl import TYPE_ALIASES, parse_extension
+from .errors import GrammarError
+from .split import Piece, split
+from .sql import parse_query
+
+__all__ = ["parse", "split", "Piece", "GrammarError", "ast", "TYPE_ALIASES"]
+
+# First keyword -> which front end parses the statement.
+_EXTENSION_WORDS = {
+    "create", "drop", "alter", "show", "describe", "desc", "truncate", "optimize", "check",
+    "repair", "begin", "start", "commit", "rollback", "load",
+}
+_QUERY_WORDS = {"select", "insert", "replace", "update", "delete", "with", "("}
+_FIRST_WORD = re.compile(r"\s*(?:(?:--[^\n]*|#[^\n]*)\n\s*|/\*.*?\*/\s*)*(\(|[A-Za-z_]+)", re.DOTALL)
+
+
+def parse(sql: str) -> ast.Statement:
+    """Parse exactly one statement (a trailing ';' is allowed)."""
+    text = sql.strip().rstrip(";").strip()
+    match = _FIRST_WORD.match(text)
+    if not text or match is None:
+        raise GrammarError("syntax error, empty statement")
+    word = match.group(1).lower()
+    if word == "explain":
+        inner = text[match.end():]
+        return ast.Explain(parse(inner))
+    if word in _EXTENSION_WORDS:
+        return parse_extension(text)
+    if word in _QUERY_WORDS:
+        return parse_query(text)
+    raise GrammarError(f"syntax error, unexpected '{match.group(1)}' near '{text[:60]}'")

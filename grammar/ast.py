@@ -1,0 +1,92 @@
+"""Statement nodes. Extension statements (DDL and friends) are frozen dataclasses; standard SQL is
+carried as a sqlglot expression inside :class:`Query`."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    name: str
+    type: str                      # canonical type: text, string, int, bigint, float, bool, json, timestamp, float_vector, float_vector_array
+    type_text: str                 # as the user wrote it, e.g. "varchar(255)"
+    options: tuple[tuple[str, str], ...] = ()   # (lower-cased key, value) in the order written
+
+    @property
+    def option_map(self) -> dict[str, str]:
+        return dict(self.options)
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    table: str
+    columns: tuple[ColumnDef, ...]
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropTable:
+    tables: tuple[str, ...]
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterAddColumn:
+    table: str
+    column: ColumnDef
+
+
+@dataclass(frozen=True)
+class AlterDropColumn:
+    table: str
+    column: str
+
+
+@dataclass(frozen=True)
+class TableCommand:
+    """A statement about one table with no other argument."""
+    verb: str                      # truncate, describe, show_create, optimize, check, repair
+    table: str
+
+
+@dataclass(frozen=True)
+class ShowTables:
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowWarnings:
+    pass
+
+
+@dataclass(frozen=True)
+class Transaction:
+    verb: str                      # begin, commit, rollback
+
+
+@dataclass(frozen=True)
+class LoadData:
+    path: str
+    table: str
+    columns: tuple[str, ...] = ()
+    replace: bool = False
+
+
+@dataclass(frozen=True)
+class Query:
+    """SELECT / INSERT / REPLACE / UPDATE / DELETE, parsed by sqlglot (MySQL dialect)."""
+    expr: Any                      # sqlglot.exp.Expression
+    kind: str                      # select, insert, update, delete
+    replace: bool = False
+    outfile: str | None = None
+
+
+@dataclass(frozen=True)
+class Explain:
+    statement: Any
+
+
+Statement = Any
+EXTENSION_NODES = (CreateTable, DropTable, AlterAddColumn, AlterDropColumn, TableCommand,
+                   ShowTables, ShowWarnings, Transaction, LoadData, Explain)

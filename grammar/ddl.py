@@ -1,0 +1,161 @@
+"""The Lark grammar for extension statements and its Transformer into :mod:`grammar.ast` nodes."""
+from __future__ import annotations
+
+from lark import Lark, Token, Transformer, UnexpectedEOF, UnexpectedInput
+from lark.exceptions import VisitError
+
+from . import ast
+from .errors import GrammarError
+
+# MySQL spellings accepted as aliases of our column types.
+TYPE_ALIASES = {
+    "text": "text", "tinytext": "text", "mediumtext": "text", "longtext": "text",
+    "string": "string", "varchar": "string", "char": "string",
+    "int": "int", "integer": "int", "tinyint": "int", "smallint": "int", "mediumint": "int",
+    "uint": "int",
+    "bigint": "bigint",
+    "float": "float", "double": "float", "real": "float", "decimal": "float", "numeric": "float",
+    "bool": "bool", "boolean": "bool",
+    "json": "json",
+    "timestamp": "timestamp", "datetime": "timestamp", "date": "timestamp",
+    "float_vector": "float_vector", "float_vector_array": "float_vector_array",
+}
+
+_PARSER = Lark.open("ddl.lark", rel_to=__file__, parser="lalr", maybe_placeholders=False)
+
+
+def _unquote_string(tok: str) -> str:
+    quote = tok[0]
+    body = tok[1:-1].replace(quote * 2, quote)
+    out, i = [], 0
+    escapes = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            out.append(escapes.get(body[i + 1], body[i + 1]))
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+class _ToAst(Transformer):
+    def ident(self, items):
+        return str(items[0])
+
+    def quoted_ident(self, items):
+        return str(items[0])[1:-1].replace("``", "`")
+
+    def string(self, items):
+        return _unquote_string(str(items[0]))
+
+    def number(self, items):
+        return str(items[0])
+
+    def bare(self, items):
+        return str(items[0])
+
+    def option_key(self, items):
+        return str(items[0]).lower()
+
+    def option(self, items):
+        return (items[0], items[1])
+
+    def type_args(self, items):
+        return "(" + ",".join(str(i) for i in items) + ")"
+
+    def type_spec(self, items):
+        base = str(items[0])
+        canonical = TYPE_ALIASES.get(base.lower())
+        if canonical is None:
+            raise GrammarError(f"unknown column type '{base}'")
+        text = "".join(str(i) if not isinstance(i, Token) or i.type != "UNSIGNED" else " unsigned" for i in items)
+        return canonical, text
+
+    def column_def(self, items):
+        name, (canonical, text), *options = items
+        return ast.ColumnDef(name=name, type=canonical, type_text=text, options=tuple(options))
+
+    def if_not_exists(self, _):
+        return "if_not_exists"
+
+    def if_exists(self, _):
+        return "if_exists"
+
+    def create_table(self, items):
+        flag = items[0] == "if_not_exists"
+        rest = items[1:] if flag else items
+        return ast.CreateTable(table=rest[0], columns=tuple(rest[1:]), if_not_exists=flag)
+
+    def drop_table(self, items):
+        flag = items[0] == "if_exists"
+        names = items[1:] if flag else items
+        return ast.DropTable(tables=tuple(names), if_exists=flag)
+
+    def alter_add(self, items):
+        items = [i for i in items if not isinstance(i, Token)]
+        return ast.AlterAddColumn(table=items[0], column=items[1])
+
+    def alter_drop(self, items):
+        items = [i for i in items if not isinstance(i, Token)]
+        return ast.AlterDropColumn(table=items[0], column=items[1])
+
+    def table_command(self, items):
+        verb = str(items[0]).lower()
+        return ast.TableCommand(verb=verb, table=items[-1])
+
+    def describe(self, items):
+        return ast.TableCommand(verb="describe", table=items[-1])
+
+    def show_create(self, items):
+        return ast.TableCommand(verb="show_create", table=items[-1])
+
+    def show_tables(self, items):
+        return ast.ShowTables(like=_unquote_string(str(items[0])) if items else None)
+
+    def show_warnings(self, _):
+        return ast.ShowWarnings()
+
+    def transaction(self, _):
+        return ast.Transaction("begin")
+
+    def begin(self, _):
+        return ast.Transaction("begin")
+
+    def commit(self, _):
+        return ast.Transaction("commit")
+
+    def rollback(self, _):
+        return ast.Transaction("rollback")
+
+    def column_list(self, items):
+        return tuple(items)
+
+    def load_data(self, items):
+        replace = any(isinstance(i, Token) and i.type == "REPLACE_KW" for i in items)
+        items = [i for i in items if not isinstance(i, Token) or i.type == "STRING"]
+        path = _unquote_string(str(items[0]))
+        columns = items[2] if len(items) > 2 else ()
+        return ast.LoadData(path=path, table=items[1], columns=columns, replace=replace)
+
+    def start(self, items):
+        return items[0]
+
+
+def parse_extension(text: str) -> ast.Statement:
+    """Parse one extension statement; raise GrammarError with position and context."""
+    try:
+        tree = _PARSER.parse(text)
+    except UnexpectedInput as exc:
+        pos = exc.pos_in_stream
+        at_end = isinstance(exc, UnexpectedEOF) or getattr(getattr(exc, "token", None), "type", "") == "$END"
+        near = text[pos:].strip() if pos is not None and pos >= 0 and not at_end else ""
+        msg = f"syntax error near '{near[:80]}'" if near else "syntax error, unexpected end of statement"
+        raise GrammarError(msg, exc.line, exc.column, exc.get_context(text)) from None
+    try:
+        return _ToAst().transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, GrammarError):
+            raise exc.orig_exc from None
+        raise

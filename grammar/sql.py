@@ -1,0 +1,60 @@
+"""Standard SQL (SELECT / INSERT / REPLACE / UPDATE / DELETE) through sqlglot's MySQL dialect."""
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, ParseError, TokenError
+
+from . import ast
+from .errors import GrammarError
+
+# Top-level expression classes we accept, and the statement kind each one is.
+QUERY_KINDS: dict[type, str] = {
+    exp.Select: "select", exp.Union: "select", exp.Intersect: "select", exp.Except: "select",
+    exp.Insert: "insert", exp.Update: "update", exp.Delete: "delete",
+}
+
+_REPLACE = re.compile(r"^\s*REPLACE(\s+INTO)?\b", re.IGNORECASE)
+_OUTFILE = re.compile(r"\bINTO\s+OUTFILE\s+('(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\")", re.IGNORECASE)
+
+
+def _strip_outfile(text: str) -> tuple[str, str | None]:
+    """Lift ``INTO OUTFILE 'path'`` out of a SELECT (sqlglot's MySQL parser has no node for it)."""
+    match = _OUTFILE.search(text)
+    if match is None:
+        return text, None
+    literal = match.group(1)
+    path = literal[1:-1].replace(literal[0] * 2, literal[0])
+    return text[:match.start()] + text[match.end():], path
+
+
+def parse_query(text: str) -> ast.Query:
+    replace = False
+    if _REPLACE.match(text):
+        text = _REPLACE.sub("INSERT INTO", text, count=1)
+        replace = True
+    text, outfile = _strip_outfile(text)
+    try:
+        expressions = sqlglot.parse(text, read="mysql", error_level=ErrorLevel.RAISE)
+    except ParseError as exc:
+        err = exc.errors[0] if exc.errors else {}
+        desc = re.sub(r"<Token token_type: TokenType\.\w+, text: ([^,]*),.*?>", r"'\1'",
+                      err.get("description", str(exc)).split(". Line")[0])
+        near = (err.get("highlight") or "") + (err.get("end_context") or "")
+        raise GrammarError(f"{desc} near '{near.strip()[:80]}'" if near.strip() else desc,
+                           err.get("line"), err.get("col"), str(exc)) from None
+    except TokenError as exc:
+        raise GrammarError(f"syntax error: {exc}") from None
+    expressions = [e for e in expressions if e is not None]
+    if len(expressions) != 1:
+        raise GrammarError("expected exactly one statement")
+    expr = expressions[0]
+    kind = QUERY_KINDS.get(type(expr))
+    if kind is None:
+        word = text.strip().split(None, 1)[0] if text.strip() else ""
+        raise GrammarError(f"syntax error, unexpected '{word[:40]}'")
+    if outfile is not None and kind != "select":
+        raise GrammarError("INTO OUTFILE is only valid in SELECT")
+    return ast.Query(expr=expr, kind=kind, replace=replace, outfile=outfile)
