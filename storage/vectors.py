@@ -1,0 +1,569 @@
+"""One FAISS HNSW index per vector column: the derived cache that answers ``knn()``.
+
+SQLite holds every chunk vector; this index holds a graph over the same vectors so that the k nearest
+*documents* can be found quickly. Vectors live at dense *positions* 0..n-1 (the order they were
+added, which is FAISS's own numbering); two arrays map a position to its chunk id and doc id, and a
+third says whether it is still alive. A delete only clears ``alive`` (HNSW has no removal,
+faiss#3339); searches exclude dead positions with an ``IDSelectorBitmap``, and ``compact()`` rebuilds.
+
+Concurrency: any number of threads may call the read methods (``search``, ``explain``, ``save``,
+``compact``, ``chunk_ids``, ``len``) at once; ``add``/``remove_*`` take the lock exclusively and wait
+for running searches. See docs/vector_index.md for the design and the measured thresholds.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import struct
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO
+
+import faiss
+import numpy as np
+
+from storage.errors import IndexCorrupt
+
+METRICS = {"l2": faiss.METRIC_L2, "ip": faiss.METRIC_INNER_PRODUCT, "cosine": faiss.METRIC_INNER_PRODUCT}
+
+# Search tuning; the numbers were chosen by measurement (tests/benchmarks/bench_vectors.py, docs).
+EXACT_MIN_CHUNKS = 2048  # at or below this many candidate chunks, always search exactly
+EXACT_COST_RATIO = 4.0  # one graph distance costs about this many brute-force (BLAS) distances
+EF_FLOOR = 48  # smallest efSearch used
+EF_PER_CHUNK = 2  # efSearch >= this many times the chunks asked for
+EF_MAX = 1 << 16
+RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 rescoring
+
+FORMAT_VERSION = 1
+MAGIC = b"TSRVIDX\0"
+PREFIX = struct.Struct("<8sIIQ32s")  # magic, version, header length, payload length, sha256
+BLOCK = 1 << 20
+
+
+class _RWLock:
+    """Many readers or one writer; a waiting writer blocks new readers so it cannot starve."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+        self._writers_waiting = 0
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            while self._writer or self._writers_waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._writers_waiting += 1
+            while self._writer or self._readers:
+                self._cond.wait()
+            self._writers_waiting -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+
+class _Column:
+    """A growable 1-d numpy array (amortised appends)."""
+
+    def __init__(self, dtype: Any, data: np.ndarray | None = None) -> None:
+        self._data = np.empty(0, dtype) if data is None else np.array(data, dtype)
+        self.n = len(self._data)
+
+    def append(self, values: np.ndarray) -> None:
+        need = self.n + len(values)
+        if need > len(self._data):
+            grown = np.empty(max(need, 2 * len(self._data), 1024), self._data.dtype)
+            grown[: self.n] = self._data[: self.n]
+            self._data = grown
+        self._data[self.n : need] = values
+        self.n = need
+
+    @property
+    def view(self) -> np.ndarray:
+        return self._data[: self.n]
+
+
+class _KeyIndex:
+    """Positions grouped by an int64 key (doc id, chunk id): a sorted part plus a short unsorted tail.
+
+    Appends go to the tail; the tail is merged into the sorted part once it reaches 1/16 of it, so an
+    append costs O(1) amortised and a lookup O(m log n + tail).
+    """
+
+    def __init__(self, keys: np.ndarray) -> None:
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._pos = keys[order], order.astype(np.int64)
+        self._tail_keys = _Column(np.int64)
+        self._tail_pos = _Column(np.int64)
+
+    def append(self, keys: np.ndarray, start: int) -> None:
+        self._tail_keys.append(keys)
+        self._tail_pos.append(np.arange(start, start + len(keys), dtype=np.int64))
+        if self._tail_keys.n > max(1024, len(self._keys) // 16):
+            self._merge()
+
+    def _merge(self) -> None:
+        keys, pos = self._tail_keys.view, self._tail_pos.view
+        order = np.argsort(keys, kind="stable")
+        at = np.searchsorted(self._keys, keys[order], side="right")
+        self._keys = np.insert(self._keys, at, keys[order])
+        self._pos = np.insert(self._pos, at, pos[order])
+        self._tail_keys, self._tail_pos = _Column(np.int64), _Column(np.int64)
+
+    def lookup(self, wanted: np.ndarray) -> np.ndarray:
+        """Positions whose key is in ``wanted`` (unique, sorted), grouped by key, ascending inside a key."""
+        lo = np.searchsorted(self._keys, wanted, side="left")
+        hi = np.searchsorted(self._keys, wanted, side="right")
+        found = self._pos[_expand_ranges(lo, hi)]
+        if not self._tail_keys.n:
+            return found
+        tail = self._tail_pos.view[np.isin(self._tail_keys.view, wanted)]
+        return np.concatenate([found, tail]) if len(tail) else found
+
+
+def _expand_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Concatenate ``arange(lo[i], hi[i])`` for every i, vectorised."""
+    counts = hi - lo
+    total = int(counts.sum())
+    if not total:
+        return np.empty(0, np.int64)
+    starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
+    return starts + np.arange(total, dtype=np.int64)
+
+
+def _int_array(values: Iterable[int] | np.ndarray) -> np.ndarray:
+    arr = np.asarray(values if isinstance(values, np.ndarray) else list(values))
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"ids must be integers, got {arr.dtype}")
+    return np.unique(arr.astype(np.int64).ravel())
+
+
+class VectorIndex:
+    """The k nearest documents of a vector column, over chunks with arbitrary int64 ids."""
+
+    def __init__(self, dims: int, metric: str, *, m: int = 16, ef_construction: int = 200) -> None:
+        if metric not in METRICS:
+            raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
+        if dims < 1 or m < 2 or ef_construction < 1:
+            raise ValueError(f"bad index parameters: dims={dims}, m={m}, ef_construction={ef_construction}")
+        self.dims, self.metric, self.m, self.ef_construction = int(dims), metric, int(m), int(ef_construction)
+        self._index = faiss.IndexHNSWFlat(self.dims, self.m, METRICS[metric])
+        self._index.hnsw.efConstruction = self.ef_construction
+        self._set_maps(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, bool))
+        self._lock = _RWLock()
+        self._bitmap_lock = threading.Lock()
+
+    def _set_maps(self, chunks: np.ndarray, docs: np.ndarray, alive: np.ndarray) -> None:
+        self._chunk, self._doc, self._alive = _Column(np.int64, chunks), _Column(np.int64, docs), _Column(bool, alive)
+        self._by_chunk, self._by_doc = _KeyIndex(self._chunk.view), _KeyIndex(self._doc.view)
+        self._live = int(alive.sum())
+        self._live_docs = len(np.unique(docs[alive]))
+        self._max_norm = 0.0
+        self._alive_bitmap: np.ndarray | None = None
+
+    # ---- writes -------------------------------------------------------------------------------
+
+    def add(self, chunk_ids: np.ndarray, doc_ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Add chunks. A chunk id may be reused only once its earlier vector was removed."""
+        chunks = np.asarray(chunk_ids, np.int64).ravel()
+        docs = np.asarray(doc_ids, np.int64).ravel()
+        x = self._check_vectors(vectors, len(chunks))
+        if len(docs) != len(chunks):
+            raise ValueError(f"{len(chunks)} chunk ids but {len(docs)} doc ids")
+        if not len(chunks):
+            return
+        if len(np.unique(chunks)) != len(chunks):
+            raise ValueError("duplicate chunk ids in one add()")
+        with self._lock.write():
+            clash = self._live_positions(self._by_chunk, chunks)
+            if len(clash):
+                raise ValueError(f"chunk id {int(self._chunk.view[clash[0]])} is already in the index")
+            new_docs = len(np.unique(docs)) - len(np.unique(self._doc.view[self._live_positions(self._by_doc, docs)]))
+            start = self._index.ntotal
+            self._index.add(x)
+            self._chunk.append(chunks)
+            self._doc.append(docs)
+            self._alive.append(np.ones(len(chunks), bool))
+            self._by_chunk.append(chunks, start)
+            self._by_doc.append(docs, start)
+            self._live += len(chunks)
+            self._live_docs += new_docs
+            self._max_norm = max(self._max_norm, float(np.linalg.norm(x, axis=1).max()))
+            self._alive_bitmap = None
+
+    def _check_vectors(self, vectors: np.ndarray, n: int) -> np.ndarray:
+        x = np.ascontiguousarray(vectors, np.float32)
+        if x.shape != (n, self.dims):
+            raise ValueError(f"expected vectors of shape ({n}, {self.dims}), got {x.shape}")
+        if not np.isfinite(x).all():
+            raise ValueError("vectors must be finite (no NaN or infinity)")
+        return self._normalized(x) if self.metric == "cosine" else x
+
+    @staticmethod
+    def _normalized(x: np.ndarray) -> np.ndarray:
+        """Defensive: rows not already of unit length are normalised (zero rows stay zero)."""
+        norms = np.linalg.norm(x, axis=-1, keepdims=True)
+        off = (np.abs(norms - 1) > 1e-4) & (norms > 0)
+        if not off.any():
+            return x
+        return np.where(off, x / np.where(norms > 0, norms, 1), x).astype(np.float32)
+
+    def remove_docs(self, doc_ids: Iterable[int]) -> None:
+        """Tombstone every chunk of these documents. Unknown ids are ignored."""
+        with self._lock.write():
+            self._kill(self._live_positions(self._by_doc, _int_array(doc_ids)))
+
+    def remove_chunks(self, chunk_ids: Iterable[int]) -> None:
+        """Tombstone these chunks. Unknown ids are ignored."""
+        with self._lock.write():
+            self._kill(self._live_positions(self._by_chunk, _int_array(chunk_ids)))
+
+    def _live_positions(self, keys: _KeyIndex, wanted: np.ndarray) -> np.ndarray:
+        pos = keys.lookup(np.unique(wanted))
+        return pos[self._alive.view[pos]]
+
+    def _kill(self, pos: np.ndarray) -> None:
+        if not len(pos):
+            return
+        docs = np.unique(self._doc.view[pos])
+        self._alive.view[pos] = False
+        self._live -= len(pos)
+        self._live_docs -= len(docs) - len(np.unique(self._doc.view[self._live_positions(self._by_doc, docs)]))
+        self._alive_bitmap = None
+
+    # ---- reads --------------------------------------------------------------------------------
+
+    def chunk_ids(self) -> np.ndarray:
+        """Live chunk ids, in the order they were added."""
+        with self._lock.read():
+            return self._chunk.view[self._alive.view].copy()
+
+    def __len__(self) -> int:
+        return self._live
+
+    @property
+    def live_docs(self) -> int:
+        """Documents with at least one live chunk."""
+        return self._live_docs
+
+    @property
+    def tombstones(self) -> int:
+        """Removed chunks still in the graph (``compact()`` drops them)."""
+        return self._index.ntotal - self._live
+
+    def search(self, query: np.ndarray, k: int, *, allowed_docs: np.ndarray | None = None,
+               exclude_doc: int | None = None, ef: int | None = None) -> list[tuple[int, float, int]]:
+        """The k nearest documents as ``(doc_id, distance, chunk_id)``, by distance then doc id.
+
+        A document's distance is that of its closest live chunk. With ``allowed_docs`` only those
+        documents are considered (a prefilter); ``exclude_doc`` is never returned.
+        """
+        q = self._check_query(query)
+        with self._lock.read():
+            plan = self._plan(k, allowed_docs, exclude_doc, ef)
+            if plan.want == 0:
+                return []
+            if plan.path == "exact":
+                return self._search_exact(q, plan)
+            return self._search_graph(q, plan)
+
+    def explain(self, k: int, *, allowed_docs: np.ndarray | None = None, exclude_doc: int | None = None,
+                ef: int | None = None) -> dict[str, Any]:
+        """How ``search`` would run, without running it."""
+        with self._lock.read():
+            p = self._plan(k, allowed_docs, exclude_doc, ef)
+            return {"path": p.path, "candidates": p.n_candidates if allowed_docs is not None else None,
+                    "candidate_docs": p.want_docs, "ef": p.ef, "fetch": p.fetch, "exact_max_chunks": p.exact_max,
+                    "live_chunks": self._live, "live_docs": self._live_docs, "tombstones": self.tombstones}
+
+    def _check_query(self, query: np.ndarray) -> np.ndarray:
+        q = np.asarray(query, np.float32)
+        if q.size != self.dims or q.ndim > 2:
+            raise ValueError(f"expected a query vector of {self.dims} values, got shape {q.shape}")
+        q = np.ascontiguousarray(q.reshape(1, self.dims))
+        if not np.isfinite(q).all():
+            raise ValueError("the query vector must be finite")
+        return self._normalized(q) if self.metric == "cosine" else q
+
+    def _plan(self, k: int, allowed_docs: np.ndarray | None, exclude_doc: int | None, ef: int | None) -> _Plan:
+        if k < 1:
+            raise ValueError(f"k must be positive, got {k}")
+        if ef is not None and ef < 0:
+            raise ValueError(f"ef must be non-negative, got {ef}")
+        plan = _Plan()
+        if allowed_docs is None:
+            plan.n_candidates, docs = self._live, self._live_docs
+            if exclude_doc is not None:
+                gone = self._live_positions(self._by_doc, np.array([exclude_doc], np.int64))
+                plan.excluded, plan.n_candidates, docs = gone, self._live - len(gone), docs - (len(gone) > 0)
+        else:
+            wanted = _int_array(allowed_docs)
+            if exclude_doc is not None:
+                wanted = wanted[wanted != exclude_doc]
+            plan.positions = self._live_positions(self._by_doc, wanted)
+            plan.n_candidates = len(plan.positions)
+            docs = len(np.unique(self._doc.view[plan.positions]))
+        plan.want_docs, plan.want = docs, min(k, docs)
+        chunks_per_doc = plan.n_candidates / docs if docs else 1.0
+        plan.fetch = min(plan.n_candidates, math.ceil(plan.want * chunks_per_doc))
+        # The graph holds dead and filtered-out nodes too: to meet `base` allowed ones, look at base / s.
+        selectivity = plan.n_candidates / max(self._index.ntotal, 1)
+        base = max(ef or 0, EF_FLOOR, EF_PER_CHUNK * plan.fetch)
+        plan.ef = int(min(math.ceil(base / max(selectivity, 1e-9)), EF_MAX))
+        # A graph search computes about ef * 2m distances; brute force computes one per candidate chunk.
+        plan.exact_max = max(EXACT_MIN_CHUNKS, int(EXACT_COST_RATIO * plan.ef * 2 * self.m))
+        plan.path = "exact" if plan.n_candidates <= plan.exact_max else "graph"
+        return plan
+
+    def _vectors(self) -> np.ndarray:
+        """All stored vectors, as a view on FAISS's own storage (valid while the lock is held)."""
+        n = self._index.ntotal
+        if not n:
+            return np.empty((0, self.dims), np.float32)
+        flat = faiss.downcast_index(self._index.storage)
+        return faiss.rev_swig_ptr(flat.get_xb(), n * self.dims).reshape(n, self.dims)
+
+    def _candidates(self, plan: _Plan) -> np.ndarray:
+        if plan.positions is not None:
+            return plan.positions
+        pos = np.flatnonzero(self._alive.view)
+        return pos if plan.excluded is None else np.setdiff1d(pos, plan.excluded, assume_unique=True)
+
+    def _search_exact(self, q: np.ndarray, plan: _Plan) -> list[tuple[int, float, int]]:
+        pos = self._candidates(plan)
+        x = self._vectors()[pos]
+        if self.metric == "l2":
+            diff = x - q
+            approx = np.einsum("ij,ij->i", diff, diff)
+            tol_scale = 0.0
+        else:
+            approx = 1.0 - x @ q[0]
+            tol_scale = float(np.linalg.norm(q)) * self._max_norm
+        docs = self._doc.view[pos]
+        order = np.argsort(docs, kind="stable")
+        docs_sorted = docs[order]
+        starts = np.flatnonzero(np.r_[True, docs_sorted[1:] != docs_sorted[:-1]])
+        best = np.minimum.reduceat(approx[order], starts)
+        if len(best) > plan.want:
+            kth = float(np.partition(best, plan.want - 1)[plan.want - 1])
+            keep_docs = best <= kth + RESCORE_TOL * (1.0 + abs(kth) + tol_scale)
+            keep = np.zeros(len(pos), bool)
+            keep[order] = np.repeat(keep_docs, np.diff(np.r_[starts, len(pos)]))
+            pos = pos[keep]
+        return self._rank(q, pos, plan.want)
+
+    def _search_graph(self, q: np.ndarray, plan: _Plan) -> list[tuple[int, float, int]]:
+        bitmap = self._selector_bitmap(plan)
+        fetch, ef = max(plan.fetch, 1), plan.ef
+        while True:
+            sel = None if bitmap is None else faiss.IDSelectorBitmap(self._index.ntotal, faiss.swig_ptr(bitmap))
+            params = faiss.SearchParametersHNSW(sel=sel, efSearch=ef) if sel is not None else \
+                faiss.SearchParametersHNSW(efSearch=ef)
+            _, found = self._index.search(q, fetch, params=params)
+            pos = found[0][found[0] >= 0]
+            if len(np.unique(self._doc.view[pos])) >= plan.want:
+                return self._rank(q, pos, plan.want)
+            if fetch >= plan.n_candidates:
+                break
+            fetch, ef = min(2 * fetch, plan.n_candidates), min(2 * ef, EF_MAX)
+        # The graph could not reach enough documents (rare: tiny allowed sets spread thin). Be exact.
+        return self._search_exact(q, plan)
+
+    def _selector_bitmap(self, plan: _Plan) -> np.ndarray | None:
+        """Bit i set when position i may be returned; None when every position may."""
+        if plan.positions is not None:
+            mask = np.zeros(self._index.ntotal, bool)
+            mask[plan.positions] = True
+            return np.packbits(mask, bitorder="little")
+        if plan.excluded is None and not self.tombstones:
+            return None
+        with self._bitmap_lock:
+            if self._alive_bitmap is None:
+                self._alive_bitmap = np.packbits(self._alive.view, bitorder="little")
+            bitmap = self._alive_bitmap
+        if plan.excluded is None or not len(plan.excluded):
+            return bitmap
+        mask = np.unpackbits(bitmap, count=self._index.ntotal, bitorder="little").astype(bool)
+        mask[plan.excluded] = False
+        return np.packbits(mask, bitorder="little")
+
+    def _rank(self, q: np.ndarray, pos: np.ndarray, k: int) -> list[tuple[int, float, int]]:
+        """Rescore ``pos`` in float64, keep each document's closest chunk, return the k best."""
+        x = self._vectors()[pos].astype(np.float64)
+        q64 = q[0].astype(np.float64)
+        if self.metric == "l2":
+            dist = ((x - q64) ** 2).sum(axis=1)
+        else:
+            dist = 1.0 - (x * q64).sum(axis=1)
+        docs, chunks = self._doc.view[pos], self._chunk.view[pos]
+        order = np.lexsort((chunks, dist, docs))
+        firsts = order[np.r_[True, docs[order][1:] != docs[order][:-1]]]
+        ranked = firsts[np.lexsort((docs[firsts], dist[firsts]))][:k]
+        return [(int(docs[i]), float(dist[i]), int(chunks[i])) for i in ranked]
+
+    # ---- maintenance and persistence ----------------------------------------------------------
+
+    def compact(self) -> VectorIndex:
+        """A new index holding only the live chunks (the graph rebuilt); this one is unchanged."""
+        with self._lock.read():
+            alive = self._alive.view
+            fresh = VectorIndex(self.dims, self.metric, m=self.m, ef_construction=self.ef_construction)
+            pos = np.flatnonzero(alive)
+            if len(pos):
+                fresh.add(self._chunk.view[pos], self._doc.view[pos], self._vectors()[pos])
+            return fresh
+
+    def save(self, path: str, watermark: str) -> None:
+        """Write the index atomically: temp file, fsync, rename, fsync of the directory."""
+        with self._lock.read():
+            n = self._index.ntotal
+            arrays = [self._chunk.view.tobytes(), self._doc.view.tobytes(),
+                      np.packbits(self._alive.view, bitorder="little").tobytes()]
+            header = json.dumps({"dims": self.dims, "metric": self.metric, "m": self.m,
+                                 "ef_construction": self.ef_construction, "watermark": watermark,
+                                 "count": n, "max_norm": self._max_norm}).encode()
+            folder = os.path.dirname(os.path.abspath(path))
+            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    self._write(f, header, arrays)
+                os.replace(tmp, path)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
+        _fsync_dir(folder)
+
+    def _write(self, f: BinaryIO, header: bytes, arrays: list[bytes]) -> None:
+        f.write(b"\0" * PREFIX.size)
+        digest = hashlib.sha256()
+        size = 0
+
+        def emit(data: bytes) -> int:
+            nonlocal size
+            digest.update(data)
+            f.write(data)
+            size += len(data)
+            return len(data)
+
+        for part in [header, *arrays]:
+            emit(part)
+        writer = faiss.PyCallbackIOWriter(emit)
+        faiss.write_index(self._index, writer)
+        del writer  # flushes
+        f.seek(0)
+        f.write(PREFIX.pack(MAGIC, FORMAT_VERSION, len(header), size - len(header), digest.digest()))
+        f.flush()
+        os.fsync(f.fileno())
+
+    @classmethod
+    def load(cls, path: str) -> tuple[VectorIndex, str] | None:
+        """``(index, watermark)``, or None when no file exists; IndexCorrupt when it cannot be trusted."""
+        try:
+            f = open(path, "rb")
+        except FileNotFoundError:
+            return None
+        with f:
+            header, n = _read_verified(f, path)
+            try:
+                index = cls(int(header["dims"]), str(header["metric"]), m=int(header["m"]),
+                            ef_construction=int(header["ef_construction"]))
+                watermark = str(header["watermark"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise IndexCorrupt(path, f"bad header: {e}") from e
+            chunks = np.frombuffer(_read_exactly(f, 8 * n, path), np.int64).copy()
+            docs = np.frombuffer(_read_exactly(f, 8 * n, path), np.int64).copy()
+            bits = np.frombuffer(_read_exactly(f, (n + 7) // 8, path), np.uint8)
+            alive = np.unpackbits(bits, count=n, bitorder="little").astype(bool)
+            try:
+                graph = faiss.read_index(faiss.PyCallbackIOReader(f.read))
+            except RuntimeError as e:
+                raise IndexCorrupt(path, f"unreadable graph: {e}") from e
+        index._adopt(graph, chunks, docs, alive, float(header.get("max_norm", 0.0)), path)
+        return index, watermark
+
+    def _adopt(self, graph: faiss.Index, chunks: np.ndarray, docs: np.ndarray, alive: np.ndarray,
+               max_norm: float, path: str) -> None:
+        if (not isinstance(graph, faiss.IndexHNSWFlat) or graph.d != self.dims or graph.ntotal != len(chunks)
+                or graph.metric_type != METRICS[self.metric]):
+            raise IndexCorrupt(path, "the graph does not match the header")
+        graph.hnsw.efConstruction = self.ef_construction
+        self._index = graph
+        self._set_maps(chunks, docs, alive)
+        self._max_norm = max_norm
+
+
+class _Plan:
+    """How one search runs (see ``VectorIndex._plan``)."""
+
+    path = "exact"
+    positions: np.ndarray | None = None  # candidate positions when filtered, grouped by doc
+    excluded: np.ndarray | None = None  # live positions of exclude_doc when unfiltered
+    n_candidates = 0
+    want_docs = 0
+    want = 0
+    fetch = 0
+    ef = 0
+    exact_max = 0
+
+
+def _read_exactly(f: BinaryIO, n: int, path: str) -> bytes:
+    data = f.read(n)
+    if len(data) != n:
+        raise IndexCorrupt(path, "file is truncated")
+    return data
+
+
+def _read_verified(f: BinaryIO, path: str) -> tuple[dict[str, Any], int]:
+    """Check magic, version, length and checksum; leave ``f`` at the start of the arrays."""
+    magic, version, header_len, payload_len, digest = PREFIX.unpack(_read_exactly(f, PREFIX.size, path))
+    if magic != MAGIC:
+        raise IndexCorrupt(path, "not a tesseradb vector index")
+    if version != FORMAT_VERSION:
+        raise IndexCorrupt(path, f"format version {version}, expected {FORMAT_VERSION}")
+    size = os.fstat(f.fileno()).st_size
+    if size != PREFIX.size + header_len + payload_len:
+        raise IndexCorrupt(path, f"file is {size} bytes, expected {PREFIX.size + header_len + payload_len}")
+    actual = hashlib.sha256()
+    while block := f.read(BLOCK):
+        actual.update(block)
+    if actual.digest() != digest:
+        raise IndexCorrupt(path, "checksum mismatch")
+    f.seek(PREFIX.size)
+    try:
+        header = json.loads(_read_exactly(f, header_len, path))
+        n = int(header["count"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise IndexCorrupt(path, f"bad header: {e}") from e
+    if n < 0 or 17 * n > payload_len:
+        raise IndexCorrupt(path, "count does not fit the file")
+    return header, n
+
+
+def _fsync_dir(folder: str) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
