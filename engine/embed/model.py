@@ -93,6 +93,8 @@ class Model:
         self._specials = self._tokenizer.num_special_tokens_to_add(is_pair=False)
         self._embed_tokenizer = load_tokenizer(tokenizer_path)
         self._embed_tokenizer.enable_truncation(max_length=self.window + self._specials)
+        self.token_budget = TOKEN_BUDGET  # batching knobs, per instance (the benchmark varies them)
+        self.max_rows = MAX_ROWS
         self._session: ort.InferenceSession | None = None
         self._session_lock = threading.Lock()
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -127,7 +129,7 @@ class Model:
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(lengths, kind="stable")
         done = 0
-        for batch in plan_batches(lengths[order].tolist()):
+        for batch in plan_batches(lengths[order].tolist(), token_budget=self.token_budget, max_rows=self.max_rows):
             if should_stop is not None and should_stop():
                 raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(items)} texts")
             rows = order[batch.start:batch.stop]

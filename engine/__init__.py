@@ -1,0 +1,18 @@
+"""tesseradb: an embedded SQL database whose vector columns chunk and embed text by themselves.
+
+    import engine
+    con = engine.connect("docs.db")
+"""
+from __future__ import annotations
+
+from .dbapi import Connection, Cursor, apilevel, connect, paramstyle, threadsafety
+from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
+                     NotSupportedError, OperationalError, ProgrammingError, Warning)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "connect", "Connection", "Cursor", "apilevel", "paramstyle", "threadsafety", "__version__",
+    "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
+    "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
+]

@@ -1,0 +1,232 @@
+"""Database: statement -> plan -> run. The single place that turns internal errors into user errors."""
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+import grammar
+from grammar import ast
+from storage import catalog
+from storage.chunks import ColumnIndex, index_directory, install_pending_triggers
+from storage.errors import StorageError
+from storage.rowstore import MEMORY, RowStore
+
+from . import errors
+from .embed import ModelError as EmbedModelError
+from .errors import UserError
+from .tables import Table
+
+
+@dataclass
+class Result:
+    """What one statement produced."""
+    columns: list[tuple[str, str | None]] | None = None   # (name, declared type) of a result set
+    rows: list[tuple] = field(default_factory=list)
+    rowcount: int = -1
+    lastrowid: int | None = None
+    message: str | None = None                          # e.g. for statements with no rows
+
+
+@dataclass(frozen=True)
+class Warn:
+    level: str
+    code: int
+    message: str
+
+
+Params = Sequence[Any] | dict[str, Any] | None
+
+
+class Database:
+    def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None):
+        self.path = path
+        self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000))
+        self.index_dir = index_directory(path)
+        self.timeout = timeout
+        self.tables: dict[str, Table] = {}
+        self.indexes: dict[tuple[str, str], ColumnIndex] = {}
+        self.warnings: list[Warn] = []
+        self.pending_warnings: list[Warn] = []
+        self.on_progress: Callable[[int, int], None] | None = None
+        self._stop = False
+        self._deadline: float | None = None
+        from . import functions
+        functions.register(self.store.conn)
+        catalog.ensure(self.store)
+        self.reload_catalog()
+
+    # -- catalog ---------------------------------------------------------------------------
+    def reload_catalog(self) -> None:
+        self.tables = {k: Table.from_json(v) for k, v in catalog.load_all(self.store).items()}
+        for table in self.tables.values():
+            for layout in table.layouts():
+                install_pending_triggers(self.store, layout)
+
+    def table(self, name: str) -> Table:
+        table = self.tables.get(name.lower())
+        if table is None:
+            raise UserError(f"table '{name}' does not exist", errors.NoSuchTable)
+        return table
+
+    def column_index(self, table: Table, column: str) -> ColumnIndex:
+        key = (table.name.lower(), column.lower())
+        idx = self.indexes.get(key)
+        if idx is None or idx.layout != table.layout(column):
+            idx = self.indexes[key] = ColumnIndex(self.store, table.layout(column), self.index_dir)
+        return idx
+
+    def warn(self, message: str, code: int = 1265, level: str = "Warning") -> None:
+        self.pending_warnings.append(Warn(level, code, message))
+
+    # -- running statements ----------------------------------------------------------------
+    def execute(self, sql: str, params: Params = None) -> Result:
+        """Run one statement. Raises only :class:`engine.errors.Error` subclasses."""
+        try:
+            stmt = grammar.parse(sql)
+            return self.run(stmt, params)
+        except BaseException as exc:  # noqa: BLE001 - translated below, re-raised otherwise
+            raise translate(exc) from (None if isinstance(exc, errors.Error) else exc)
+
+    def run(self, stmt: ast.Statement, params: Params = None) -> Result:
+        from .planner import handler_for, writes
+        handler = handler_for(stmt)
+        self.pending_warnings = []
+        self._stop = False
+        self._deadline = time.monotonic() + self.timeout if self.timeout else None
+        if self._deadline is not None:
+            self.store.set_progress_handler(self._progress_check, 1000)
+        try:
+            if writes(stmt):
+                if not self.store.in_transaction:
+                    self.store.begin()
+                with self.store.savepoint():
+                    result = handler(self, stmt, params)
+            else:
+                result = handler(self, stmt, params)
+        except BaseException:
+            if not self.store.in_transaction:
+                self.reload_catalog()
+            self._reload_if_catalog_changed()
+            raise
+        finally:
+            if self._deadline is not None:
+                self.store.set_progress_handler(None)
+        if not isinstance(stmt, ast.ShowWarnings):
+            self.warnings = self.pending_warnings
+        return result
+
+    def _reload_if_catalog_changed(self) -> None:
+        self.reload_catalog()
+
+    def _progress_check(self) -> bool:
+        return self._stop or (self._deadline is not None and time.monotonic() > self._deadline)
+
+    def check_cancelled(self) -> bool:
+        """True when the running statement should stop (interrupt() or timeout)."""
+        return self._progress_check()
+
+    def interrupt(self) -> None:
+        self._stop = True
+        self.store.interrupt()
+
+    # -- transactions ----------------------------------------------------------------------
+    def commit(self) -> None:
+        if not self.store.in_transaction:
+            return
+        pending = list(self.store.execute(
+            "SELECT chunks, chunk_id, added FROM temp._tessera_pending")) if self._has_pending() else []
+        self.store.commit()
+        if pending:
+            self.store.execute("DELETE FROM temp._tessera_pending")
+            self._apply_pending(pending)
+        self.save_indexes()
+
+    def rollback(self) -> None:
+        self.store.rollback()
+        self.reload_catalog()
+
+    def _has_pending(self) -> bool:
+        return self.store.one("SELECT 1 FROM sqlite_temp_master WHERE name = '_tessera_pending'") is not None
+
+    def _apply_pending(self, pending: list[tuple[str, int, int]]) -> None:
+        by_chunks: dict[str, tuple[set[int], set[int]]] = {}
+        for chunks, chunk_id, added in pending:
+            adds, dels = by_chunks.setdefault(chunks, (set(), set()))
+            (adds if added else dels).add(chunk_id)
+        for idx in self.indexes.values():
+            if idx.layout.chunks in by_chunks:
+                adds, dels = by_chunks[idx.layout.chunks]
+                idx.apply_committed(sorted(adds - dels), sorted(dels - adds))
+
+    def save_indexes(self) -> None:
+        for idx in self.indexes.values():
+            idx.save()
+
+    def close(self) -> None:
+        self.rollback()
+        self.save_indexes()
+        self.store.close()
+
+
+# -- the one place where internal errors become user errors -----------------------------------
+_SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[errors.Error], str]] = [
+    (re.compile(r"no such table: (?:main\.)?(.+)"), errors.NoSuchTable, "table '{0}' does not exist"),
+    (re.compile(r"no such column: (.+)"), errors.NoSuchColumn, "Unknown column '{0}' in 'field list'"),
+    (re.compile(r"table (\S+) has no column named (.+)"), errors.NoSuchColumn, "Unknown column '{1}' in 'field list'"),
+    (re.compile(r"(?:table|index) (\S+) already exists"), errors.TableExists, "table '{0}' already exists"),
+    (re.compile(r"UNIQUE constraint failed: \S+\.id"), errors.DuplicateKey, "duplicate id"),
+    (re.compile(r"CHECK constraint failed: (.+)"), errors.DataError, "{0}"),
+    (re.compile(r"NOT NULL constraint failed: \S+\.(.+)"), errors.ConstraintError, "Column '{0}' cannot be null"),
+    (re.compile(r"(.*)"), errors.ProgrammingError, "{0}"),
+]
+
+_APSW_CLASSES: list[tuple[type[BaseException], type[errors.Error]]] = [
+    (apsw.BusyError, errors.Busy),
+    (apsw.LockedError, errors.Busy),
+    (apsw.InterruptError, errors.Interrupted),
+    (apsw.FullError, errors.OperationalError),
+    (apsw.IOError, errors.OperationalError),
+    (apsw.CorruptError, errors.InternalError),
+    (apsw.TooBigError, errors.DataError),
+    (apsw.MismatchError, errors.DataError),
+]
+
+
+def _from_sqlite(exc: apsw.Error) -> errors.Error:
+    text = re.sub(r"^\w+Error: ", "", str(exc))
+    for cls, kind in _APSW_CLASSES:
+        if isinstance(exc, cls):
+            return kind("Query execution was interrupted" if kind is errors.Interrupted else text)
+    for pattern, kind, template in _SQLITE_MESSAGES:
+        match = pattern.fullmatch(text.strip())
+        if match:
+            return kind(template.format(*[g.strip('"') for g in match.groups()]))
+    return errors.ProgrammingError(text)
+
+
+def translate(exc: BaseException) -> BaseException:
+    """Map any exception raised below the engine to the public error tree."""
+    if isinstance(exc, errors.Error):
+        return exc
+    if isinstance(exc, UserError):
+        return exc.kind(exc.msg)
+    if isinstance(exc, grammar.GrammarError):
+        return errors.SqlSyntaxError(exc.msg)
+    if isinstance(exc, EmbedModelError):
+        return errors.ModelError(str(exc))
+    if isinstance(exc, StorageError):
+        return errors.OperationalError(str(exc))
+    if isinstance(exc, apsw.Error):
+        return _from_sqlite(exc)
+    if isinstance(exc, KeyboardInterrupt):
+        return errors.Interrupted("Query execution was interrupted")
+    if isinstance(exc, (MemoryError, RecursionError)):
+        return errors.OperationalError(f"statement too large or too deeply nested ({type(exc).__name__})")
+    if isinstance(exc, Exception):
+        return errors.InternalError(f"internal error: {type(exc).__name__}: {exc}")
+    return exc

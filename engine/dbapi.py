@@ -1,0 +1,259 @@
+"""PEP 249 (DB-API 2.0): connect(), Connection, Cursor. Owns the transaction semantics: like sqlite3
+and MySQL with autocommit off, the first statement that writes opens a transaction that lasts until
+commit() or rollback()."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import grammar
+from grammar import ast
+
+from . import errors
+from .database import Database, Result, translate
+
+apilevel = "2.0"
+threadsafety = 1          # threads may share the module, not connections: one connection per thread
+paramstyle = "qmark"      # ? placeholders; :name placeholders with a mapping are accepted too
+
+
+def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float = 5.0,
+            statement_timeout: float | None = None) -> "Connection":
+    """Open (or create) the database at ``path`` (``":memory:"`` for a private in-memory one).
+
+    ``timeout``: seconds a writer waits for another connection's lock before failing.
+    ``statement_timeout``: seconds after which a statement is interrupted (None = no limit).
+    """
+    try:
+        db = Database(path, busy_timeout=timeout, timeout=statement_timeout)
+    except BaseException as exc:  # noqa: BLE001 - translated
+        raise translate(exc) from exc
+    return Connection(db, autocommit=autocommit)
+
+
+class Connection:
+    Error = errors.Error
+    Warning = errors.Warning
+    InterfaceError = errors.InterfaceError
+    DatabaseError = errors.DatabaseError
+    DataError = errors.DataError
+    OperationalError = errors.OperationalError
+    IntegrityError = errors.IntegrityError
+    InternalError = errors.InternalError
+    ProgrammingError = errors.ProgrammingError
+    NotSupportedError = errors.NotSupportedError
+
+    def __init__(self, db: Database, *, autocommit: bool = False):
+        self._db: Database | None = db
+        self.autocommit = autocommit
+        self._lock = threading.RLock()
+
+    @property
+    def db(self) -> Database:
+        if self._db is None:
+            raise errors.InterfaceError("Cannot operate on a closed database.")
+        return self._db
+
+    @property
+    def closed(self) -> bool:
+        return self._db is None
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.store.in_transaction
+
+    def cursor(self) -> "Cursor":
+        self.db
+        return Cursor(self)
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> "Cursor":
+        return self.cursor().execute(sql, params)
+
+    def executemany(self, sql: str, seq: Sequence[Any]) -> "Cursor":
+        return self.cursor().executemany(sql, seq)
+
+    def executescript(self, script: str) -> "Cursor":
+        cur = self.cursor()
+        for piece in _split(script):
+            cur.execute(piece.text)
+        return cur
+
+    def commit(self) -> None:
+        with self._lock:
+            self._call(self.db.commit)
+
+    def rollback(self) -> None:
+        with self._lock:
+            self._call(self.db.rollback)
+
+    def close(self) -> None:
+        if self._db is not None:
+            with self._lock:
+                try:
+                    self._call(self._db.close)
+                finally:
+                    self._db = None
+
+    def interrupt(self) -> None:
+        """Stop the statement running on this connection (from another thread)."""
+        if self._db is not None:
+            self._db.interrupt()
+
+    @property
+    def warnings(self) -> list[tuple[str, int, str]]:
+        return [(w.level, w.code, w.message) for w in self.db.warnings]
+
+    def set_progress(self, callback) -> None:
+        """callback(done, total) while a statement embeds text (chunks done / total)."""
+        self.db.on_progress = callback
+
+    def _call(self, fn, *args):
+        try:
+            return fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - translated
+            raise translate(exc) from exc
+
+    def _run(self, sql: str, params: Any, many: Sequence[Any] | None = None) -> Result:
+        with self._lock:
+            db = self.db
+            try:
+                stmt = grammar.parse(sql)
+                if many is not None:
+                    result = _run_many(db, stmt, many)
+                else:
+                    result = db.run(stmt, params)
+                if self.autocommit and not isinstance(stmt, ast.Transaction):
+                    db.commit()
+                return result
+            except BaseException as exc:  # noqa: BLE001 - translated
+                raise translate(exc) from (None if isinstance(exc, errors.Error) else exc)
+
+    def __enter__(self) -> "Connection":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if self._db is None:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.rollback()
+
+
+def _split(script: str):
+    try:
+        return grammar.split(script)
+    except grammar.GrammarError as exc:
+        raise translate(exc) from None
+
+
+def _run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
+    from . import dml
+    seq = list(seq)
+    if isinstance(stmt, ast.Query) and stmt.kind == "insert":
+        if not db.store.in_transaction:
+            db.store.begin()
+        with db.store.savepoint():
+            return dml.insert_many(db, stmt, seq)
+    total = Result(rowcount=0)
+    if db.store.in_transaction or not seq:
+        pass
+    else:
+        db.store.begin()
+    with db.store.savepoint():
+        for params in seq:
+            result = db.run(stmt, params)
+            total.rowcount += max(result.rowcount, 0)
+            total.lastrowid = result.lastrowid
+    return total
+
+
+class Cursor:
+    def __init__(self, connection: Connection):
+        self.connection = connection
+        self.arraysize = 1
+        self._result: Result | None = None
+        self._pos = 0
+        self._closed = False
+
+    # -- PEP 249 ---------------------------------------------------------------------------
+    @property
+    def description(self):
+        if self._result is None or self._result.columns is None:
+            return None
+        return [(name, decl, None, None, None, None, None) for name, decl in self._result.columns]
+
+    @property
+    def rowcount(self) -> int:
+        return -1 if self._result is None else self._result.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        return None if self._result is None else self._result.lastrowid
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> "Cursor":
+        self._check()
+        self._result, self._pos = None, 0
+        self._result = self.connection._run(sql, params)
+        return self
+
+    def executemany(self, sql: str, seq: Sequence[Any]) -> "Cursor":
+        self._check()
+        self._result, self._pos = None, 0
+        self._result = self.connection._run(sql, None, many=seq)
+        return self
+
+    def fetchone(self) -> tuple | None:
+        rows = self._rows()
+        if self._pos >= len(rows):
+            return None
+        self._pos += 1
+        return rows[self._pos - 1]
+
+    def fetchmany(self, size: int | None = None) -> list[tuple]:
+        rows = self._rows()
+        size = self.arraysize if size is None else size
+        out = rows[self._pos:self._pos + size]
+        self._pos += len(out)
+        return out
+
+    def fetchall(self) -> list[tuple]:
+        rows = self._rows()
+        out = rows[self._pos:]
+        self._pos = len(rows)
+        return out
+
+    def close(self) -> None:
+        self._closed = True
+        self._result = None
+
+    def setinputsizes(self, sizes) -> None:
+        pass
+
+    def setoutputsize(self, size, column=None) -> None:
+        pass
+
+    def __iter__(self) -> Iterator[tuple]:
+        while (row := self.fetchone()) is not None:
+            yield row
+
+    # -- extras ----------------------------------------------------------------------------
+    def fetch_arrow_table(self):
+        """The remaining rows of the result as a pyarrow Table."""
+        from .arrowio import result_to_arrow
+        if self._result is None or self._result.columns is None:
+            raise errors.ProgrammingError("no result set to fetch: execute a SELECT first")
+        rest = Result(columns=self._result.columns, rows=self.fetchall())
+        return result_to_arrow(rest)
+
+    def _rows(self) -> list[tuple]:
+        self._check()
+        if self._result is None or self._result.columns is None:
+            raise errors.ProgrammingError("no result set to fetch: execute a SELECT first")
+        return self._result.rows
+
+    def _check(self) -> None:
+        if self._closed:
+            raise errors.InterfaceError("Cannot operate on a closed cursor.")
+        self.connection.db

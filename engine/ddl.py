@@ -1,0 +1,237 @@
+"""CREATE / DROP / ALTER TABLE, SHOW TABLES, SHOW CREATE TABLE, DESCRIBE, TRUNCATE and table upkeep."""
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from grammar import ast
+from storage import catalog
+from storage.catalog import INTERNAL_PREFIXES, quote
+from storage.chunks import create_chunk_table, drop_chunk_table, install_pending_triggers
+
+from . import embed, errors, vector_options
+from .errors import UserError
+from .tables import ID_COLUMN, Column, Table, column_from_def
+from .types import TYPES, VECTOR_TYPES
+
+if TYPE_CHECKING:
+    from .database import Database, Result
+
+
+def _result(**kw):
+    from .database import Result
+    return Result(**kw)
+
+
+def resolve_model(name: str) -> tuple[str, str, int]:
+    info = embed.resolve(name)
+    return info.name, info.fingerprint, info.dims
+
+
+def _column_sql(col: Column) -> str:
+    ctype = TYPES[col.type]
+    sql = f"{quote(col.name)} {ctype.decl}"
+    if ctype.check:
+        name = f"{ctype.message} for column '{col.name}'"
+        sql += f" CONSTRAINT {quote(name)} CHECK ({ctype.check.format(c=quote(col.name))})"
+    return sql
+
+
+def _validate(table: str, columns: Sequence[Column]) -> dict[str, vector_options.VectorSpec]:
+    seen: set[str] = set()
+    for col in columns:
+        if col.name.lower() in seen:
+            raise UserError(f"Duplicate column name '{col.name}'", errors.DuplicateColumn)
+        seen.add(col.name.lower())
+    specs = vector_options.validate_columns(
+        table, [(c.name, c.type, dict(c.options)) for c in columns if c is not ID_COLUMN],
+        resolve_model=resolve_model)
+    return {k.lower(): v for k, v in specs.items()}
+
+
+def _user_columns(defs: Sequence[ast.ColumnDef]) -> list[Column]:
+    columns = [ID_COLUMN]
+    for d in defs:
+        if d.name.lower() == "id":
+            if d.type not in ("bigint", "int") or d.options:
+                raise UserError("column 'id' is the implicit bigint primary key and cannot be redefined")
+            continue
+        columns.append(column_from_def(d))
+    return columns
+
+
+def _chunk_table_name(table: str, column: str) -> str:
+    safe = "".join(ch if ch.isalnum() else "_" for ch in f"{table}_{column}".lower())[:40]
+    return f"_tessera_chunks_{safe}_{secrets.token_hex(3)}"
+
+
+def create_table(db: "Database", stmt: ast.CreateTable, params=None) -> "Result":
+    name = stmt.table
+    if name.lower().startswith(INTERNAL_PREFIXES):
+        raise UserError(f"table name '{name}' is reserved")
+    if name.lower() in db.tables:
+        if stmt.if_not_exists:
+            return _result(rowcount=0)
+        raise UserError(f"table '{name}' already exists", errors.TableExists)
+    columns = _user_columns(stmt.columns)
+    specs = _validate(name, columns)
+    body = ", ".join(["\"id\" INTEGER PRIMARY KEY"] + [_column_sql(c) for c in columns[1:]])
+    db.store.execute(f"CREATE TABLE {quote(name)} ({body})")
+    table = Table(name, columns, specs, {k: _chunk_table_name(name, k) for k in specs})
+    _create_vector_storage(db, table, list(specs))
+    catalog.save(db.store, name, table.to_json())
+    db.tables[name.lower()] = table
+    return _result(rowcount=0)
+
+
+def _create_vector_storage(db: "Database", table: Table, columns: list[str]) -> None:
+    for col in columns:
+        layout = table.layout(col)
+        create_chunk_table(db.store, layout)
+        install_pending_triggers(db.store, layout)
+
+
+def drop_table(db: "Database", stmt: ast.DropTable, params=None) -> "Result":
+    for name in stmt.tables:
+        if name.lower() not in db.tables:
+            if stmt.if_exists:
+                db.warn(f"Unknown table '{name}'", 1051, "Note")
+                continue
+            raise UserError(f"table '{name}' does not exist", errors.NoSuchTable)
+    for name in stmt.tables:
+        table = db.tables.pop(name.lower(), None)
+        if table is None:
+            continue
+        for layout in table.layouts():
+            drop_chunk_table(db.store, layout)
+            idx = db.indexes.pop((table.name.lower(), layout.column.lower()), None)
+            if idx is not None:
+                idx.remove_file()
+        db.store.execute(f"DROP TABLE {quote(table.name)}")
+        catalog.delete(db.store, table.name)
+    return _result(rowcount=0)
+
+
+def alter_add_column(db: "Database", stmt: ast.AlterAddColumn, params=None) -> "Result":
+    table = db.table(stmt.table)
+    col = column_from_def(stmt.column)
+    if col.name.lower() == "id":
+        raise UserError("Duplicate column name 'id'", errors.DuplicateColumn)
+    specs = _validate(table.name, table.columns + [col])
+    db.store.execute(f"ALTER TABLE {quote(table.name)} ADD COLUMN {_column_sql(col)}")
+    table.columns.append(col)
+    spec = specs.get(col.name.lower())
+    if spec is not None:
+        table.vectors[col.name.lower()] = spec
+        table.chunk_tables[col.name.lower()] = _chunk_table_name(table.name, col.name)
+        _create_vector_storage(db, table, [col.name.lower()])
+    catalog.save(db.store, table.name, table.to_json())
+    if spec is not None and spec.model_name:
+        from .dml import recompute_all
+        recompute_all(db, table, [spec])
+    return _result(rowcount=0)
+
+
+def alter_drop_column(db: "Database", stmt: ast.AlterDropColumn, params=None) -> "Result":
+    table = db.table(stmt.table)
+    col = table.column(stmt.column)
+    if col is None:
+        raise UserError(f"Unknown column '{stmt.column}' in 'table {table.name}'", errors.NoSuchColumn)
+    if col is table.columns[0]:
+        raise UserError("column 'id' cannot be dropped")
+    users = [s.column for s in table.model_columns() if col.name.lower() in (f.lower() for f in s.from_columns)]
+    if users:
+        raise UserError(f"column '{col.name}' is the embedding source of '{users[0]}'; drop that column first")
+    key = col.name.lower()
+    if key in table.vectors:
+        layout = table.layout(key)
+        drop_chunk_table(db.store, layout)
+        idx = db.indexes.pop((table.name.lower(), key), None)
+        if idx is not None:
+            idx.remove_file()
+        del table.vectors[key]
+        del table.chunk_tables[key]
+    db.store.execute(f"ALTER TABLE {quote(table.name)} DROP COLUMN {quote(col.name)}")
+    table.columns.remove(col)
+    catalog.save(db.store, table.name, table.to_json())
+    return _result(rowcount=0)
+
+
+def show_tables(db: "Database", stmt: ast.ShowTables, params=None) -> "Result":
+    import fnmatch
+    names = sorted(t.name for t in db.tables.values())
+    if stmt.like is not None:
+        pattern = stmt.like.replace("%", "*").replace("_", "?")
+        names = [n for n in names if fnmatch.fnmatchcase(n.lower(), pattern.lower())]
+    return _result(columns=[("Table", None)], rows=[(n,) for n in names], rowcount=len(names))
+
+
+def show_create(db: "Database", table: Table) -> "Result":
+    lines = []
+    for col in table.columns:
+        text = f"{quote_ident(col.name)} {col.type_text if col is not table.columns[0] else 'bigint'}"
+        spec = table.vectors.get(col.name.lower())
+        if spec is not None:
+            text += " " + vector_options.render_options(spec)
+        elif col.options:
+            text += " " + " ".join(f"{k}='{v}'" for k, v in col.options)
+        lines.append(text)
+    sql = f"CREATE TABLE {quote_ident(table.name)} (\n  " + ",\n  ".join(lines) + "\n)"
+    return _result(columns=[("Table", None), ("Create Table", None)], rows=[(table.name, sql)], rowcount=1)
+
+
+def quote_ident(name: str) -> str:
+    plain = name.replace("_", "a").isalnum() and not name[0].isdigit()
+    return name if plain and name.lower() not in _RESERVED else "`" + name.replace("`", "``") + "`"
+
+
+_RESERVED = {"from", "select", "where", "table", "order", "group", "by", "limit", "index", "key",
+             "create", "drop", "insert", "update", "delete", "knn", "and", "or", "not", "desc", "asc"}
+
+
+def describe(db: "Database", table: Table) -> "Result":
+    rows = []
+    for col in table.columns:
+        props = ""
+        spec = table.vectors.get(col.name.lower())
+        if spec is not None:
+            props = "knn" + (f" model={spec.model_name} from={','.join(spec.from_columns)}"
+                             f" chunk_strategy={spec.chunk_strategy}" if spec.model_name else "")
+        rows.append((col.name, col.type, props))
+    return _result(columns=[("Field", None), ("Type", None), ("Properties", None)], rows=rows,
+                   rowcount=len(rows))
+
+
+def truncate(db: "Database", table: Table) -> "Result":
+    for layout in table.layouts():
+        db.store.execute(f"DELETE FROM {quote(layout.chunks)}")
+    db.store.execute(f"DELETE FROM {quote(table.name)}")
+    return _result(rowcount=0)
+
+
+def optimize(db: "Database", table: Table) -> "Result":
+    for layout in table.layouts():
+        db.column_index(table, layout.column).compact()
+    return _result(columns=[("Table", None), ("Op", None), ("Msg_type", None), ("Msg_text", None)],
+                   rows=[(table.name, "optimize", "status", "OK")], rowcount=1)
+
+
+def check(db: "Database", table: Table) -> "Result":
+    from .integrity import check_table
+    return check_table(db, table, repair=False)
+
+
+def repair(db: "Database", table: Table) -> "Result":
+    from .integrity import check_table
+    return check_table(db, table, repair=True)
+
+
+TABLE_COMMANDS = {
+    "describe": describe, "show_create": show_create, "truncate": truncate,
+    "optimize": optimize, "check": check, "repair": repair,
+}
+
+
+def table_command(db: "Database", stmt: ast.TableCommand, params=None) -> "Result":
+    return TABLE_COMMANDS[stmt.verb](db, db.table(stmt.table))

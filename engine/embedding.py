@@ -1,0 +1,63 @@
+"""Embedding on write: text -> chunks -> vectors, batched across all rows and chunks of a statement."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import chunking, embed
+from .vector_options import VectorSpec
+
+if TYPE_CHECKING:
+    from .database import Database
+
+SINGLE_VECTOR = {"truncate", "mean"}
+
+
+@dataclass(frozen=True)
+class Embedded:
+    vectors: np.ndarray                          # (n, dims) float32
+    spans: list[tuple[int | None, int | None]]   # one character span per vector
+
+
+def source_text(spec: VectorSpec, values: dict[str, object]) -> str:
+    """The text a model column embeds: its ``from`` columns joined with one space, in order."""
+    return " ".join("" if values.get(c.lower()) is None else str(values[c.lower()]) for c in spec.from_columns)
+
+
+def embed_texts(db: "Database", spec: VectorSpec, texts: list[str], labels: list[str]) -> list[Embedded]:
+    model = embed.get_model(spec.model_name)
+    plans = []
+    for text, label in zip(texts, labels):
+        plan = chunking.plan_chunks(text, model.token_offsets(text), strategy=spec.chunk_strategy,
+                                    max_tokens=spec.max_tokens, overlap_tokens=spec.overlap_tokens,
+                                    max_chunks=spec.max_chunks, window=model.window)
+        _warn_about_loss(db, spec, plan, label)
+        plans.append(plan)
+    pieces = [text[c.start:c.end] for text, plan in zip(texts, plans) for c in plan.chunks]
+    vectors = model.embed(pieces, on_progress=db.on_progress, should_stop=db.check_cancelled)
+    out, at = [], 0
+    for text, plan in zip(texts, plans):
+        n = len(plan.chunks)
+        vecs = vectors[at:at + n]
+        at += n
+        if spec.chunk_strategy in SINGLE_VECTOR and n > 1:
+            mean = vecs.mean(axis=0)
+            vecs = (mean / max(float(np.linalg.norm(mean)), 1e-12)).reshape(1, -1).astype(np.float32)
+            out.append(Embedded(vecs, [(0, len(text))]))
+        else:
+            out.append(Embedded(vecs.astype(np.float32), [(c.start, c.end) for c in plan.chunks]))
+    return out
+
+
+def _warn_about_loss(db: "Database", spec: VectorSpec, plan: chunking.ChunkPlan, label: str) -> None:
+    if not plan.dropped_tokens and not plan.merged_overflow:
+        return
+    kept = plan.total_tokens - plan.dropped_tokens
+    if plan.merged_overflow:
+        db.warn(f"{label}, column '{spec.column}': max_chunks={spec.max_chunks} merged the overflow into "
+                f"the last chunk; the model saw {kept} of {plan.total_tokens} tokens")
+    else:
+        db.warn(f"{label}, column '{spec.column}': text has {plan.total_tokens} tokens and "
+                f"chunk_strategy='{spec.chunk_strategy}' kept {kept} (the model window)")

@@ -1,0 +1,49 @@
+"""Statement -> the function that runs it. A table of cases, one small handler module per family."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from grammar import ast
+
+from . import ddl, dml, query, session
+
+Handler = Callable[..., Any]
+
+HANDLERS: dict[type, Handler] = {
+    ast.CreateTable: ddl.create_table,
+    ast.DropTable: ddl.drop_table,
+    ast.AlterAddColumn: ddl.alter_add_column,
+    ast.AlterDropColumn: ddl.alter_drop_column,
+    ast.TableCommand: ddl.table_command,
+    ast.ShowTables: ddl.show_tables,
+    ast.ShowWarnings: session.show_warnings,
+    ast.Transaction: session.transaction,
+    ast.LoadData: session.load_data,
+    ast.Explain: query.explain,
+}
+
+QUERY_HANDLERS: dict[str, Handler] = {
+    "select": query.select,
+    "insert": dml.insert,
+    "update": dml.update,
+    "delete": dml.delete,
+}
+
+# Statements that change the database: they run inside a transaction and a savepoint.
+READ_ONLY_COMMANDS = {"describe", "show_create", "check"}
+
+
+def handler_for(stmt: ast.Statement) -> Handler:
+    if isinstance(stmt, ast.Query):
+        return QUERY_HANDLERS[stmt.kind]
+    return HANDLERS[type(stmt)]
+
+
+def writes(stmt: ast.Statement) -> bool:
+    if isinstance(stmt, ast.Query):
+        return stmt.kind != "select"
+    if isinstance(stmt, ast.TableCommand):
+        return stmt.verb not in READ_ONLY_COMMANDS
+    return isinstance(stmt, (ast.CreateTable, ast.DropTable, ast.AlterAddColumn, ast.AlterDropColumn,
+                             ast.LoadData))

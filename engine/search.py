@@ -1,0 +1,199 @@
+"""knn(col, k, query [, {ef=N}]): resolve the arguments, then find the k nearest documents.
+
+Committed vectors are searched in the column's FAISS index; vectors written by the open transaction
+(not yet in the index) are searched exactly and merged, so a transaction sees its own writes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlglot import exp
+
+from storage.chunks import read_vectors
+
+from . import embed, errors
+from .errors import UserError
+from .values import _literal, to_vectors
+
+if TYPE_CHECKING:
+    from .database import Database
+    from .tables import Table
+
+KNN_OPTIONS = {"ef"}
+
+
+@dataclass
+class KnnRequest:
+    table: "Table"
+    alias: str
+    column: str
+    k: int
+    query: np.ndarray | None                 # (n, dims): one vector, or a document's vectors
+    exclude_doc: int | None = None
+    ef: int | None = None
+    filter_sql: str | None = None            # SELECT of the allowed document ids
+    bound: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_call(cls, db: "Database", call: exp.Anonymous, tables: dict[str, "Table"],
+                  bound: dict[str, Any]) -> "KnnRequest":
+        args = call.expressions
+        if len(args) not in (3, 4) or not isinstance(args[0], exp.Column):
+            raise UserError("knn() expects (column, k, query [, {options}])")
+        alias, table = _owner(args[0], tables)
+        spec = table.vectors.get(args[0].name.lower())
+        if spec is None:
+            raise UserError(f"KNN index not enabled for attribute '{args[0].name}'")
+        k = _int_arg(args[1], bound, "k")
+        if k <= 0:
+            raise UserError("k parameter must be positive")
+        ef = _options(args[3], bound) if len(args) == 4 else None
+        req = cls(table, alias, spec.column, k, None, ef=ef, bound=bound)
+        req.query, req.exclude_doc = _query_vectors(db, table, spec, args[2], bound)
+        return req
+
+
+def _owner(col: exp.Column, tables: dict[str, "Table"]) -> tuple[str, "Table"]:
+    for alias, table in tables.items():
+        if (not col.table or col.table.lower() == alias) and table.column(col.name) is not None:
+            return alias, table
+    raise UserError(f"requested KNN search attribute '{col.name}' not found", errors.NoSuchColumn)
+
+
+def _int_arg(node: exp.Expression, bound: dict[str, Any], what: str) -> int:
+    ok, value = _literal(node, bound)
+    if not ok or isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise UserError(f"{what} parameter must be an integer")
+    return int(value)
+
+
+def _options(node: exp.Expression, bound: dict[str, Any]) -> int | None:
+    if not isinstance(node, exp.Struct):
+        raise UserError("knn() options must be written as {ef=N}")
+    ef = None
+    for item in node.expressions:
+        name = (item.this.name if isinstance(item, (exp.PropertyEQ, exp.EQ)) else item.alias).lower()
+        value = item.expression if isinstance(item, (exp.PropertyEQ, exp.EQ)) else item.this
+        if name not in KNN_OPTIONS:
+            raise UserError(f"Unable to parse KNN option '{name}'")
+        ef = _int_arg(value, bound, name)
+        if ef < 0:
+            raise UserError("ef parameter must be non-negative")
+    return ef
+
+
+def _query_vectors(db: "Database", table: "Table", spec, node: exp.Expression,
+                   bound: dict[str, Any]) -> tuple[np.ndarray, int | None]:
+    ok, value = _literal(node, bound)
+    if not ok:
+        raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?")
+    if isinstance(value, str):
+        if not spec.model_name:
+            raise UserError(f"No model loaded for auto embeddings attribute '{spec.column}'")
+        return embed.get_model(spec.model_name).embed_query(value).reshape(1, -1).astype(np.float32), None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return _document_vectors(db, table, spec, int(value)), int(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        flat = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, np.ndarray) else value
+        if flat and isinstance(flat[0], (list, tuple)):
+            raise UserError("the knn() query vector must be a single vector, e.g. (0.1, 0.2, 0.3)")
+        vec = to_vectors(list(flat), is_array=False, dims=None, normalize=spec.similarity == "cosine",
+                         row=1, column=spec.column)
+        if vec.shape[1] != spec.dims:
+            raise UserError(f"KNN index '{spec.column}' requires a vector of {spec.dims} entries; "
+                            f"{vec.shape[1]} entries specified")
+        return vec, None
+    raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?")
+
+
+def _document_vectors(db: "Database", table: "Table", spec, doc_id: int) -> np.ndarray:
+    layout = table.layout(spec.column)
+    _, _, vectors = read_vectors(db.store, layout, "WHERE c.doc_id = ?", (doc_id,))
+    return vectors
+
+
+# -- running --------------------------------------------------------------------------------
+def _allowed(db: "Database", req: KnnRequest) -> np.ndarray | None:
+    if req.filter_sql is None:
+        return None
+    return np.fromiter((r[0] for r in db.store.execute(req.filter_sql, req.bound)), dtype=np.int64)
+
+
+def _pending(db: "Database", chunks: str) -> tuple[list[int], set[int]]:
+    """(chunk ids added, doc ids touched) by the open transaction in one chunk table."""
+    if not db.store.in_transaction or not db._has_pending():
+        return [], set()
+    added, touched = [], set()
+    for chunk_id, doc_id, was_added in db.store.execute(
+            "SELECT chunk_id, doc_id, added FROM temp._tessera_pending WHERE chunks = ?", (chunks,)):
+        touched.add(doc_id)
+        if was_added:
+            added.append(chunk_id)
+    return added, touched
+
+
+def distances(vectors: np.ndarray, query: np.ndarray, metric: str) -> np.ndarray:
+    if metric == "l2":
+        diff = vectors - query
+        return np.einsum("ij,ij->i", diff, diff)
+    return 1.0 - vectors @ query
+
+
+def _exact(db: "Database", req: KnnRequest, where: str, params: tuple) -> dict[int, tuple[float, int]]:
+    layout = req.table.layout(req.column)
+    chunk_ids, doc_ids, vectors = read_vectors(db.store, layout, where, params)
+    best: dict[int, tuple[float, int]] = {}
+    for q in req.query:
+        d = distances(vectors, q, layout.metric) if len(vectors) else np.zeros(0)
+        for doc, dist, chunk in zip(doc_ids.tolist(), d.tolist(), chunk_ids.tolist()):
+            if doc not in best or dist < best[doc][0]:
+                best[doc] = (dist, chunk)
+    return best
+
+
+def _collapse(best: dict[int, tuple[float, int]], k: int) -> list[tuple[int, float, int]]:
+    ranked = sorted(((doc, d, c) for doc, (d, c) in best.items()), key=lambda h: (h[1], h[0]))
+    return ranked[:k]
+
+
+def run_knn(db: "Database", req: KnnRequest) -> list[tuple[int, float, int]]:
+    """The k nearest documents as (doc_id, distance, chunk_id), nearest first."""
+    if req.query is None or len(req.query) == 0:
+        return []
+    allowed = _allowed(db, req)
+    layout = req.table.layout(req.column)
+    added, touched = _pending(db, layout.chunks)
+    idx = db.column_index(req.table, req.column)
+    best: dict[int, tuple[float, int]] = {}
+    if touched and idx.index is None:
+        best = _exact(db, req, "", ())         # index not loaded yet: the open transaction's view
+    else:
+        index = idx.index if touched else idx.catch_up()
+        extra = len(touched) + (1 if req.exclude_doc is not None else 0)
+        for q in req.query:
+            for doc, dist, chunk in index.search(q, req.k + extra, allowed_docs=allowed,
+                                                 exclude_doc=req.exclude_doc, ef=req.ef):
+                if doc not in touched and (doc not in best or dist < best[doc][0]):
+                    best[doc] = (dist, chunk)
+        if added:
+            marks = ",".join("?" * len(added))
+            for doc, hit in _exact(db, req, f"WHERE c.chunk_id IN ({marks})", tuple(added)).items():
+                if doc not in best or hit[0] < best[doc][0]:
+                    best[doc] = hit
+    if allowed is not None:
+        allow = set(allowed.tolist())
+        best = {d: h for d, h in best.items() if d in allow}
+    best.pop(req.exclude_doc, None)
+    return _collapse(best, req.k)
+
+
+def explain_knn(db: "Database", req: KnnRequest) -> list[tuple[str, str]]:
+    allowed = _allowed(db, req)
+    index = db.column_index(req.table, req.column).catch_up() if not db.store.in_transaction else \
+        db.column_index(req.table, req.column).index
+    plan = index.explain(req.k, allowed_docs=allowed, ef=req.ef) if index is not None else {"path": "exact"}
+    detail = ", ".join(f"{k}={v}" for k, v in plan.items())
+    filt = "all documents" if allowed is None else f"{len(allowed)} documents pass the filter"
+    return [("knn", f"{req.table.name}.{req.column}: k={req.k}, {filt}"), ("knn", detail)]

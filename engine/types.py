@@ -1,0 +1,130 @@
+"""Column types: how each is declared in SQLite, checked on write and converted on read.
+
+SQLite reports a result column's declared type (``decltype``) whenever the column is a plain column
+reference, through ``*``, aliases and subqueries alike; the declared types below are chosen so that
+SQLite's affinity rules give the right storage class and the name tells us how to convert back.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    name: str            # canonical name, as DESCRIBE shows it
+    decl: str            # declared type in SQLite
+    check: str | None    # CHECK expression ({c} = quoted column) enforcing the type on write
+    message: str         # what a failing check means
+
+
+TYPES: dict[str, ColumnType] = {t.name: t for t in (
+    ColumnType("text", "TEXT", "typeof({c}) IN ('text','null')", "Incorrect string value"),
+    ColumnType("string", "STRING_TEXT", "typeof({c}) IN ('text','null')", "Incorrect string value"),
+    ColumnType("int", "INTEGER", "typeof({c}) IN ('integer','null')", "Incorrect integer value"),
+    ColumnType("bigint", "BIGINT", "typeof({c}) IN ('integer','null')", "Incorrect integer value"),
+    ColumnType("float", "FLOAT", "typeof({c}) IN ('real','integer','null')", "Incorrect float value"),
+    ColumnType("bool", "BOOL_INT", "{c} IS NULL OR {c} IN (0, 1)", "Incorrect boolean value"),
+    ColumnType("json", "JSON_TEXT", "{c} IS NULL OR json_valid({c})", "Invalid JSON text"),
+    ColumnType("timestamp", "TIMESTAMP_INT", "typeof({c}) IN ('integer','null')", "Incorrect timestamp value"),
+    ColumnType("float_vector", "FLOAT_VECTOR_BLOB", None, ""),
+    ColumnType("float_vector_array", "FLOAT_VECTOR_ARRAY_BLOB", None, ""),
+)}
+
+VECTOR_TYPES = ("float_vector", "float_vector_array")
+TEXT_TYPES = ("text", "string")
+
+
+# -- vectors as stored: float_vector = raw float32; float_vector_array = uint32 dims + float32 data --
+def pack_vector(vec: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vec, dtype="<f4").tobytes()
+
+
+def pack_array(vectors: np.ndarray) -> bytes:
+    if len(vectors) == 0:
+        return b""
+    return struct.pack("<I", vectors.shape[1]) + np.ascontiguousarray(vectors, dtype="<f4").tobytes()
+
+
+def unpack(blob: bytes | None, is_array: bool) -> np.ndarray:
+    """Vectors of a stored value as a 2-D float32 array (0 rows when empty or NULL)."""
+    if not blob:
+        return np.zeros((0, 0), dtype=np.float32)
+    if not is_array:
+        return np.frombuffer(blob, dtype="<f4").reshape(1, -1)
+    (dims,) = struct.unpack_from("<I", blob)
+    return np.frombuffer(blob, dtype="<f4", offset=4).reshape(-1, dims)
+
+
+def _floats(arr: np.ndarray) -> list[float]:
+    # repr of a float32 is its shortest round-trip form: 0.1 prints as 0.1, not 0.10000000149
+    return [float(str(x)) for x in arr.astype(np.float32)]
+
+
+def _read_vector(blob: bytes | None) -> list[float] | None:
+    return None if blob is None else (_floats(unpack(blob, False)[0]) if blob else [])
+
+
+def _read_array(blob: bytes | None) -> list[list[float]] | None:
+    return None if blob is None else [_floats(v) for v in unpack(blob, True)]
+
+
+def _read_json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _read_bool(value: Any) -> Any:
+    return bool(value) if isinstance(value, int) else value
+
+
+READERS: dict[str, Callable[[Any], Any]] = {
+    "BOOL_INT": _read_bool,
+    "JSON_TEXT": _read_json,
+    "FLOAT_VECTOR_BLOB": _read_vector,
+    "FLOAT_VECTOR_ARRAY_BLOB": _read_array,
+}
+
+
+def reader_for(decltype: str | None) -> Callable[[Any], Any] | None:
+    return READERS.get((decltype or "").upper())
+
+
+def vector_count(blob: bytes | None, is_array: bool) -> int:
+    """LENGTH(col): the number of vectors of an array, the dimensions of a float_vector."""
+    if not blob:
+        return 0
+    if is_array:
+        (dims,) = struct.unpack_from("<I", blob)
+        return (len(blob) - 4) // (4 * dims)
+    return len(blob) // 4
+
+
+def write_value(type_name: str, value: Any) -> Any:
+    """Convert a Python value bound for a scalar column into what SQLite stores."""
+    if value is None:
+        return None
+    if type_name == "json" and not isinstance(value, str):
+        return json.dumps(value)
+    if type_name == "bool" and isinstance(value, (bool, np.bool_)):
+        return int(value)
+    if type_name in ("int", "bigint", "timestamp", "bool") and isinstance(value, np.integer):
+        return int(value)
+    if type_name == "float" and isinstance(value, np.floating):
+        return float(value)
+    if type_name == "timestamp" and isinstance(value, str):
+        return _parse_timestamp(value)
+    return value
+
+
+def _parse_timestamp(text: str) -> Any:
+    from datetime import datetime, timezone
+    for fmt in ("%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"):
+        try:
+            return int(datetime.strptime(text.strip(), fmt).replace(tzinfo=timezone.utc).timestamp())
+        except ValueError:
+            continue
+    return text  # left for the CHECK constraint to reject

@@ -1,0 +1,167 @@
+"""Parameters and values: binding placeholders, evaluating VALUES rows, checking vector values."""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlglot import exp
+
+from . import errors
+from .errors import UserError
+
+if TYPE_CHECKING:
+    from .database import Database
+
+Params = Sequence[Any] | Mapping[str, Any] | None
+
+
+def bind(expr: exp.Expression, params: Params) -> tuple[exp.Expression, dict[str, Any]]:
+    """Give every placeholder a name (``?`` becomes ``:p1``, ``:p2`` ... in order of appearance) and
+    return the statement with the parameter dict that SQLite will bind. Values are never pasted into
+    SQL text."""
+    holders = list(expr.find_all(exp.Placeholder, bfs=False))
+    if not holders:
+        if params:
+            raise UserError(f"Incorrect number of bindings supplied: the statement uses 0, "
+                            f"and there are {len(params)} supplied", errors.ProgrammingError)
+        return expr, {}
+    expr = expr.copy()
+    holders = list(expr.find_all(exp.Placeholder, bfs=False))
+    positional = [h for h in holders if not h.this]
+    if positional and len(positional) != len(holders):
+        raise UserError("cannot mix ? and :name parameters in one statement", errors.ProgrammingError)
+    if positional:
+        if params is None or isinstance(params, Mapping) or len(params) != len(positional):
+            supplied = 0 if params is None else len(params)
+            raise UserError(f"Incorrect number of bindings supplied: the statement uses {len(positional)}, "
+                            f"and there are {supplied} supplied", errors.ProgrammingError)
+        bound = {}
+        for i, (holder, value) in enumerate(zip(positional, params), start=1):
+            holder.set("this", f"p{i}")
+            bound[f"p{i}"] = value
+        return expr, bound
+    if not isinstance(params, Mapping):
+        raise UserError("named parameters need a mapping of values", errors.ProgrammingError)
+    bound = {}
+    for holder in holders:
+        name = str(holder.this)
+        if name not in params:
+            raise UserError(f"You did not supply a value for binding parameter :{name}",
+                            errors.ProgrammingError)
+        bound[name] = params[name]
+    return expr, bound
+
+
+def _literal(node: exp.Expression, bound: dict[str, Any]) -> tuple[bool, Any]:
+    """(True, value) when the node is a constant we can read without SQLite."""
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return True, node.this
+        text = node.this
+        try:
+            return True, int(text)
+        except ValueError:
+            return True, float(text)
+    if isinstance(node, exp.Null):
+        return True, None
+    if isinstance(node, exp.Boolean):
+        return True, bool(node.this)
+    if isinstance(node, exp.Placeholder):
+        return True, bound[str(node.this)]
+    if isinstance(node, exp.Neg):
+        ok, value = _literal(node.this, bound)
+        if ok and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True, -value
+    if isinstance(node, (exp.Array, exp.Tuple)):
+        items = [_literal(e, bound) for e in node.expressions]
+        if all(ok for ok, _ in items):
+            return True, VectorLiteral([v for _, v in items], nested=isinstance(node, exp.Array))
+    if isinstance(node, exp.Paren):
+        ok, value = _literal(node.this, bound)
+        if ok and isinstance(value, (int, float)) and not isinstance(value, bool):
+            return True, VectorLiteral([value], nested=False)
+    return False, None
+
+
+class VectorLiteral(list):
+    """A bracketed or parenthesised list written in SQL: ``(0.1, 0.2)`` or ``[[1,2],[3,4]]``."""
+
+    def __init__(self, items: list[Any], nested: bool):
+        super().__init__(items)
+        self.nested = nested
+
+
+def evaluate_row(db: "Database", row: Sequence[exp.Expression], bound: dict[str, Any]) -> list[Any]:
+    values: list[Any] = []
+    slow: list[int] = []
+    for i, node in enumerate(row):
+        ok, value = _literal(node, bound)
+        values.append(value)
+        if not ok:
+            slow.append(i)
+    if slow:
+        select = exp.select(*[row[i] for i in slow])
+        out = db.store.one(select.sql(dialect="sqlite"), bound)
+        for i, value in zip(slow, out):
+            values[i] = value
+    return values
+
+
+# -- vector values --------------------------------------------------------------------------
+def _fail(row: int, column: str, message: str) -> UserError:
+    return UserError(f"row {row}, column '{column}': {message}", errors.DataError)
+
+
+def _as_float_list(seq: Sequence[Any], row: int, column: str, number: int) -> list[float]:
+    out = []
+    for item in seq:
+        if isinstance(item, bool) or not isinstance(item, (int, float, np.integer, np.floating)):
+            raise _fail(row, column, "incompatible value specified for a float vector column")
+        value = float(item)
+        if not math.isfinite(value):
+            raise _fail(row, column, f"vector #{number} contains NaN or infinity")
+        out.append(value)
+    return out
+
+
+def to_vectors(value: Any, *, is_array: bool, dims: int | None, normalize: bool, row: int,
+               column: str, model: str | None = None) -> np.ndarray:
+    """Check a supplied vector value and return it as a 2-D float32 array (one row per vector)."""
+    if value is None:
+        return np.zeros((0, dims or 0), np.float32)
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise _fail(row, column, "incompatible value specified for a float vector column")
+    nested = any(isinstance(v, (list, tuple, np.ndarray)) for v in value)
+    if is_array:
+        if value and not nested:
+            raise _fail(row, column, "float_vector_array requires an array of vectors, e.g. [[1,2],[3,4]]")
+        vectors = []
+        for n, vec in enumerate(value, start=1):
+            if isinstance(vec, np.ndarray):
+                vec = vec.tolist()
+            if not isinstance(vec, (list, tuple)):
+                raise _fail(row, column, "float_vector_array requires an array of vectors, e.g. [[1,2],[3,4]]")
+            if not vec:
+                raise _fail(row, column, f"vector #{n} is empty; vectors must have at least one entry")
+            if vectors and len(vec) != len(vectors[0]):
+                raise _fail(row, column, f"vector #{n} has {len(vec)} entries, expected {len(vectors[0])}")
+            vectors.append(_as_float_list(vec, row, column, n))
+    else:
+        if nested or getattr(value, "nested", False) and value and isinstance(value[0], list):
+            raise _fail(row, column, "nested vector syntax is only valid for float_vector_array attributes")
+        vectors = [_as_float_list(value, row, column, 1)] if value else []
+    matrix = np.array(vectors, dtype=np.float32).reshape(len(vectors), -1) if vectors else \
+        np.zeros((0, dims or 0), np.float32)
+    if dims is not None and len(vectors) and matrix.shape[1] != dims:
+        if model:
+            raise _fail(row, column, f"attribute '{column}' has model_name={model} specified, but vector "
+                                     f"contents with {matrix.shape[1]} values is provided")
+        raise _fail(row, column, f"vectors have {matrix.shape[1]} values, index '{column}' needs {dims} values")
+    if normalize and len(matrix):
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return matrix

@@ -1,0 +1,220 @@
+"""Chunk tables and the FAISS index cache of each vector column.
+
+SQLite is the source of truth: the document's vectors live in its row (a blob), and the chunk table
+``_tessera_chunks_<n>`` has one row per vector: (chunk_id, doc_id, ord, start, end). The FAISS index
+is derived from those: it is caught up from SQLite whenever SQLite holds something it lacks (chunk ids
+only grow, so ``max(chunk_id)`` and ``count(*)`` are a watermark), saved beside the database file,
+and rebuilt when its file is missing, stale or corrupt.
+
+Writes inside a transaction are recorded by TEMP triggers into ``temp._tessera_pending``; they roll
+back with the transaction, and after COMMIT they are applied to the index (nothing uncommitted ever
+reaches the index).
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .catalog import quote
+from .errors import StorageError
+from .rowstore import MEMORY, RowStore
+from .vectors import VectorIndex
+
+log = logging.getLogger("tesseradb.storage")
+
+PENDING = "temp._tessera_pending"
+CREATE_PENDING = ("CREATE TEMP TABLE IF NOT EXISTS _tessera_pending ("
+                  "chunks TEXT NOT NULL, chunk_id INTEGER NOT NULL, doc_id INTEGER NOT NULL, added INTEGER NOT NULL)")
+
+
+@dataclass(frozen=True)
+class ColumnLayout:
+    """Where one vector column's data lives."""
+    table: str           # user table (also the SQLite table)
+    column: str
+    chunks: str          # chunk table name
+    is_array: bool
+    dims: int
+    metric: str
+    hnsw_m: int
+    ef_construction: int
+
+
+def create_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
+    c, t = quote(layout.chunks), quote(layout.table)
+    store.execute(f"CREATE TABLE {c} (chunk_id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                  "doc_id INTEGER NOT NULL, ord INTEGER NOT NULL, start INTEGER, \"end\" INTEGER)")
+    store.execute(f"CREATE INDEX {quote(layout.chunks + '_doc')} ON {c} (doc_id)")
+    store.execute(f"CREATE TRIGGER {quote(layout.chunks + '_del')} AFTER DELETE ON {t} "
+                  f"BEGIN DELETE FROM {c} WHERE doc_id = OLD.id; END")
+
+
+def drop_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
+    store.execute(f"DROP TABLE IF EXISTS {quote(layout.chunks)}")
+    store.execute(f"DROP TRIGGER IF EXISTS {quote(layout.chunks + '_del')}")
+
+
+def install_pending_triggers(store: RowStore, layout: ColumnLayout) -> None:
+    """Per-connection TEMP triggers that record chunk changes of the open transaction."""
+    store.execute(CREATE_PENDING)
+    c, name = quote(layout.chunks), layout.chunks.replace("'", "''")
+    for event, row, added in (("INSERT", "NEW", 1), ("DELETE", "OLD", 0)):
+        trig = quote(f"{layout.chunks}_pending_{event.lower()}")
+        store.execute(f"CREATE TEMP TRIGGER IF NOT EXISTS {trig} AFTER {event} ON main.{c} BEGIN "
+                      f"INSERT INTO _tessera_pending VALUES ('{name}', {row}.chunk_id, {row}.doc_id, {added}); END")
+
+
+def write_chunks(store: RowStore, layout: ColumnLayout, rows: list[tuple[int, int, int, int]]) -> None:
+    """rows: (doc_id, ord, start, end)."""
+    store.executemany(f"INSERT INTO {quote(layout.chunks)} (doc_id, ord, start, \"end\") VALUES (?, ?, ?, ?)", rows)
+
+
+def delete_doc_chunks(store: RowStore, layout: ColumnLayout, doc_ids: list[int]) -> None:
+    store.executemany(f"DELETE FROM {quote(layout.chunks)} WHERE doc_id = ?", [(d,) for d in doc_ids])
+
+
+def read_vectors(store: RowStore, layout: ColumnLayout, where: str = "", params: tuple = (),
+                 unpack: Callable[[bytes | None, bool], np.ndarray] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(chunk_ids, doc_ids, vectors) of the chunks matching ``where`` (on chunk table alias c)."""
+    sql = (f"SELECT c.chunk_id, c.doc_id, c.ord, d.{quote(layout.column)} FROM {quote(layout.chunks)} c "
+           f"JOIN {quote(layout.table)} d ON d.id = c.doc_id {where} ORDER BY c.doc_id, c.ord")
+    chunk_ids, doc_ids, vecs = [], [], []
+    last_doc, last_vectors = None, None
+    for chunk_id, doc_id, ord_, blob in store.execute(sql, params):
+        if doc_id != last_doc:
+            last_doc, last_vectors = doc_id, _unpack(blob, layout.is_array)
+        if ord_ < len(last_vectors):
+            chunk_ids.append(chunk_id)
+            doc_ids.append(doc_id)
+            vecs.append(last_vectors[ord_])
+    matrix = np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, layout.dims), np.float32)
+    return np.array(chunk_ids, np.int64), np.array(doc_ids, np.int64), matrix
+
+
+def _unpack(blob: bytes | None, is_array: bool) -> np.ndarray:
+    import struct
+    if not blob:
+        return np.zeros((0, 0), np.float32)
+    if not is_array:
+        return np.frombuffer(blob, "<f4").reshape(1, -1)
+    (dims,) = struct.unpack_from("<I", blob)
+    return np.frombuffer(blob, "<f4", offset=4).reshape(-1, dims)
+
+
+class ColumnIndex:
+    """The FAISS index of one vector column, kept in step with committed SQLite data."""
+
+    def __init__(self, store: RowStore, layout: ColumnLayout, directory: str | None):
+        self.store = store
+        self.layout = layout
+        self.path = os.path.join(directory, f"{layout.chunks}.faiss") if directory else None
+        self.index: VectorIndex | None = None
+        self.max_id = 0
+        self.dirty_on_disk = False
+
+    # -- building and catching up ----------------------------------------------------------
+    def _new(self) -> VectorIndex:
+        lay = self.layout
+        return VectorIndex(lay.dims, lay.metric, m=lay.hnsw_m, ef_construction=lay.ef_construction)
+
+    def _watermark(self) -> tuple[int, int]:
+        row = self.store.one(f"SELECT COALESCE(MAX(chunk_id), 0), COUNT(*) FROM {quote(self.layout.chunks)}")
+        return int(row[0]), int(row[1])
+
+    def _load_file(self) -> None:
+        if self.path is None or not os.path.exists(self.path):
+            return
+        try:
+            loaded = VectorIndex.load(self.path)
+        except StorageError as exc:
+            log.warning("index file %s is unusable (%s); rebuilding it from the database", self.path, exc)
+            return
+        if loaded is not None:
+            self.index, mark = loaded
+            self.max_id = int(mark.split(":")[0]) if mark else 0
+
+    def catch_up(self) -> VectorIndex:
+        """Bring the index up to the committed state of SQLite (call outside a write transaction)."""
+        if self.index is None:
+            self._load_file()
+        if self.index is None:
+            self.index, self.max_id = self._new(), 0
+        max_id, count = self._watermark()
+        if max_id == self.max_id and count == len(self.index):
+            return self.index
+        if max_id >= self.max_id and count == len(self.index) + self._count_above(self.max_id):
+            self._add_where("WHERE c.chunk_id > ?", (self.max_id,))
+        else:
+            self._reconcile()
+        self.max_id = max_id
+        self.dirty_on_disk = True
+        return self.index
+
+    def _count_above(self, chunk_id: int) -> int:
+        return int(self.store.one(f"SELECT COUNT(*) FROM {quote(self.layout.chunks)} WHERE chunk_id > ?",
+                                  (chunk_id,))[0])
+
+    def _add_where(self, where: str, params: tuple) -> None:
+        chunk_ids, doc_ids, vectors = read_vectors(self.store, self.layout, where, params)
+        if len(chunk_ids):
+            self.index.add(chunk_ids, doc_ids, vectors)
+
+    def _reconcile(self) -> None:
+        live = {r[0] for r in self.store.execute(f"SELECT chunk_id FROM {quote(self.layout.chunks)}")}
+        have = set(self.index.chunk_ids().tolist())
+        gone = have - live
+        if gone:
+            self.index.remove_chunks(gone)
+        missing = sorted(live - have)
+        for start in range(0, len(missing), 500):
+            part = missing[start:start + 500]
+            marks = ",".join("?" * len(part))
+            self._add_where(f"WHERE c.chunk_id IN ({marks})", tuple(part))
+
+    def rebuild(self) -> VectorIndex:
+        self.index, self.max_id = self._new(), 0
+        self.dirty_on_disk = True
+        return self.catch_up()
+
+    def compact(self) -> None:
+        index = self.catch_up()
+        self.index = index.compact()
+        self.dirty_on_disk = True
+
+    def apply_committed(self, added: list[int], removed: list[int]) -> None:
+        """Apply the chunk changes of a transaction that has just committed."""
+        if self.index is None:
+            return  # loaded lazily, from SQLite, at the next search
+        if removed:
+            self.index.remove_chunks(removed)
+        fresh = [c for c in added if c > self.max_id]
+        for start in range(0, len(fresh), 500):
+            part = fresh[start:start + 500]
+            self._add_where(f"WHERE c.chunk_id IN ({','.join('?' * len(part))})", tuple(part))
+        if added:
+            self.max_id = max(self.max_id, max(added))
+        self.dirty_on_disk = True
+
+    def save(self) -> None:
+        if self.path is None or self.index is None or not self.dirty_on_disk:
+            return
+        self.index.save(self.path, f"{self.max_id}:{len(self.index)}")
+        self.dirty_on_disk = False
+
+    def remove_file(self) -> None:
+        if self.path and os.path.exists(self.path):
+            os.remove(self.path)
+
+
+def index_directory(path: str) -> str | None:
+    """Where the index cache files of the database at ``path`` live."""
+    if path == MEMORY or not path:
+        return None
+    directory = os.path.abspath(path) + ".tessera"
+    os.makedirs(directory, exist_ok=True)
+    return directory

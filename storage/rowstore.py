@@ -1,0 +1,82 @@
+"""The SQLite file, through apsw: pragmas, transactions, savepoints and plain execution."""
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import apsw
+
+MEMORY = ":memory:"
+_savepoint_ids = itertools.count(1)
+
+
+class RowStore:
+    """Owns one apsw connection. Every statement of the engine runs through here."""
+
+    def __init__(self, path: str = MEMORY, *, busy_timeout_ms: int = 5000):
+        self.path = path
+        self.conn = apsw.Connection(path)
+        self.conn.setbusytimeout(busy_timeout_ms)
+        if path != MEMORY:
+            self.conn.pragma("journal_mode", "wal")
+        self.conn.pragma("synchronous", "full")
+        self.conn.pragma("recursive_triggers", True)
+
+    # -- execution ---------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> apsw.Cursor:
+        return self.conn.cursor().execute(sql, params)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        self.conn.cursor().executemany(sql, rows)
+
+    def one(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        for row in self.conn.cursor().execute(sql, params):
+            return row
+        return None
+
+    def changes(self) -> int:
+        return self.conn.changes()
+
+    # -- transactions ------------------------------------------------------------------------
+    @property
+    def in_transaction(self) -> bool:
+        return self.conn.in_transaction
+
+    def begin(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    @contextlib.contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """Run a block so that an error undoes exactly what the block did."""
+        name = f"tessera_sp_{next(_savepoint_ids)}"
+        self.conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute(f"ROLLBACK TO {name}")
+                self.conn.execute(f"RELEASE {name}")
+            raise
+        self.conn.execute(f"RELEASE {name}")
+
+    def set_progress_handler(self, handler, every: int = 1000) -> None:
+        self.conn.set_progress_handler(handler, every)
+
+    def interrupt(self) -> None:
+        self.conn.interrupt()
+
+    def data_version(self) -> int:
+        return self.conn.data_version()
+
+    def close(self) -> None:
+        self.conn.close()
