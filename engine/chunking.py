@@ -82,7 +82,7 @@ def plan_chunks(
     ``add_special_tokens=False``). ``window`` is the model's content-token window (its
     position limit less the two special tokens: 510 for MiniLM).
     """
-    _check_arguments(text, offsets, strategy, overlap_tokens, max_chunks, window)
+    _check_arguments(text, offsets, strategy, max_tokens, overlap_tokens, max_chunks, window)
     n = len(offsets)
     if strategy == "truncate":
         return ChunkPlan((Chunk(0, len(text)),), n, False, max(0, n - window))
@@ -122,12 +122,12 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 # --------------------------------------------------------------------------- internals
 
 
-def _check_arguments(text: str, offsets: Sequence[tuple[int, int]], strategy: str,
+def _check_arguments(text: str, offsets: Sequence[tuple[int, int]], strategy: str, max_tokens: int,
                      overlap_tokens: int, max_chunks: int, window: int) -> None:
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown chunk strategy {strategy!r}; expected one of {STRATEGIES}")
-    if overlap_tokens < 0 or max_chunks < 0:
-        raise ValueError("overlap_tokens and max_chunks must be >= 0")
+    if max_tokens < 0 or overlap_tokens < 0 or max_chunks < 0:
+        raise ValueError("max_tokens, overlap_tokens and max_chunks must be >= 0")
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
     previous = 0

@@ -75,6 +75,8 @@ def test_unknown_strategy_and_bad_arguments_are_value_errors():
     with pytest.raises(ValueError):
         plan_chunks("a", [(0, 1)], strategy="paragraph")
     with pytest.raises(ValueError):
+        plan_chunks("a", [(0, 1)], strategy="truncate", max_tokens=-1)
+    with pytest.raises(ValueError):
         plan_chunks("a", [(0, 1)], strategy="fixed", overlap_tokens=-1)
     with pytest.raises(ValueError):
         plan_chunks("a", [(0, 1)], strategy="fixed", max_chunks=-1)
