@@ -17,6 +17,7 @@ from storage.errors import StorageError
 from storage.rowstore import MEMORY, RowStore
 
 from . import errors
+from .embed import EmbeddingCancelled
 from .embed import ModelError as EmbedModelError
 from .errors import UserError
 from .tables import Table
@@ -223,7 +224,7 @@ def translate(exc: BaseException) -> BaseException:
         return errors.OperationalError(str(exc))
     if isinstance(exc, apsw.Error):
         return _from_sqlite(exc)
-    if isinstance(exc, KeyboardInterrupt):
+    if isinstance(exc, (KeyboardInterrupt, EmbeddingCancelled)):
         return errors.Interrupted("Query execution was interrupted")
     if isinstance(exc, (MemoryError, RecursionError)):
         return errors.OperationalError(f"statement too large or too deeply nested ({type(exc).__name__})")

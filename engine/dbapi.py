@@ -47,6 +47,7 @@ class Connection:
     def __init__(self, db: Database, *, autocommit: bool = False):
         self._db: Database | None = db
         self.autocommit = autocommit
+        self._explicit = False    # inside BEGIN ... COMMIT/ROLLBACK: autocommit waits for its end
         self._lock = threading.RLock()
 
     @property
@@ -81,10 +82,12 @@ class Connection:
 
     def commit(self) -> None:
         with self._lock:
+            self._explicit = False
             self._call(self.db.commit)
 
     def rollback(self) -> None:
         with self._lock:
+            self._explicit = False
             self._call(self.db.rollback)
 
     def close(self) -> None:
@@ -123,7 +126,9 @@ class Connection:
                     result = _run_many(db, stmt, many)
                 else:
                     result = db.run(stmt, params)
-                if self.autocommit and not isinstance(stmt, ast.Transaction):
+                if isinstance(stmt, ast.Transaction):
+                    self._explicit = stmt.verb == "begin"
+                elif self.autocommit and not self._explicit:
                     db.commit()
                 return result
             except BaseException as exc:  # noqa: BLE001 - translated
