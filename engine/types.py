@@ -7,11 +7,12 @@ SQLite's affinity rules give the right storage class and the name tells us how t
 from __future__ import annotations
 
 import json
-import struct
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
+
+from storage.blobs import pack_array, pack_vector, unpack, vector_count  # noqa: F401 - re-exported
 
 
 @dataclass(frozen=True)
@@ -37,27 +38,6 @@ TYPES: dict[str, ColumnType] = {t.name: t for t in (
 
 VECTOR_TYPES = ("float_vector", "float_vector_array")
 TEXT_TYPES = ("text", "string")
-
-
-# -- vectors as stored: float_vector = raw float32; float_vector_array = uint32 dims + float32 data --
-def pack_vector(vec: np.ndarray) -> bytes:
-    return np.ascontiguousarray(vec, dtype="<f4").tobytes()
-
-
-def pack_array(vectors: np.ndarray) -> bytes:
-    if len(vectors) == 0:
-        return b""
-    return struct.pack("<I", vectors.shape[1]) + np.ascontiguousarray(vectors, dtype="<f4").tobytes()
-
-
-def unpack(blob: bytes | None, is_array: bool) -> np.ndarray:
-    """Vectors of a stored value as a 2-D float32 array (0 rows when empty or NULL)."""
-    if not blob:
-        return np.zeros((0, 0), dtype=np.float32)
-    if not is_array:
-        return np.frombuffer(blob, dtype="<f4").reshape(1, -1)
-    (dims,) = struct.unpack_from("<I", blob)
-    return np.frombuffer(blob, dtype="<f4", offset=4).reshape(-1, dims)
 
 
 def _floats(arr: np.ndarray) -> list[float]:
@@ -91,16 +71,6 @@ READERS: dict[str, Callable[[Any], Any]] = {
 
 def reader_for(decltype: str | None) -> Callable[[Any], Any] | None:
     return READERS.get((decltype or "").upper())
-
-
-def vector_count(blob: bytes | None, is_array: bool) -> int:
-    """LENGTH(col): the number of vectors of an array, the dimensions of a float_vector."""
-    if not blob:
-        return 0
-    if is_array:
-        (dims,) = struct.unpack_from("<I", blob)
-        return (len(blob) - 4) // (4 * dims)
-    return len(blob) // 4
 
 
 def write_value(type_name: str, value: Any) -> Any:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from .blobs import unpack
 from .catalog import quote
 from .errors import StorageError
 from .rowstore import MEMORY, RowStore
@@ -77,8 +77,7 @@ def delete_doc_chunks(store: RowStore, layout: ColumnLayout, doc_ids: list[int])
     store.executemany(f"DELETE FROM {quote(layout.chunks)} WHERE doc_id = ?", [(d,) for d in doc_ids])
 
 
-def read_vectors(store: RowStore, layout: ColumnLayout, where: str = "", params: tuple = (),
-                 unpack: Callable[[bytes | None, bool], np.ndarray] | None = None
+def read_vectors(store: RowStore, layout: ColumnLayout, where: str = "", params: tuple = ()
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(chunk_ids, doc_ids, vectors) of the chunks matching ``where`` (on chunk table alias c)."""
     sql = (f"SELECT c.chunk_id, c.doc_id, c.ord, d.{quote(layout.column)} FROM {quote(layout.chunks)} c "
@@ -87,23 +86,13 @@ def read_vectors(store: RowStore, layout: ColumnLayout, where: str = "", params:
     last_doc, last_vectors = None, None
     for chunk_id, doc_id, ord_, blob in store.execute(sql, params):
         if doc_id != last_doc:
-            last_doc, last_vectors = doc_id, _unpack(blob, layout.is_array)
+            last_doc, last_vectors = doc_id, unpack(blob, layout.is_array)
         if ord_ < len(last_vectors):
             chunk_ids.append(chunk_id)
             doc_ids.append(doc_id)
             vecs.append(last_vectors[ord_])
     matrix = np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, layout.dims), np.float32)
     return np.array(chunk_ids, np.int64), np.array(doc_ids, np.int64), matrix
-
-
-def _unpack(blob: bytes | None, is_array: bool) -> np.ndarray:
-    import struct
-    if not blob:
-        return np.zeros((0, 0), np.float32)
-    if not is_array:
-        return np.frombuffer(blob, "<f4").reshape(1, -1)
-    (dims,) = struct.unpack_from("<I", blob)
-    return np.frombuffer(blob, "<f4", offset=4).reshape(-1, dims)
 
 
 class ColumnIndex:
