@@ -154,8 +154,12 @@ def to_vectors(value: Any, *, is_array: bool, dims: int | None, normalize: bool,
         if nested or getattr(value, "nested", False) and value and isinstance(value[0], list):
             raise _fail(row, column, "nested vector syntax is only valid for float_vector_array attributes")
         vectors = [_as_float_list(value, row, column, 1)] if value else []
-    matrix = np.array(vectors, dtype=np.float32).reshape(len(vectors), -1) if vectors else \
-        np.zeros((0, dims or 0), np.float32)
+    with np.errstate(over="ignore"):
+        matrix = np.array(vectors, dtype=np.float32).reshape(len(vectors), -1) if vectors else \
+            np.zeros((0, dims or 0), np.float32)
+    if not np.isfinite(matrix).all():   # finite as a double but beyond float32 (|x| > 3.4e38)
+        n = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0]) + 1
+        raise _fail(row, column, f"vector #{n} has a value out of the float32 range")
     if dims is not None and len(vectors) and matrix.shape[1] != dims:
         if model:
             raise _fail(row, column, f"attribute '{column}' has model_name={model} specified, but vector "
