@@ -32,7 +32,7 @@ METRICS = {"l2": faiss.METRIC_L2, "ip": faiss.METRIC_INNER_PRODUCT, "cosine": fa
 
 # Search tuning; the numbers were chosen by measurement (tests/benchmarks/bench_vectors.py, docs).
 EXACT_MIN_CHUNKS = 2048  # at or below this many candidate chunks, always search exactly
-EXACT_COST_RATIO = 4.0  # one graph distance costs about this many brute-force (BLAS) distances
+EXACT_COST_RATIO = 0.8  # brute force over C chunks costs about as much as a graph search of ef * 2m * ratio >= C
 EF_FLOOR = 48  # smallest efSearch used
 EF_PER_CHUNK = 2  # efSearch >= this many times the chunks asked for
 EF_MAX = 1 << 16
@@ -142,6 +142,18 @@ class _KeyIndex:
         return np.concatenate([found, tail]) if len(tail) else found
 
 
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run FAISS single-threaded in this thread: one query gains nothing from an OpenMP team, and
+    waking one costs milliseconds on small machines. The setting is per thread (an OpenMP ICV)."""
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
+
+
 def _expand_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Concatenate ``arange(lo[i], hi[i])`` for every i, vectorised."""
     counts = hi - lo
@@ -152,11 +164,18 @@ def _expand_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return starts + np.arange(total, dtype=np.int64)
 
 
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (sort-based: much faster than ``np.unique`` on int64 here)."""
+    out = np.sort(values)
+    return out[np.r_[True, out[1:] != out[:-1]]] if len(out) else out
+
+
 def _int_array(values: Iterable[int] | np.ndarray) -> np.ndarray:
+    """Sorted distinct int64 ids from any iterable of integers."""
     arr = np.asarray(values if isinstance(values, np.ndarray) else list(values))
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"ids must be integers, got {arr.dtype}")
-    return np.unique(arr.astype(np.int64).ravel())
+    return _distinct(arr.astype(np.int64).ravel())
 
 
 class VectorIndex:
@@ -178,7 +197,7 @@ class VectorIndex:
         self._chunk, self._doc, self._alive = _Column(np.int64, chunks), _Column(np.int64, docs), _Column(bool, alive)
         self._by_chunk, self._by_doc = _KeyIndex(self._chunk.view), _KeyIndex(self._doc.view)
         self._live = int(alive.sum())
-        self._live_docs = len(np.unique(docs[alive]))
+        self._live_docs = len(_distinct(docs[alive]))
         self._max_norm = 0.0
         self._alive_bitmap: np.ndarray | None = None
 
@@ -193,13 +212,14 @@ class VectorIndex:
             raise ValueError(f"{len(chunks)} chunk ids but {len(docs)} doc ids")
         if not len(chunks):
             return
-        if len(np.unique(chunks)) != len(chunks):
+        if len(_distinct(chunks)) != len(chunks):
             raise ValueError("duplicate chunk ids in one add()")
         with self._lock.write():
-            clash = self._live_positions(self._by_chunk, chunks)
+            clash = self._live_positions(self._by_chunk, np.sort(chunks))
             if len(clash):
                 raise ValueError(f"chunk id {int(self._chunk.view[clash[0]])} is already in the index")
-            new_docs = len(np.unique(docs)) - len(np.unique(self._doc.view[self._live_positions(self._by_doc, docs)]))
+            batch_docs = _distinct(docs)
+            new_docs = len(batch_docs) - len(_distinct(self._doc.view[self._live_positions(self._by_doc, batch_docs)]))
             start = self._index.ntotal
             self._index.add(x)
             self._chunk.append(chunks)
@@ -240,16 +260,17 @@ class VectorIndex:
             self._kill(self._live_positions(self._by_chunk, _int_array(chunk_ids)))
 
     def _live_positions(self, keys: _KeyIndex, wanted: np.ndarray) -> np.ndarray:
-        pos = keys.lookup(np.unique(wanted))
+        """Live positions whose key is in ``wanted`` (sorted, distinct)."""
+        pos = keys.lookup(wanted)
         return pos[self._alive.view[pos]]
 
     def _kill(self, pos: np.ndarray) -> None:
         if not len(pos):
             return
-        docs = np.unique(self._doc.view[pos])
+        docs = _distinct(self._doc.view[pos])
         self._alive.view[pos] = False
         self._live -= len(pos)
-        self._live_docs -= len(docs) - len(np.unique(self._doc.view[self._live_positions(self._by_doc, docs)]))
+        self._live_docs -= len(docs) - len(_distinct(self._doc.view[self._live_positions(self._by_doc, docs)]))
         self._alive_bitmap = None
 
     # ---- reads --------------------------------------------------------------------------------
@@ -323,7 +344,7 @@ class VectorIndex:
                 wanted = wanted[wanted != exclude_doc]
             plan.positions = self._live_positions(self._by_doc, wanted)
             plan.n_candidates = len(plan.positions)
-            docs = len(np.unique(self._doc.view[plan.positions]))
+            docs = len(_distinct(self._doc.view[plan.positions]))
         plan.want_docs, plan.want = docs, min(k, docs)
         chunks_per_doc = plan.n_candidates / docs if docs else 1.0
         plan.fetch = min(plan.n_candidates, math.ceil(plan.want * chunks_per_doc))
@@ -352,14 +373,8 @@ class VectorIndex:
 
     def _search_exact(self, q: np.ndarray, plan: _Plan) -> list[tuple[int, float, int]]:
         pos = self._candidates(plan)
-        x = self._vectors()[pos]
-        if self.metric == "l2":
-            diff = x - q
-            approx = np.einsum("ij,ij->i", diff, diff)
-            tol_scale = 0.0
-        else:
-            approx = 1.0 - x @ q[0]
-            tol_scale = float(np.linalg.norm(q)) * self._max_norm
+        approx = self._distances32(q, pos)
+        tol_scale = 0.0 if self.metric == "l2" else float(np.linalg.norm(q)) * self._max_norm
         docs = self._doc.view[pos]
         order = np.argsort(docs, kind="stable")
         docs_sorted = docs[order]
@@ -373,6 +388,23 @@ class VectorIndex:
             pos = pos[keep]
         return self._rank(q, pos, plan.want)
 
+    def _distances32(self, q: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """float32 distances from q to the vectors at ``pos``, read in place (no gathered copy)."""
+        xb, n = self._vectors(), self._index.ntotal
+        ip = self.metric != "l2"
+        if 2 * len(pos) >= n:  # most of the index: one contiguous pass, then pick
+            out = np.empty(n, np.float32)
+            kernel = faiss.fvec_inner_products_ny if ip else faiss.fvec_L2sqr_ny
+            kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), self.dims, n)
+            out = out[pos]
+        else:
+            out = np.empty(len(pos), np.float32)
+            ids = np.ascontiguousarray(pos, np.int64)
+            kernel = faiss.fvec_inner_products_by_idx if ip else faiss.fvec_L2sqr_by_idx
+            with _one_thread():
+                kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), faiss.swig_ptr(ids), self.dims, 1, len(pos))
+        return 1.0 - out if ip else out
+
     def _search_graph(self, q: np.ndarray, plan: _Plan) -> list[tuple[int, float, int]]:
         bitmap = self._selector_bitmap(plan)
         fetch, ef = max(plan.fetch, 1), plan.ef
@@ -380,9 +412,10 @@ class VectorIndex:
             sel = None if bitmap is None else faiss.IDSelectorBitmap(self._index.ntotal, faiss.swig_ptr(bitmap))
             params = faiss.SearchParametersHNSW(sel=sel, efSearch=ef) if sel is not None else \
                 faiss.SearchParametersHNSW(efSearch=ef)
-            _, found = self._index.search(q, fetch, params=params)
+            with _one_thread():
+                _, found = self._index.search(q, fetch, params=params)
             pos = found[0][found[0] >= 0]
-            if len(np.unique(self._doc.view[pos])) >= plan.want:
+            if len(_distinct(self._doc.view[pos])) >= plan.want:
                 return self._rank(q, pos, plan.want)
             if fetch >= plan.n_candidates:
                 break
