@@ -228,6 +228,14 @@ def translate(exc: BaseException) -> BaseException:
         return errors.Interrupted("Query execution was interrupted")
     if isinstance(exc, (MemoryError, RecursionError)):
         return errors.OperationalError(f"statement too large or too deeply nested ({type(exc).__name__})")
+    if isinstance(exc, UnicodeError):     # a str with lone surrogates cannot be stored as UTF-8
+        return errors.DataError(f"Incorrect string value: not valid UTF-8 ({getattr(exc, 'reason', exc)})")
+    if isinstance(exc, OverflowError):    # e.g. an integer beyond 64 bits bound to SQLite
+        return errors.DataError(f"Out of range value: {exc}")
+    if isinstance(exc, TypeError) and str(exc).startswith("Bad binding argument type"):
+        return errors.ProgrammingError(f"Error binding parameter: {str(exc).split(' - ', 1)[-1]} is not supported")
+    if isinstance(exc, OSError):          # the disk: full, read-only, gone
+        return errors.OperationalError(f"{type(exc).__name__}: {exc}")
     if isinstance(exc, Exception):
         return errors.InternalError(f"internal error: {type(exc).__name__}: {exc}")
     return exc
