@@ -26,10 +26,21 @@ def source_text(spec: VectorSpec, values: dict[str, object]) -> str:
     return " ".join("" if values.get(c.lower()) is None else str(values[c.lower()]) for c in spec.from_columns)
 
 
+def check_text(text: str, label: str) -> None:
+    """Text for a model must be encodable as UTF-8 (a Python str may hold lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        from .errors import DataError, UserError
+        raise UserError(f"{label}: Incorrect string value: not valid UTF-8 ({exc.reason} at "
+                        f"position {exc.start})", DataError) from None
+
+
 def embed_texts(db: "Database", spec: VectorSpec, texts: list[str], labels: list[str]) -> list[Embedded]:
     model = embed.get_model(spec.model_name)
     plans = []
     for text, label in zip(texts, labels):
+        check_text(text, label)
         plan = chunking.plan_chunks(text, model.token_offsets(text), strategy=spec.chunk_strategy,
                                     max_tokens=spec.max_tokens, overlap_tokens=spec.overlap_tokens,
                                     max_chunks=spec.max_chunks, window=model.window)

@@ -90,6 +90,8 @@ def _query_vectors(db: "Database", table: "Table", spec, node: exp.Expression,
     if not ok:
         raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?")
     if isinstance(value, str):
+        from .embedding import check_text
+        check_text(value, "knn() query")
         if not spec.model_name:
             raise UserError(f"No model loaded for auto embeddings attribute '{spec.column}'")
         return embed.get_model(spec.model_name).embed_query(value).reshape(1, -1).astype(np.float32), None
