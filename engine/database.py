@@ -145,7 +145,8 @@ class Database:
         if pending:
             self.store.execute("DELETE FROM temp._tessera_pending")
             self._apply_pending(pending)
-        self.save_indexes()
+        for idx in self.indexes.values():
+            idx.save(only_if_far_behind=True)
 
     def rollback(self) -> None:
         self.store.rollback()

@@ -105,6 +105,7 @@ class ColumnIndex:
         self.index: VectorIndex | None = None
         self.max_id = 0
         self.dirty_on_disk = False
+        self.saved_size = self.saved_max_id = 0
 
     # -- building and catching up ----------------------------------------------------------
     def _new(self) -> VectorIndex:
@@ -126,6 +127,7 @@ class ColumnIndex:
         if loaded is not None:
             self.index, mark = loaded
             self.max_id = int(mark.split(":")[0]) if mark else 0
+            self.saved_size, self.saved_max_id = len(self.index), self.max_id
 
     def catch_up(self) -> VectorIndex:
         """Bring the index up to the committed state of SQLite (call outside a write transaction)."""
@@ -189,11 +191,19 @@ class ColumnIndex:
             self.max_id = max(self.max_id, max(added))
         self.dirty_on_disk = True
 
-    def save(self) -> None:
+    def save(self, *, only_if_far_behind: bool = False) -> None:
+        """Write the index file. With ``only_if_far_behind``, only when the file lags the index by
+        more than a quarter of its vectors or 20,000 of them (the file is a cache: a stale one is
+        caught up from SQLite on open, so saving on every commit would only cost time)."""
         if self.path is None or self.index is None or not self.dirty_on_disk:
             return
+        if only_if_far_behind:
+            behind = abs(len(self.index) - self.saved_size) + abs(self.max_id - self.saved_max_id)
+            if behind <= max(len(self.index) // 4, 20_000) and os.path.exists(self.path):
+                return
         self.index.save(self.path, f"{self.max_id}:{len(self.index)}")
         self.dirty_on_disk = False
+        self.saved_size, self.saved_max_id = len(self.index), self.max_id
 
     def remove_file(self) -> None:
         if self.path and os.path.exists(self.path):
