@@ -106,6 +106,7 @@ class ColumnIndex:
         self.max_id = 0
         self.dirty_on_disk = False
         self.saved_size = self.saved_max_id = 0
+        self.seen_version: int | None = None
 
     # -- building and catching up ----------------------------------------------------------
     def _new(self) -> VectorIndex:
@@ -135,7 +136,11 @@ class ColumnIndex:
             self._load_file()
         if self.index is None:
             self.index, self.max_id = self._new(), 0
+        version = self.store.data_version()
+        if version == self.seen_version:
+            return self.index          # nobody else committed since the last check; own commits are applied
         max_id, count = self._watermark()
+        self.seen_version = version
         if max_id == self.max_id and count == len(self.index):
             return self.index
         if max_id >= self.max_id and count == len(self.index) + self._count_above(self.max_id):
@@ -168,7 +173,7 @@ class ColumnIndex:
             self._add_where(f"WHERE c.chunk_id IN ({marks})", tuple(part))
 
     def rebuild(self) -> VectorIndex:
-        self.index, self.max_id = self._new(), 0
+        self.index, self.max_id, self.seen_version = self._new(), 0, None
         self.dirty_on_disk = True
         return self.catch_up()
 
@@ -187,9 +192,16 @@ class ColumnIndex:
         for start in range(0, len(fresh), 500):
             part = fresh[start:start + 500]
             self._add_where(f"WHERE c.chunk_id IN ({','.join('?' * len(part))})", tuple(part))
-        if added:
+        # The watermark claims "every live chunk up to max_id is in the index". Chunks committed by
+        # other connections since our last catch-up lie below this transaction's (ids only grow):
+        # advance past ours only when there are none, else the next catch_up() would miss them.
+        if added and not self._count_between(self.max_id, min(added)):
             self.max_id = max(self.max_id, max(added))
         self.dirty_on_disk = True
+
+    def _count_between(self, low: int, high: int) -> int:
+        return int(self.store.one(f"SELECT COUNT(*) FROM {quote(self.layout.chunks)} "
+                                  "WHERE chunk_id > ? AND chunk_id < ?", (low, high))[0])
 
     def save(self, *, only_if_far_behind: bool = False) -> None:
         """Write the index file. With ``only_if_far_behind``, only when the file lags the index by
