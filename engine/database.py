@@ -67,6 +67,15 @@ class Database:
         for table in self.tables.values():
             for layout in table.layouts():
                 install_pending_triggers(self.store, layout)
+        self._schema_version = self._current_schema_version()
+
+    def _current_schema_version(self) -> int:
+        return int(self.store.one("PRAGMA schema_version")[0])
+
+    def _sync_catalog(self) -> None:
+        """Another connection to the same file may have created, altered or dropped a table."""
+        if self._current_schema_version() != self._schema_version:
+            self.reload_catalog()
 
     def table(self, name: str) -> Table:
         table = self.tables.get(name.lower())
@@ -96,6 +105,7 @@ class Database:
     def run(self, stmt: ast.Statement, params: Params = None) -> Result:
         from .planner import handler_for, writes
         handler = handler_for(stmt)
+        self._sync_catalog()
         self.pending_warnings = []
         self._stop = False
         self._deadline = time.monotonic() + self.timeout if self.timeout else None

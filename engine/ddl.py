@@ -211,6 +211,7 @@ def truncate(db: "Database", table: Table) -> "Result":
 
 
 def optimize(db: "Database", table: Table) -> "Result":
+    db.commit()     # implicit commit, as in MySQL: the compacted index holds committed data only
     for layout in table.layouts():
         db.column_index(table, layout.column).compact()
     return _result(columns=[("Table", None), ("Op", None), ("Msg_type", None), ("Msg_text", None)],

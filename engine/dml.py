@@ -229,14 +229,16 @@ def update(db: "Database", stmt: ast.Query, params=None) -> "Result":
     for name in sets:
         if table.column(name) is None:
             raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
+    _no_knn(expr)
+    if "id" in sets and table.vectors:     # the chunk rows of the knn columns are keyed by id
+        raise UserError("the id of a row with vector columns cannot be updated; use REPLACE")
+    _convert_sets(table, sets, bound)
     vector_sets = {n: e for n, e in sets.items() if table.is_vector(n)}
     stale = [s for s in table.model_columns() if s.column.lower() not in vector_sets
              and any(f.lower() in sets for f in s.from_columns)]
     if not vector_sets and not stale:
         db.store.execute(expr.sql(dialect="sqlite"), bound)
         return _result(rowcount=db.store.changes())
-    if "id" in sets:
-        raise UserError("the id of a row with vector columns cannot be updated; use REPLACE")
     ids = _matching_ids(db, table, expr, bound)
     scalar = expr.copy()
     scalar.set("expressions", [e for e in scalar.expressions
@@ -254,6 +256,25 @@ def update(db: "Database", stmt: ast.Query, params=None) -> "Result":
     if stale:
         recompute(db, table, stale, ids)
     return _result(rowcount=len(ids))
+
+
+def _no_knn(expr: exp.Expression) -> None:
+    if any(str(n.this).lower() in ("knn", "knn_dist") for n in expr.find_all(exp.Anonymous)):
+        raise UserError("knn() and knn_dist() can only be used in a SELECT")
+
+
+def _convert_sets(table: Table, sets: dict[str, exp.EQ], bound: dict[str, Any]) -> None:
+    """``SET col = value`` converts values as INSERT does: a bound dict/list into a json column, a
+    date string or NOW() into a timestamp, numpy scalars into Python numbers."""
+    for name, eq in sets.items():
+        col = table.column(name)
+        if col.type in VECTOR_TYPES:
+            continue
+        value = eq.expression
+        if isinstance(value, exp.Placeholder):
+            bound[str(value.this)] = write_value(col.type, bound[str(value.this)])
+        elif col.type == "timestamp":
+            value.replace(exp.Anonymous(this="_tessera_timestamp", expressions=[value.copy()]))
 
 
 def _matching_ids(db: "Database", table: Table, expr: exp.Expression, bound: dict[str, Any]) -> list[int]:
@@ -301,5 +322,6 @@ def recompute_all(db: "Database", table: Table, specs: list) -> None:
 def delete(db: "Database", stmt: ast.Query, params=None) -> "Result":
     expr, bound = bind(stmt.expr, params)
     db.table(expr.this.name if isinstance(expr.this, exp.Table) else expr.find(exp.Table).name)
+    _no_knn(expr)
     db.store.execute(expr.sql(dialect="sqlite"), bound)
     return _result(rowcount=db.store.changes())

@@ -66,6 +66,12 @@ def _regexp(pattern: Any, value: Any) -> Any:
     return 1 if _compiled(str(pattern)).search(str(value)) else 0
 
 
+def _timestamp(value: Any) -> Any:
+    """What a timestamp column stores for a value: a date string becomes Unix seconds (UTC)."""
+    from .types import write_value
+    return write_value("timestamp", value)
+
+
 def _vector_length(blob: Any) -> int:
     return vector_count(blob, False)
 
@@ -86,10 +92,12 @@ FUNCTIONS: dict[str, tuple[Any, int]] = {
     "reverse": (_reverse, 1),
     "repeat": (_repeat, 2),
     "regexp": (_regexp, 2),
+    "_tessera_timestamp": (_timestamp, 1),
     "_tessera_vector_length": (_vector_length, 1),
     "_tessera_array_length": (_array_length, 1),
 }
-DETERMINISTIC = {"left", "right", "reverse", "repeat", "regexp", "_tessera_vector_length", "_tessera_array_length"}
+DETERMINISTIC = {"left", "right", "reverse", "repeat", "regexp", "_tessera_vector_length", "_tessera_array_length",
+                 "_tessera_timestamp"}
 
 
 def register(conn: apsw.Connection) -> None:

@@ -31,7 +31,9 @@ QUERY_HANDLERS: dict[str, Handler] = {
 }
 
 # Statements that change the database: they run inside a transaction and a savepoint.
-READ_ONLY_COMMANDS = {"describe", "show_create", "check"}
+# OPTIMIZE only rebuilds the derived FAISS indexes: it commits first (like MySQL's implicit commit)
+# and must see committed data only, so it runs outside the statement transaction.
+READ_ONLY_COMMANDS = {"describe", "show_create", "check", "optimize"}
 
 
 def handler_for(stmt: ast.Statement) -> Handler:

@@ -73,8 +73,20 @@ def _rewrite_lengths(db: "Database", select: exp.Expression) -> None:
             node.replace(exp.Anonymous(this=fn, expressions=[arg.copy()]))
 
 
+def _keep_names(select: exp.Expression) -> None:
+    """Projections that the planner rewrites (knn_dist(), LENGTH()) keep the name the user wrote."""
+    if not isinstance(select, exp.Select):
+        return
+    for p in list(select.expressions):
+        if not isinstance(p, (exp.Alias, exp.Column, exp.Star)) and (
+                p.find(exp.Length) is not None or any(_is_call(n, "knn_dist") for n in p.find_all(exp.Anonymous))):
+            p.replace(exp.alias_(p.copy(), p.sql(dialect="sqlite"), quoted=True))
+
+
 def plan_select(db: "Database", expr: exp.Expression, bound: dict[str, Any]) -> Planned:
     expr = expr.copy()
+    _check_internal(expr)
+    _keep_names(expr)
     _rewrite_lengths(db, expr)
     knn_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn")]
     dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn_dist")]
@@ -88,6 +100,13 @@ def plan_select(db: "Database", expr: exp.Expression, bound: dict[str, Any]) -> 
     if not isinstance(expr, exp.Select) or call not in _conjuncts(expr.args.get("where")):
         raise UserError("knn() must be a condition of the outer WHERE, ANDed with the others")
     return _plan_knn(db, expr, call, bound)
+
+
+def _check_internal(expr: exp.Expression) -> None:
+    """The engine's own tables (catalog, chunk tables) are not part of the user's database."""
+    for tbl in expr.find_all(exp.Table):
+        if tbl.name.lower().startswith("_tessera_"):
+            raise UserError(f"table '{tbl.name}' does not exist", errors.NoSuchTable)
 
 
 def _plan_knn(db: "Database", select: exp.Select, call: exp.Anonymous, bound: dict[str, Any]) -> Planned:

@@ -97,4 +97,8 @@ def _parse_timestamp(text: str) -> Any:
             return int(datetime.strptime(text.strip(), fmt).replace(tzinfo=timezone.utc).timestamp())
         except ValueError:
             continue
-    return text  # left for the CHECK constraint to reject
+    try:                    # ISO 8601 with a zone: 2024-01-02T03:04:05Z, ...+02:00
+        parsed = datetime.fromisoformat(text.strip())
+    except ValueError:
+        return text  # left for the CHECK constraint to reject
+    return int((parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).timestamp())

@@ -1,6 +1,7 @@
 """Parameters and values: binding placeholders, evaluating VALUES rows, checking vector values."""
 from __future__ import annotations
 
+import datetime
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -40,7 +41,7 @@ def bind(expr: exp.Expression, params: Params) -> tuple[exp.Expression, dict[str
         bound = {}
         for i, (holder, value) in enumerate(zip(positional, params), start=1):
             holder.set("this", f"p{i}")
-            bound[f"p{i}"] = value
+            bound[f"p{i}"] = plain(value)
         return expr, bound
     if not isinstance(params, Mapping):
         raise UserError("named parameters need a mapping of values", errors.ProgrammingError)
@@ -50,8 +51,21 @@ def bind(expr: exp.Expression, params: Params) -> tuple[exp.Expression, dict[str
         if name not in params:
             raise UserError(f"You did not supply a value for binding parameter :{name}",
                             errors.ProgrammingError)
-        bound[name] = params[name]
+        bound[name] = plain(params[name])
     return expr, bound
+
+
+def plain(value: Any) -> Any:
+    """A parameter as SQLite should see it: numpy scalars become Python numbers (apsw would bind
+    them as blobs), datetime and date become Unix seconds (UTC when naive), like a timestamp column."""
+    if isinstance(value, np.generic) and not isinstance(value, (np.str_, np.bytes_)):
+        return value.item()
+    if isinstance(value, datetime.datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+        return int(aware.timestamp())
+    if isinstance(value, datetime.date):
+        return int(datetime.datetime(value.year, value.month, value.day, tzinfo=datetime.timezone.utc).timestamp())
+    return value
 
 
 def _literal(node: exp.Expression, bound: dict[str, Any]) -> tuple[bool, Any]:
