@@ -114,7 +114,7 @@ class Database:
         try:
             if writes(stmt):
                 if not self.store.in_transaction:
-                    self.store.begin()
+                    self.begin()
                 with self.store.savepoint():
                     result = handler(self, stmt, params)
             else:
@@ -146,6 +146,17 @@ class Database:
         self.store.interrupt()
 
     # -- transactions ----------------------------------------------------------------------
+    def begin(self) -> None:
+        """Open a write transaction. Loaded vector indexes are first caught up with what other
+        connections committed: inside the transaction a search trusts the index for committed data,
+        and right after BEGIN IMMEDIATE SQLite shows exactly that (no other writer can commit now)."""
+        self.store.begin()
+        for (name, column), idx in list(self.indexes.items()):
+            table = self.tables.get(name)
+            if idx.index is not None and table is not None and column in table.vectors \
+                    and table.layout(column) == idx.layout:
+                idx.catch_up()
+
     def commit(self) -> None:
         if not self.store.in_transaction:
             return

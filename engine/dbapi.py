@@ -158,14 +158,14 @@ def _run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     seq = list(seq)
     if isinstance(stmt, ast.Query) and stmt.kind == "insert":
         if not db.store.in_transaction:
-            db.store.begin()
+            db.begin()
         with db.store.savepoint():
             return dml.insert_many(db, stmt, seq)
     total = Result(rowcount=0)
     if db.store.in_transaction or not seq:
         pass
     else:
-        db.store.begin()
+        db.begin()
     with db.store.savepoint():
         for params in seq:
             result = db.run(stmt, params)

@@ -22,7 +22,7 @@ def show_warnings(db: "Database", stmt: ast.ShowWarnings, params=None) -> "Resul
 
 def _begin(db: "Database") -> None:
     db.commit()               # like MySQL: BEGIN inside a transaction commits it first
-    db.store.begin()
+    db.begin()
 
 
 TRANSACTIONS = {"begin": _begin, "commit": lambda db: db.commit(), "rollback": lambda db: db.rollback()}
