@@ -132,8 +132,10 @@ class ColumnIndex:
 
     def catch_up(self) -> VectorIndex:
         """Bring the index up to the committed state of SQLite (call outside a write transaction)."""
+        from_file = False
         if self.index is None:
             self._load_file()
+            from_file = self.index is not None
         if self.index is None:
             self.index, self.max_id = self._new(), 0
         version = self.store.data_version()
@@ -143,6 +145,9 @@ class ColumnIndex:
         self.seen_version = version
         if max_id == self.max_id and count == len(self.index):
             return self.index
+        if from_file:
+            log.info("index file %s is behind the database (file %d:%d, database %d:%d); catching up from it",
+                     self.path, self.max_id, len(self.index), max_id, count)
         if max_id >= self.max_id and count == len(self.index) + self._count_above(self.max_id):
             self._add_where("WHERE c.chunk_id > ?", (self.max_id,))
         else:
