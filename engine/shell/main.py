@@ -1,0 +1,108 @@
+"""``tessera [DB] [options]``: the interactive shell when standard input is a terminal, otherwise (or
+with ``-e``) the script runner, like the ``mysql`` client."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import engine
+
+from .progress import Progress
+from .runner import Options, QuitShell, Runner, ScriptAborted
+from .scanner import Scanner
+
+MEMORY_NOTE = "tessera: no database file given; using a transient in-memory database (nothing is saved)\n"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tessera", description="The tesseradb shell: an interactive SQL prompt on a terminal, "
+        "a script runner otherwise (tessera db.db < script.sql).")
+    p.add_argument("database", nargs="?", help="database file (created if missing); default: in memory")
+    p.add_argument("-e", "--execute", metavar="SQL", help="run these statements and exit")
+    p.add_argument("-t", "--table", action="store_true", help="bordered tables in batch mode")
+    p.add_argument("-B", "--batch", action="store_true",
+                   help="batch mode even on a terminal: tab-separated, no prompt, no history")
+    p.add_argument("-N", "--skip-column-names", action="store_true", help="no header row")
+    p.add_argument("-E", "--vertical", action="store_true", help="print every result vertically (like \\G)")
+    p.add_argument("-r", "--raw", action="store_true", help="no escaping of tabs/newlines in batch output")
+    p.add_argument("-v", "--verbose", action="count", default=0,
+                   help="echo statements (-vv: also row counts, -vvv: also timings)")
+    p.add_argument("-f", "--force", action="store_true", help="report errors and continue")
+    p.add_argument("--show-warnings", action="store_true", help="print warnings after every statement")
+    p.add_argument("--progress", action="store_true", help="show embedding progress in batch mode")
+    p.add_argument("--no-progress", action="store_true", help="never show embedding progress")
+    p.add_argument("--progress-delay", type=float, default=1.0, metavar="SECONDS",
+                   help="how long a statement runs before its progress shows (default 1)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="interrupt any statement running longer than this")
+    p.add_argument("-V", "--version", action="version", version=f"tessera (tesseradb) {engine.__version__}")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    interactive = sys.stdin.isatty() and args.execute is None and not args.batch
+    if args.database is None:
+        sys.stderr.write(MEMORY_NOTE)
+    path = args.database or ":memory:"
+    try:
+        con = engine.connect(path, autocommit=True, statement_timeout=args.timeout)
+    except engine.Error as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    options = Options(
+        interactive=interactive,
+        table=args.table or (args.execute is not None and sys.stdout.isatty() and not args.batch),
+        vertical=args.vertical, headers=not args.skip_column_names, raw=args.raw, verbose=args.verbose,
+        force=args.force, show_warnings=args.show_warnings)
+    show_progress = not args.no_progress and (interactive or args.progress)
+    progress = Progress(sys.stderr, enabled=show_progress, delay=args.progress_delay)
+    label = os.path.abspath(path) if args.database else "in-memory (nothing is saved)"
+    runner = Runner(con, options, sys.stdout, sys.stderr, progress, label)
+    try:
+        if interactive:
+            from . import repl
+            repl.run(runner, engine.__version__)
+        else:
+            run_batch(runner, args.execute)
+    except ScriptAborted:
+        pass
+    except QuitShell:
+        pass
+    except BrokenPipeError:
+        _silence_stdout()
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("Aborted\n")
+        runner.failures += 1
+    finally:
+        runner.close()
+        try:
+            con.close()
+        except engine.Error as exc:
+            sys.stderr.write(f"{exc}\n")
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+    return 1 if runner.failures else 0
+
+
+def run_batch(runner: Runner, execute: str | None) -> None:
+    """Statements from -e or standard input, streamed line by line."""
+    scanner = Scanner()
+    lines = execute.splitlines(keepends=True) if execute is not None else sys.stdin
+    for line in lines:
+        runner.run_items(scanner.feed(line))
+    runner.run_items(scanner.finish())
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

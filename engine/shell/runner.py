@@ -1,0 +1,212 @@
+"""Running statements and client commands for both modes, and printing what they produce.
+
+Statements run on one worker thread while the main thread waits, so that Ctrl-C (SIGINT, delivered
+to the main thread) can call ``Connection.interrupt()`` at once, even while the statement is inside
+SQLite or the embedding model. Everything goes through the public DB-API, like any other client.
+"""
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import engine
+
+from . import commands, render
+from .progress import Progress
+from .scanner import Command, Item, Statement
+
+MAX_SOURCE_DEPTH = 16
+SCHEMA_WORDS = {"create", "drop", "alter", "rollback", "source"}   # after these, completions are refreshed
+
+
+class QuitShell(Exception):
+    """``exit`` / ``quit`` / ``\\q``."""
+
+
+class ScriptAborted(Exception):
+    """Batch mode stops at the first error (unless --force)."""
+
+
+@dataclass
+class Options:
+    interactive: bool = False
+    table: bool = False              # bordered tables (else tab-separated)
+    vertical: bool = False           # every result as \G
+    headers: bool = True
+    raw: bool = False                # no escaping in tab-separated output
+    verbose: int = 0                 # batch: 1 echo statements, 2 + row counts, 3 + timings
+    force: bool = False
+    show_warnings: bool = False
+
+
+@dataclass
+class Outcome:
+    """What one statement returned, collected on the worker thread."""
+    names: list[str] | None
+    decls: list[str | None]
+    rows: list[tuple] = field(default_factory=list)
+    rowcount: int = -1
+    warnings: list[tuple[str, int, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where statements come from: stdin / -e / the terminal (file None) or a sourced file."""
+    file: str | None = None
+
+
+class Runner:
+    def __init__(self, con: engine.Connection, options: Options, out: TextIO, err: TextIO,
+                 progress: Progress, db_label: str):
+        self.con = con
+        self.cursor = con.cursor()
+        self.options = options
+        self.out, self.err = out, err
+        self.progress = progress
+        self.db_label = db_label
+        self.failures = 0
+        self.schema_stale = True
+        self.last_warnings: list[tuple[str, int, str]] = []
+        self._depth = 0
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-sql")
+        con.set_progress(progress.update)
+
+    # -- items ---------------------------------------------------------------------------------
+    def run_items(self, items: list[Item], origin: Origin = Origin()) -> None:
+        for item in items:
+            if isinstance(item, Command):
+                commands.run(self, item, origin)
+            else:
+                self.run_statement(item, origin)
+
+    def run_statement(self, stmt: Statement, origin: Origin = Origin()) -> bool:
+        opts = self.options
+        if opts.verbose and not opts.interactive:
+            self.write(f"--------------\n{stmt.text}\n--------------\n\n")
+        first = stmt.text.split(None, 1)[0].lower() if stmt.text.split() else ""
+        if first in SCHEMA_WORDS:
+            self.schema_stale = True
+        started = time.perf_counter()
+        try:
+            outcome = self.execute(stmt.text)
+        except engine.Error as exc:
+            self.report_error(exc, stmt.line, origin)
+            return False
+        self.last_warnings = outcome.warnings
+        self.show(outcome, stmt.vertical or opts.vertical, time.perf_counter() - started)
+        return True
+
+    # -- executing on the worker thread -------------------------------------------------------------
+    def execute(self, sql: str) -> Outcome:
+        self.progress.start()
+        try:
+            return self._wait(self._worker.submit(self._execute, sql))
+        finally:
+            self.progress.finish()
+
+    def _execute(self, sql: str) -> Outcome:
+        cur = self.cursor
+        cur.execute(sql)
+        description = cur.description
+        if description is None:
+            return Outcome(None, [], rowcount=cur.rowcount, warnings=self.con.warnings)
+        rows = cur.fetchall()
+        return Outcome([d[0] for d in description], [d[1] for d in description], rows, len(rows),
+                       self.con.warnings)
+
+    def _wait(self, future: Future) -> Any:
+        while True:
+            try:
+                return future.result()
+            except KeyboardInterrupt:
+                self.con.interrupt()
+                self.progress.finish()
+                self.out.flush()
+                self.err.write("^C -- query aborted\n")
+                self.err.flush()
+
+    def query(self, sql: str) -> list[tuple]:
+        """A statement the shell itself needs (completion names); errors give no rows."""
+        try:
+            outcome = self._wait(self._worker.submit(self._execute, sql))
+        except engine.Error:
+            return []
+        return outcome.rows
+
+    # -- output ---------------------------------------------------------------------------------------
+    def write(self, text: str) -> None:
+        self.out.write(text)
+
+    def show(self, outcome: Outcome, vertical: bool, seconds: float) -> None:
+        opts = self.options
+        rows = None
+        if outcome.names is not None:
+            rows = len(outcome.rows)
+            if outcome.rows:
+                self.write(self._format(outcome, vertical) + "\n")
+        if opts.interactive or opts.verbose >= 2:
+            timing = seconds if opts.interactive or opts.verbose >= 3 else None
+            self.write(render.summary(rows=rows, affected=outcome.rowcount, warnings=len(outcome.warnings),
+                                      seconds=timing) + "\n")
+        if opts.show_warnings and outcome.warnings:
+            for level, code, message in outcome.warnings:
+                self.write(f"{level} (Code {code}): {message}\n")
+        if opts.interactive or opts.verbose >= 2:
+            self.write("\n")
+        self.out.flush()
+
+    def _format(self, outcome: Outcome, vertical: bool) -> str:
+        opts = self.options
+        names, decls, rows = outcome.names or [], outcome.decls, outcome.rows
+        if vertical:
+            return render.vertical(names, decls, rows)
+        if opts.table or opts.interactive:
+            return render.table(names, decls, rows, headers=opts.headers)
+        return render.tab_separated(names, decls, rows, headers=opts.headers, raw=opts.raw)
+
+    def report_error(self, exc: engine.Error | str, line: int, origin: Origin) -> None:
+        """``ERROR 1064 (42000): msg`` on a terminal; ``... at line N [in file: 'f']`` from scripts."""
+        self.failures += 1
+        if isinstance(exc, engine.Error):
+            head, msg = f"ERROR {exc.errno} ({exc.sqlstate})", exc.msg
+        else:
+            head, msg = "ERROR", exc
+        where = ""
+        if not self.options.interactive or origin.file is not None:
+            where = f" at line {line}" + (f" in file: '{origin.file}'" if origin.file is not None else "")
+        self.out.flush()
+        self.err.write(f"{head}{where}: {msg}\n")
+        self.err.flush()
+        if not self.options.interactive and not self.options.force:
+            raise ScriptAborted()
+
+    # -- sourcing files ---------------------------------------------------------------------------------
+    def source(self, path: str, line: int, origin: Origin) -> None:
+        from .scanner import Scanner
+        if not path:
+            self.report_error("usage: source FILE", line, origin)
+            return
+        if self._depth >= MAX_SOURCE_DEPTH:
+            self.report_error(f"Failed to open file '{path}': source files nested more than "
+                              f"{MAX_SOURCE_DEPTH} deep", line, origin)
+            return
+        try:
+            f = open(path, encoding="utf-8")
+        except OSError as exc:
+            self.report_error(f"Failed to open file '{path}', error: {exc.errno}", line, origin)
+            return
+        self._depth += 1
+        inner = Origin(path)
+        try:
+            with f:
+                scanner = Scanner()
+                for text in f:
+                    self.run_items(scanner.feed(text), inner)
+                self.run_items(scanner.finish(), inner)
+        finally:
+            self._depth -= 1
+
+    def close(self) -> None:
+        self._worker.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,203 @@
+"""Cut input into statements and client commands the way the mysql client does.
+
+A statement ends at ``;``, ``\\g`` or ``\\G`` (vertical output) outside quotes and comments; ``\\c``
+clears the statement being typed. Client commands (``source f``, ``help``, ``exit``...) are recognised
+at the start of a statement and take the rest of their line; ``\\.``, ``\\q``, ``\\h``... work anywhere
+outside quotes. The scanner is incremental: the shell feeds it whole lines and asks whether a statement
+is still open (to show the continuation prompt).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str          # without its terminator
+    line: int          # 1-based line of its first character that is not a comment
+    vertical: bool = False
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str          # canonical name: source, help, quit, status, warnings, nowarning
+    arg: str
+    line: int
+
+
+Item = Statement | Command
+
+# Long-form client commands: recognised only where a statement would start.
+WORD_COMMANDS = {
+    "source": "source", "help": "help", "?": "help", "quit": "quit", "exit": "quit",
+    "status": "status", "warnings": "warnings", "nowarning": "nowarning",
+}
+# Backslash commands: recognised anywhere outside quotes and comments.
+BACKSLASH_COMMANDS = {
+    ".": "source", "h": "help", "?": "help", "q": "quit", "s": "status", "W": "warnings",
+    "w": "nowarning",
+}
+_WORD = re.compile(r"\s*(\?|[A-Za-z]+)(?=\s|;|$)")
+
+
+class Scanner:
+    def __init__(self) -> None:
+        self.buf: list[str] = []
+        self.line = 1                   # line of the next character fed
+        self.start_line: int | None = None
+        self.quote: str | None = None   # ' " or ` while inside a quoted string or name
+        self.block_comment = False
+
+    @property
+    def pending(self) -> bool:
+        """True while a statement (or a quote or comment) is open."""
+        return self.start_line is not None or self.quote is not None or self.block_comment
+
+    @property
+    def prompt_state(self) -> str:
+        """What mysql's continuation prompt shows: -> or the open quote, /* for a comment."""
+        if self.quote:
+            return self.quote + ">"
+        return "/*" if self.block_comment else "->"
+
+    def feed(self, text: str) -> list[Item]:
+        """Scan ``text`` (whole lines); return the statements and commands completed by it."""
+        out: list[Item] = []
+        for line in text.splitlines(keepends=True):
+            self._scan_line(line, out)
+            self.line += 1
+        return out
+
+    def finish(self) -> list[Item]:
+        """End of input: an unterminated statement still runs (as the mysql client does)."""
+        out: list[Item] = []
+        if self.start_line is not None:
+            self._emit(out, vertical=False)
+        self.quote, self.block_comment = None, False
+        return out
+
+    def clear(self) -> None:
+        self.buf, self.start_line, self.quote, self.block_comment = [], None, None, False
+
+    # -- scanning -------------------------------------------------------------------------------
+    def _scan_line(self, line: str, out: list[Item]) -> None:
+        if self.start_line is None and self.quote is None and not self.block_comment:
+            command = _word_command(line, self.line)
+            if command is not None:
+                out.append(command)
+                return
+        i, n = 0, len(line)
+        while i < n:
+            ch = line[i]
+            if self.block_comment:
+                end = line.find("*/", i)
+                if end < 0:
+                    self.buf.append(line[i:])
+                    return
+                self.buf.append(line[i:end + 2])
+                self.block_comment, i = False, end + 2
+                continue
+            if self.quote is not None:
+                i = self._scan_quoted(line, i)
+                continue
+            if ch in "'\"`":
+                self._code(line[i])
+                self.quote, i = ch, i + 1
+                continue
+            if ch == "#" or (line.startswith("--", i) and (i + 2 >= n or line[i + 2] in " \t\r\n")):
+                self.buf.append(line[i:])
+                return
+            if line.startswith("/*", i):
+                self.block_comment = True
+                self.buf.append("/*")
+                i += 2
+                continue
+            if ch == ";":
+                self._emit(out, vertical=False)
+                i += 1
+                continue
+            if ch == "\\" and i + 1 < n:
+                i = self._backslash(line, i, out)
+                continue
+            if ch.isspace():
+                self.buf.append(ch)
+            else:
+                self._code(ch)
+            i += 1
+
+    def _scan_quoted(self, line: str, i: int) -> int:
+        q = self.quote
+        j = i
+        while j < len(line):
+            c = line[j]
+            if c == "\\" and q != "`":
+                j += 2
+                continue
+            if c == q:
+                if line.startswith(q * 2, j):
+                    j += 2
+                    continue
+                self.buf.append(line[i:j + 1])
+                self.quote = None
+                return j + 1
+            j += 1
+        self.buf.append(line[i:])
+        return len(line)
+
+    def _backslash(self, line: str, i: int, out: list[Item]) -> int:
+        c = line[i + 1]
+        if c in "gG":
+            self._emit(out, vertical=c == "G")
+            return i + 2
+        if c == "c":
+            self.buf, self.start_line = [], None
+            return i + 2
+        name = BACKSLASH_COMMANDS.get(c)
+        if name is None:
+            self._code(line[i:i + 2])
+            return i + 2
+        if name == "source":                 # \. takes the rest of the line as the file name
+            out.append(Command(name, line[i + 2:].strip().rstrip(";").strip(), self.line))
+            return len(line)
+        out.append(Command(name, "", self.line))
+        return i + 2
+
+    def _code(self, text: str) -> None:
+        if self.start_line is None:
+            self.start_line = self.line
+            self.buf = []                      # drop comments and blank space before the statement
+        self.buf.append(text)
+
+    def _emit(self, out: list[Item], vertical: bool) -> None:
+        text = "".join(self.buf).strip()
+        if self.start_line is not None and text:
+            out.append(Statement(text, self.start_line, vertical))
+        self.buf, self.start_line = [], None
+
+
+def _word_command(line: str, number: int) -> Command | None:
+    match = _WORD.match(line)
+    if match is None:
+        return None
+    name = WORD_COMMANDS.get(match.group(1).lower())
+    if name is None:
+        return None
+    arg = line[match.end():].strip()
+    arg = arg.rstrip(";").strip()
+    if name in ("quit", "status", "warnings", "nowarning") and arg:
+        return None                         # e.g. "status = 1" is not the status command
+    return Command(name, arg, number)
+
+
+def split_script(text: str) -> list[Item]:
+    """All statements and commands of a whole script."""
+    scanner = Scanner()
+    return scanner.feed(text) + scanner.finish()
+
+
+def is_complete(text: str) -> bool:
+    """True when typed text ends a statement or command (the shell then runs it on Enter)."""
+    scanner = Scanner()
+    scanner.feed(text if text.endswith("\n") else text + "\n")
+    return not scanner.pending
