@@ -1,0 +1,322 @@
+"""Crash safety: SIGKILL while loading, a torn/stale/corrupt index file, a full disk during COMMIT.
+
+The crash-kill rounds run a child (stress_worker.py load) that writes the batches of stress_plan and
+acknowledges each COMMIT; the test kills it with SIGKILL at a random moment, reopens the database and
+checks it against the prediction: every acknowledged batch is there, the batch in flight is there
+entirely or not at all, every vector and chunk row matches, CHECK TABLE says OK, and knn returns
+exactly the rows (no ghost, no missing document). Each round continues on the same file.
+
+TESSERA_CRASH_ROUNDS sets the number of rounds (default 24; every third child also embeds with
+the real model).
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import engine
+from stress_plan import BATCH, DIMS, SCHEMA, WORKER, Expected, vec
+from storage.vectors import VectorIndex
+
+pytestmark = pytest.mark.stress
+
+ROUNDS = int(os.environ.get("TESSERA_CRASH_ROUNDS", "24"))
+
+
+def _spawn(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, WORKER, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _lines(path: str) -> list[str]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [line.strip() for line in f if line.endswith("\n")]
+
+
+def _wait_line(proc: subprocess.Popen, path: str, line: str, limit: float = 300.0) -> None:
+    end = time.monotonic() + limit
+    while line not in _lines(path):
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            raise AssertionError(f"worker exited with {proc.returncode}: {err.decode()[-3000:]}")
+        assert time.monotonic() < end, f"worker never wrote {line!r}"
+        time.sleep(0.01)
+
+
+def _normalized(vectors: list[list[float]]) -> np.ndarray:
+    if not vectors:
+        return np.zeros((0, 0))
+    x = np.asarray(vectors, np.float64)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def _status(cur, table: str) -> list[tuple]:
+    rows = cur.execute(f"CHECK TABLE {table}").fetchall()
+    return [] if rows[-1][2:] == ("status", "OK") else rows
+
+
+def verify(path: str, exp: Expected) -> list[str]:
+    """Everything that differs between the database at ``path`` and ``exp``."""
+    problems: list[str] = []
+    con = engine.connect(path)
+    try:
+        cur = con.cursor()
+        rows = {r[0]: (r[1], r[2]) for r in cur.execute("SELECT id, v, a FROM t")}
+        if set(rows) != set(exp.t):
+            problems.append(f"t: missing {sorted(set(exp.t) - set(rows))[:10]}, "
+                            f"unexpected {sorted(set(rows) - set(exp.t))[:10]}")
+        for doc_id, (v, a) in exp.t.items():
+            if doc_id not in rows:
+                continue
+            got_v, got_a = rows[doc_id]
+            if got_v != v:
+                problems.append(f"t.v of {doc_id}: {got_v} != {v}")
+            if len(got_a) != len(a) or not np.allclose(_normalized(got_a), _normalized(a), atol=1e-6):
+                problems.append(f"t.a of {doc_id}: {got_a} != {a} (normalized)")
+        m_rows = {r[0] for r in cur.execute("SELECT id FROM m")}
+        if m_rows != exp.m:
+            problems.append(f"m: missing {sorted(exp.m - m_rows)}, unexpected {sorted(m_rows - exp.m)}")
+        for table in ("t", "m"):
+            bad = _status(cur, table)
+            if bad:
+                problems.append(f"CHECK TABLE {table}: {bad}")
+        k = len(rows) + 5
+        found = {r[0] for r in cur.execute(f"SELECT id FROM t WHERE knn(v, {k}, ?)", ([0.0] * DIMS,))}
+        if found != set(rows):
+            problems.append(f"knn(v): ghosts {sorted(found - set(rows))[:10]}, missing {sorted(set(rows) - found)[:10]}")
+        with_a = {i for i, (_, a) in rows.items() if a}
+        found = {r[0] for r in cur.execute(f"SELECT id FROM t WHERE knn(a, {k}, (1, 1, 1, 1))")}
+        if found != with_a:
+            problems.append(f"knn(a): ghosts {sorted(found - with_a)[:10]}, missing {sorted(with_a - found)[:10]}")
+        found = {r[0] for r in cur.execute(f"SELECT id FROM m WHERE knn(c, {len(m_rows) + 5}, 'certificates')")}
+        if found != m_rows:
+            problems.append(f"knn(c): ghosts {sorted(found - m_rows)}, missing {sorted(m_rows - found)}")
+        ids = sorted(rows)
+        for doc_id in ids[:: max(1, len(ids) // 5)][:5]:
+            top = cur.execute("SELECT id, knn_dist() FROM t WHERE knn(v, 1, ?)", (rows[doc_id][0],)).fetchall()
+            if top != [(doc_id, 0.0)]:
+                problems.append(f"knn(v) with the vector of {doc_id} gave {top}")
+    finally:
+        con.close()
+    return problems
+
+
+def _create(path: str) -> None:
+    con = engine.connect(path)
+    for sql in SCHEMA:
+        con.execute(sql)
+    con.commit()
+    con.close()
+
+
+def test_sigkill_rounds_lose_nothing_committed(tmp_path):
+    path = str(tmp_path / "crash.db")
+    _create(path)
+    exp = Expected()
+    rng = random.Random(20240607)
+    g = 0
+    stats = {"rounds": 0, "acked": 0, "in_flight_committed": 0, "in_flight_lost": 0, "model_rounds": 0}
+    for round_no in range(ROUNDS):
+        model = round_no % 3 == 0
+        ack = str(tmp_path / f"ack{round_no}")
+        proc = _spawn("load", "--db", path, "--start", str(g), "--model", str(int(model)), "--ack", ack)
+        try:
+            _wait_line(proc, ack, "ready")
+            delay = rng.choice([0.0, 0.02, rng.uniform(0.05, 0.4), rng.uniform(0.3, 1.5)])
+            time.sleep(delay)
+            assert proc.poll() is None, proc.communicate()[1].decode()[-3000:]
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
+        acked = [int(x) for x in _lines(ack) if x != "ready"]
+        assert acked == list(range(g, g + len(acked)))
+        for b in acked:
+            exp.apply(b, model)
+        in_flight = g + len(acked)
+        # The batch in flight committed entirely or not at all.
+        con = engine.connect(path)
+        present = {r[0] for r in con.execute(
+            f"SELECT id FROM t WHERE id BETWEEN {in_flight * BATCH + 1} AND {in_flight * BATCH + BATCH}")}
+        con.close()
+        want = set(exp.batch_rows(in_flight))
+        assert present in (set(), want), f"round {round_no}: batch {in_flight} is torn: {sorted(present)}"
+        if present:
+            exp.apply(in_flight, model)
+            stats["in_flight_committed"] += 1
+        else:
+            stats["in_flight_lost"] += 1
+        problems = verify(path, exp)
+        assert not problems, f"round {round_no} (killed after {delay:.2f}s, {len(acked)} commits): {problems}"
+        g = in_flight + 1
+        stats["rounds"] += 1
+        stats["acked"] += len(acked)
+        stats["model_rounds"] += model
+    leftovers = [n for n in os.listdir(path + ".tessera") if n.endswith(".tmp")]
+    stats["rows"] = len(exp.t)
+    stats["model_rows"] = len(exp.m)
+    stats["leftover_index_temp_files"] = len(leftovers)
+    print("\ncrash-kill rounds:", json.dumps(stats))
+    assert stats["acked"] > ROUNDS    # the rounds did commit work before being killed
+
+
+# -- the index file: a cache that is checked and rebuilt ----------------------------------------
+def _build(path: str, n: int = 300, version: int = 0) -> None:
+    con = engine.connect(path)
+    for sql in SCHEMA[:1]:
+        con.execute(sql)
+    con.executemany("INSERT INTO t (id, title, n, v, a) VALUES (?, ?, ?, ?, ?)",
+                    [(i, f"doc {i}", i, vec(i, version), [[1.0, i % 7 + 1.0, 2.0, 3.0]]) for i in range(1, n + 1)])
+    con.commit()
+    con.execute("SELECT id FROM t WHERE knn(v, 1, ?)", ([0.0] * DIMS,)).fetchall()   # load the index
+    con.execute("SELECT id FROM t WHERE knn(a, 1, (1, 1, 1, 1))").fetchall()
+    con.close()                                                                      # saves its files
+
+
+def _index_file(path: str, column: str) -> str:
+    con = engine.connect(path)
+    chunks = con.db.tables["t"].layout(column).chunks
+    con.close()
+    return os.path.join(path + ".tessera", chunks + ".faiss")
+
+
+def _knn_matches_rows(path: str) -> None:
+    con = engine.connect(path)
+    rows = {r[0]: r[1] for r in con.execute("SELECT id, v FROM t")}
+    found = [r[0] for r in con.execute(f"SELECT id FROM t WHERE knn(v, {len(rows) + 5}, ?)", ([0.0] * DIMS,))]
+    assert sorted(found) == sorted(rows)
+    for doc_id in list(rows)[::37]:
+        assert con.execute("SELECT id, knn_dist() FROM t WHERE knn(v, 1, ?)", (rows[doc_id],)).fetchall() == \
+            [(doc_id, 0.0)]
+    assert con.execute("CHECK TABLE t").fetchall()[-1][2:] == ("status", "OK")
+    con.close()
+
+
+def _damage(file: str, how: str) -> None:
+    data = bytearray(open(file, "rb").read())
+    if how == "truncated":
+        data = data[: len(data) // 2]
+    elif how == "torn":                   # a block that never reached the disk
+        mid = len(data) // 2 & ~4095
+        data[mid:mid + 4096] = bytes(min(4096, len(data) - mid))
+    elif how == "bitflip":
+        data[len(data) * 2 // 3] ^= 0x10
+    elif how == "garbage":
+        data = bytearray(random.Random(5).randbytes(len(data)))
+    elif how == "empty":
+        data = bytearray()
+    elif how == "header":
+        data[:8] = b"NOTMAGIC"
+    with open(file, "wb") as f:
+        f.write(data)
+
+
+@pytest.mark.parametrize("how", ["truncated", "torn", "bitflip", "garbage", "empty", "header"])
+def test_corrupt_index_file_is_detected_and_rebuilt(tmp_path, caplog, how):
+    path = str(tmp_path / "idx.db")
+    _build(path)
+    file = _index_file(path, "v")
+    assert VectorIndex.load(file) is not None
+    _damage(file, how)
+    with caplog.at_level(logging.INFO, logger="tesseradb.storage"):
+        con = engine.connect(path)
+        check = con.execute("CHECK TABLE t").fetchall()
+        con.close()
+        _knn_matches_rows(path)
+    assert any("unusable" in r.getMessage() and "rebuilding" in r.getMessage() for r in caplog.records), \
+        [r.getMessage() for r in caplog.records]
+    assert any("index file" in row[3] and "unusable" in row[3] for row in check), check
+    loaded = VectorIndex.load(file)         # rewritten on close: whole and current again
+    assert loaded is not None and len(loaded[0]) == 300
+
+
+def test_stale_index_file_is_caught_up_with_a_note(tmp_path, caplog):
+    path = str(tmp_path / "stale.db")
+    _build(path)
+    file = _index_file(path, "v")
+    old = file + ".old"
+    shutil.copy(file, old)
+    con = engine.connect(path)
+    con.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
+                    [(i, f"doc {i}", i, vec(i, 0)) for i in range(301, 351)])
+    con.execute("DELETE FROM t WHERE id % 10 = 0")
+    con.execute("UPDATE t SET v = ? WHERE id = 7", (vec(7, 9),))
+    con.commit()
+    con.execute("SELECT id FROM t WHERE knn(v, 1, ?)", ([0.0] * DIMS,)).fetchall()
+    con.close()
+    os.replace(old, file)                      # the file from before those commits
+    with caplog.at_level(logging.INFO, logger="tesseradb.storage"):
+        _knn_matches_rows(path)
+    assert any("behind the database" in r.getMessage() for r in caplog.records), \
+        [r.getMessage() for r in caplog.records]
+
+
+def test_index_file_of_another_database_is_found_by_check_and_fixed_by_repair(tmp_path):
+    """Same watermark, other vectors: the watermark cannot tell; CHECK TABLE can."""
+    ours, theirs = str(tmp_path / "ours.db"), str(tmp_path / "theirs.db")
+    _build(ours, version=0)
+    _build(theirs, version=1)
+    shutil.copy(_index_file(theirs, "v"), _index_file(ours, "v"))
+    con = engine.connect(ours)
+    check = con.execute("CHECK TABLE t").fetchall()
+    assert check[-1][2:] == ("error", "Corrupt")
+    assert any("other vectors than the table" in row[3] for row in check), check
+    repair = con.execute("REPAIR TABLE t").fetchall()
+    assert repair[-1][2:] == ("status", "OK")
+    assert any("rebuilt the index" in row[3] for row in repair), repair
+    con.commit()
+    con.close()
+    _knn_matches_rows(ours)
+
+
+def test_leftover_temp_files_of_a_killed_save_are_ignored(tmp_path):
+    path = str(tmp_path / "tmpfiles.db")
+    _build(path)
+    file = _index_file(path, "v")
+    with open(file + ".abc123.tmp", "wb") as f:      # what a save killed mid-write leaves
+        f.write(open(file, "rb").read()[:1000])
+    _knn_matches_rows(path)
+
+
+# -- a full disk ----------------------------------------------------------------------------------
+def test_disk_full_during_commit_is_an_error_and_loses_nothing(tmp_path):
+    path = str(tmp_path / "full.db")
+    _create(path)
+    con = engine.connect(path)
+    con.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)", [(i, "seed", i, vec(i, 0)) for i in range(1, 6)])
+    con.commit()
+    con.execute("SELECT id FROM t WHERE knn(v, 1, ?)", ([0.0] * DIMS,)).fetchall()
+    con.close()
+    limit = max(os.path.getsize(path), 1) + 300_000
+    ack = str(tmp_path / "ack")
+    proc = _spawn("diskfull", "--db", path, "--start", "100", "--limit", str(limit), "--ack", ack)
+    out, err = proc.communicate(timeout=300)
+    lines = [json.loads(x) for x in _lines(ack) if x != "ready"]
+    assert proc.returncode == 0, err.decode()[-3000:]
+    assert not [x for x in lines if "escaped" in x], lines
+    report = lines[-1]["report"]
+    committed = [i for x in lines if "committed" in x for i in x["committed"]]
+    assert report["is_engine_error"] and report["error"] == "OperationalError", report
+    assert report["rollback"] == "ok" and report["close"] == "ok", report
+    assert report["count_after"] == 5 + len(committed), report          # readable after the failure
+    assert committed, "the limit left no room for a single commit"
+    con = engine.connect(path)
+    ids = sorted(r[0] for r in con.execute("SELECT id FROM t"))
+    assert ids == list(range(1, 6)) + committed
+    assert con.execute("CHECK TABLE t").fetchall()[-1][2:] == ("status", "OK")
+    found = {r[0] for r in con.execute(f"SELECT id FROM t WHERE knn(v, {len(ids) + 5}, ?)", ([0.0] * DIMS,))}
+    assert found == set(ids)
+    con.close()
+    print(f"\ndisk full: {len(committed)} rows committed before '{report['msg']}'")
