@@ -42,6 +42,8 @@ def parse_query(text: str) -> ast.Query:
         err = exc.errors[0] if exc.errors else {}
         desc = re.sub(r"<Token token_type: TokenType\.\w+, text: ([^,]*),.*?>", r"'\1'",
                       err.get("description", str(exc)).split(". Line")[0])
+        if desc.startswith("Required keyword"):   # sqlglot's wording for a clause cut short
+            desc = "syntax error, incomplete statement"
         near = (err.get("highlight") or "") + (err.get("end_context") or "")
         raise GrammarError(f"{desc} near '{near.strip()[:80]}'" if near.strip() else desc,
                            err.get("line"), err.get("col"), str(exc)) from None
@@ -55,6 +57,8 @@ def parse_query(text: str) -> ast.Query:
     if kind is None:
         word = text.strip().split(None, 1)[0] if text.strip() else ""
         raise GrammarError(f"syntax error, unexpected '{word[:40]}'")
+    if (kind == "insert" and expr.expression is None) or (kind == "update" and not expr.expressions):
+        raise GrammarError("syntax error, incomplete statement")
     if outfile is not None and kind != "select":
         raise GrammarError("INTO OUTFILE is only valid in SELECT")
     return ast.Query(expr=expr, kind=kind, replace=replace, outfile=outfile)
