@@ -5,7 +5,9 @@
 """
 from __future__ import annotations
 
-from .dbapi import Connection, Cursor, apilevel, connect, paramstyle, threadsafety
+from .dbapi import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Connection, Cursor, Date, DateFromTicks,
+                    Time, TimeFromTicks, Timestamp, TimestampFromTicks, apilevel, connect, paramstyle,
+                    threadsafety)
 from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
                      NotSupportedError, OperationalError, ProgrammingError, Warning)
 
@@ -15,4 +17,6 @@ __all__ = [
     "connect", "Connection", "Cursor", "apilevel", "paramstyle", "threadsafety", "__version__",
     "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
+    "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
+    "TimeFromTicks", "TimestampFromTicks", "Binary",
 ]

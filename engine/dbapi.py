@@ -3,6 +3,7 @@ and MySQL with autocommit off, the first statement that writes opens a transacti
 commit() or rollback()."""
 from __future__ import annotations
 
+import datetime as _dt
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -16,6 +17,45 @@ from .database import Database, Result, translate
 apilevel = "2.0"
 threadsafety = 1          # threads may share the module, not connections: one connection per thread
 paramstyle = "qmark"      # ? placeholders; :name placeholders with a mapping are accepted too
+
+
+# -- PEP 249 type objects and constructors ----------------------------------------------------------
+class DBAPITypeObject:
+    """Compares equal to the type codes of ``Cursor.description`` (the declared type) of its kind."""
+
+    def __init__(self, name: str, *codes: str):
+        self.name, self.codes = name, frozenset(codes)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and other.upper() in self.codes
+
+    def __hash__(self) -> int:
+        return hash(self.codes)
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+STRING = DBAPITypeObject("STRING", "TEXT", "STRING_TEXT", "JSON_TEXT")
+BINARY = DBAPITypeObject("BINARY", "BLOB", "FLOAT_VECTOR_BLOB", "FLOAT_VECTOR_ARRAY_BLOB")
+NUMBER = DBAPITypeObject("NUMBER", "INTEGER", "BIGINT", "FLOAT", "REAL", "BOOL_INT", "TIMESTAMP_INT")
+DATETIME = DBAPITypeObject("DATETIME", "TIMESTAMP_INT")
+ROWID = DBAPITypeObject("ROWID", "INTEGER")
+
+Date, Time, Timestamp = _dt.date, _dt.time, _dt.datetime   # bound dates become Unix seconds (UTC)
+Binary = bytes
+
+
+def DateFromTicks(ticks: float) -> _dt.date:  # noqa: N802 - PEP 249 name
+    return _dt.datetime.fromtimestamp(ticks, _dt.timezone.utc).date()
+
+
+def TimeFromTicks(ticks: float) -> _dt.time:  # noqa: N802 - PEP 249 name
+    return _dt.datetime.fromtimestamp(ticks, _dt.timezone.utc).time()
+
+
+def TimestampFromTicks(ticks: float) -> _dt.datetime:  # noqa: N802 - PEP 249 name
+    return _dt.datetime.fromtimestamp(ticks, _dt.timezone.utc)
 
 
 def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float = 5.0,
