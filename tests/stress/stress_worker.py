@@ -108,7 +108,7 @@ def writer(args) -> None:
     cur = con.cursor()
     open(args.ready, "w").close()
     wait_for(args.go)
-    start = time.perf_counter()
+    start, began = time.perf_counter(), time.time()
     ids = []
     for b in range(0, args.n, args.batch):
         rows = [(args.base + i, f"w {args.base + i}", args.base + i, vec(args.base + i, 0))
@@ -118,7 +118,7 @@ def writer(args) -> None:
         ids += [r[0] for r in rows]
         if b % (args.batch * 10) == 0:     # search now and then: the index cache is live during writes
             cur.execute("SELECT id FROM t WHERE knn(v, 3, ?)", (vec(args.base, 0),)).fetchall()
-    seconds = time.perf_counter() - start
+    seconds, ended = time.perf_counter() - start, time.time()
     open(args.done, "w").close()
     for other in args.wait:
         wait_for(other)
@@ -127,7 +127,7 @@ def writer(args) -> None:
     rows = [r[0] for r in cur.execute("SELECT id FROM t")]
     con.close()
     with open(args.out, "w") as f:
-        json.dump({"ids": ids, "seconds": seconds, "rows": len(rows),
+        json.dump({"ids": ids, "seconds": seconds, "began": began, "ended": ended, "rows": len(rows),
                    "knn_missing": sorted(set(rows) - set(seen)), "knn_ghosts": sorted(set(seen) - set(rows))}, f)
 
 
