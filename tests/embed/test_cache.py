@@ -61,27 +61,33 @@ def test_corrupted_graph_is_detected_and_rebuilt(cache_dir):
     assert not default.load_graph().built
 
 
-def test_torn_graph_and_broken_sidecar_are_rebuilt(cache_dir):
-    good = default.load_graph()
-    good.path.write_bytes(good.data[: len(good.data) // 2])  # a torn write
-    assert default.load_graph().built
-    good.path.with_suffix(".json").write_text("{not json")
-    assert default.load_graph().built
-    good.path.with_suffix(".json").unlink()
-    again = default.load_graph()
-    assert again.built and again.data == good.data
+def counting_builder(payload, calls):
+    return lambda: (calls.append(payload) or payload, {"note": "x"})
+
+
+def test_torn_graph_and_broken_sidecar_are_rebuilt(tmp_path):
+    path, calls = tmp_path / "g.onnx", []
+    payload = bytes(range(256)) * 64
+    build = counting_builder(payload, calls)
+    assert cache.load_or_build(path, "fp", build).built
+    path.write_bytes(payload[:1000])  # a torn write
+    assert cache.load_or_build(path, "fp", build).built
+    path.with_suffix(".json").write_text("{not json")
+    assert cache.load_or_build(path, "fp", build).built
+    path.with_suffix(".json").write_text("[1, 2]")
+    assert cache.load_or_build(path, "fp", build).built
+    path.with_suffix(".json").unlink()
+    again = cache.load_or_build(path, "fp", build)
+    assert again.built and again.data == payload
+    assert not cache.load_or_build(path, "fp", build).built
+    assert len(calls) == 5 and path.read_bytes() == payload
 
 
 def test_stale_weights_fingerprint_is_rebuilt(tmp_path):
-    path = tmp_path / "g.onnx"
-    calls = []
-
-    def build(payload):
-        return lambda: (calls.append(payload) or payload, {"note": "x"})
-
-    assert cache.load_or_build(path, "fp-1", build(b"one")).data == b"one"
-    assert cache.load_or_build(path, "fp-1", build(b"unused")).data == b"one"
-    assert cache.load_or_build(path, "fp-2", build(b"two")).data == b"two"
+    path, calls = tmp_path / "g.onnx", []
+    assert cache.load_or_build(path, "fp-1", counting_builder(b"one", calls)).data == b"one"
+    assert cache.load_or_build(path, "fp-1", counting_builder(b"unused", calls)).data == b"one"
+    assert cache.load_or_build(path, "fp-2", counting_builder(b"two", calls)).data == b"two"
     assert calls == [b"one", b"two"]
     assert sidecar(path)["weights_fingerprint"] == "fp-2"
 

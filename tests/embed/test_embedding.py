@@ -96,7 +96,7 @@ def test_embed_query_matches_embed_and_is_cached(model):
 
 
 def test_progress_reports_every_batch(model):
-    texts = [words(n, n) for n in range(1, 200, 3)]
+    texts = [words(n, n) for n in range(1, 160, 8)]
     seen = []
     model.embed(texts, on_progress=lambda done, total: seen.append((done, total)))
     assert len(seen) >= 2
@@ -107,7 +107,7 @@ def test_progress_reports_every_batch(model):
 
 
 def test_should_stop_cancels_between_batches(model):
-    texts = [words(n, n) for n in range(1, 200, 3)]
+    texts = [words(n, n) for n in range(1, 160, 8)]
     progress = []
     with pytest.raises(EmbeddingCancelled):
         model.embed(texts, on_progress=lambda d, t: progress.append(d), should_stop=lambda: bool(progress))
