@@ -119,7 +119,8 @@ def alter_add_column(db: "Database", stmt: ast.AlterAddColumn, params=None) -> "
     if col.name.lower() == "id":
         raise UserError("Duplicate column name 'id'", errors.DuplicateColumn)
     specs = _validate(table.name, table.columns + [col])
-    db.store.execute(f"ALTER TABLE {quote(table.name)} ADD COLUMN {_column_sql(col)}")
+    default = " DEFAULT x''" if col.type == "float_vector_array" else ""   # existing rows: [] (no vectors)
+    db.store.execute(f"ALTER TABLE {quote(table.name)} ADD COLUMN {_column_sql(col)}{default}")
     table.columns.append(col)
     spec = specs.get(col.name.lower())
     if spec is not None:
