@@ -196,8 +196,14 @@ def _vector_values(db: "Database", table: Table, names: list[str], records: list
 
 def _supplied(col: Column, spec, value: Any, row: int) -> Embedded | None:
     if isinstance(value, (bytes, bytearray, memoryview)):   # INSERT ... SELECT of a vector column
+        import struct
+
         from .types import unpack
-        value = unpack(bytes(value), col.type == "float_vector_array").tolist() if value else []
+        try:
+            value = unpack(bytes(value), col.type == "float_vector_array").tolist() if value else []
+        except (ValueError, struct.error):      # a BLOB that is not a stored vector
+            raise UserError(f"row {row}, column '{col.name}': incompatible value specified for a float "
+                            "vector column (a BLOB that is not a vector)", errors.DataError) from None
         if col.type == "float_vector" and value:
             value = value[0]
     if value is None:
