@@ -77,7 +77,11 @@ def _literal(node: exp.Expression, bound: dict[str, Any]) -> tuple[bool, Any]:
         try:
             return True, int(text)
         except ValueError:
+            pass
+        try:
             return True, float(text)
+        except ValueError:                  # the tokenizer lets through e.g. '0.1e'
+            raise UserError(f"unrecognized token: '{text}'") from None
     if isinstance(node, exp.Null):
         return True, None
     if isinstance(node, exp.Boolean):
