@@ -1,6 +1,7 @@
 """Database: statement -> plan -> run. The single place that turns internal errors into user errors."""
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -8,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
+import sqlglot
 
 import grammar
 from grammar import ast
@@ -232,6 +234,19 @@ def _from_sqlite(exc: apsw.Error) -> errors.Error:
     return errors.ProgrammingError(text)
 
 
+_PARSER_DIR = os.path.dirname(sqlglot.__file__) + os.sep
+
+
+def _raised_in_parser(exc: BaseException) -> bool:
+    """True when the exception comes from inside sqlglot: it could not handle the input."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(_PARSER_DIR):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def translate(exc: BaseException) -> BaseException:
     """Map any exception raised below the engine to the public error tree."""
     if isinstance(exc, errors.Error):
@@ -258,6 +273,10 @@ def translate(exc: BaseException) -> BaseException:
         return errors.ProgrammingError(f"Error binding parameter: {str(exc).split(' - ', 1)[-1]} is not supported")
     if isinstance(exc, OSError):          # the disk: full, read-only, gone
         return errors.OperationalError(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, ValueError) and str(exc) == "null character in query":
+        return errors.SqlSyntaxError("syntax error: NUL character in the statement (pass such text as a parameter)")
+    if isinstance(exc, Exception) and _raised_in_parser(exc):
+        return errors.SqlSyntaxError(f"syntax error: the statement could not be parsed ({type(exc).__name__})")
     if isinstance(exc, Exception):
         return errors.InternalError(f"internal error: {type(exc).__name__}: {exc}")
     return exc
