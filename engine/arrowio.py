@@ -513,10 +513,12 @@ def _arrow_table(result: "Result", flat: bool) -> pa.Table:
                      for name, (_, decl), col in zip(names, result.columns, columns)})
 
 
-def _tsv_cell(value: Any) -> str:
+def _tsv_cell(value: Any, decl: str | None = None) -> str:
     if value is None:
         return NULL_MARK
-    if isinstance(value, bool):
+    if (decl or "").upper() == "JSON_TEXT":
+        text = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, bool):
         text = "1" if value else "0"
     elif isinstance(value, (list, dict)):
         text = json.dumps(value, ensure_ascii=False)
@@ -537,8 +539,9 @@ def _write_csv(f, result: "Result") -> None:
 def _write_tsv(f, result: "Result") -> None:
     names = _unique([name for name, _ in result.columns])
     f.write(("\t".join(_tsv_cell(n) for n in names) + "\n").encode())
+    decls = [decl for _, decl in result.columns]
     for row in result.rows:
-        f.write(("\t".join(_tsv_cell(v) for v in row) + "\n").encode())
+        f.write(("\t".join(_tsv_cell(v, d) for v, d in zip(row, decls)) + "\n").encode())
 
 
 def _json_value(value: Any) -> Any:
