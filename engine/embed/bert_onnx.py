@@ -76,6 +76,9 @@ class _GraphBuilder:
         self.inits.append(numpy_helper.from_array(value, name))
         return name
 
+    def ints(self, name: str, value: int | list[int]) -> str:
+        return self.const(name, np.array(value, dtype=np.int64))
+
     def op(self, op_type: str, inputs: list[str], name: str, **attrs: object) -> str:
         self._count[name] += 1
         unique = name if self._count[name] == 1 else f"{name}_{self._count[name]}"
@@ -105,35 +108,37 @@ def _layer_norm(g: _GraphBuilder, x: str, w: dict[str, np.ndarray], prefix: str,
 
 
 def _embeddings(g: _GraphBuilder, w: dict[str, np.ndarray], cfg: BertConfig) -> str:
+    """LayerNorm(word[input_ids] + type[token_type_ids] + position[0:seq]), as the exporter writes it."""
     p = "embeddings"
-    words = g.op("Gather", [g.const(f"{p}.word", _weight(w, f"{p}.word_embeddings.weight")), "input_ids"], f"{p}/word")
-    types = g.op("Gather", [g.const(f"{p}.type", _weight(w, f"{p}.token_type_embeddings.weight")), "token_type_ids"],
-                 f"{p}/type")
+    word_table = g.const(f"{p}.word", _weight(w, f"{p}.word_embeddings.weight"))
+    type_table = g.const(f"{p}.type", _weight(w, f"{p}.token_type_embeddings.weight"))
+    pos_table = g.const(f"{p}.position", _weight(w, f"{p}.position_embeddings.weight"))
+    words = g.op("Gather", [word_table, "input_ids"], f"{p}/word")
+    types = g.op("Gather", [type_table, "token_type_ids"], f"{p}/type")
     summed = g.op("Add", [words, types], f"{p}/Add")
     shape = g.op("Shape", ["input_ids"], f"{p}/Shape")
-    seq_len = g.op("Gather", [shape, g.const("const.one_scalar", np.array(1, np.int64))], f"{p}/seq_len", axis=0)
-    ends = g.op("Unsqueeze", [seq_len, g.const("const.axes0", np.array([0], np.int64))], f"{p}/ends")
+    seq_len = g.op("Gather", [shape, g.ints("const.one_scalar", 1)], f"{p}/seq_len", axis=0)
+    ends = g.op("Unsqueeze", [seq_len, g.ints("const.axes0", [0])], f"{p}/ends")
     positions = g.const(f"{p}.position_ids", np.arange(cfg.max_positions, dtype=np.int64)[None, :])
-    pos_ids = g.op("Slice", [positions, g.const("const.zero", np.array([0], np.int64)), ends,
-                             g.const("const.axes1", np.array([1], np.int64)),
-                             g.const("const.one", np.array([1], np.int64))], f"{p}/pos_ids")
-    pos = g.op("Gather", [g.const(f"{p}.position", _weight(w, f"{p}.position_embeddings.weight")), pos_ids],
-               f"{p}/position")
+    starts, axes, steps = g.ints("const.zero", [0]), g.ints("const.axes1", [1]), g.ints("const.one", [1])
+    slice_inputs = [positions, starts, ends, axes, steps]
+    pos_ids = g.op("Slice", slice_inputs, f"{p}/pos_ids")
+    pos = g.op("Gather", [pos_table, pos_ids], f"{p}/position")
     total = g.op("Add", [summed, pos], f"{p}/Add")
     return _layer_norm(g, total, w, f"{p}.LayerNorm", cfg.eps)
 
 
 def _additive_mask(g: _GraphBuilder) -> str:
     """attention_mask [B,S] -> (1 - mask) * -10000 as [B,1,1,S] float."""
-    m1 = g.op("Unsqueeze", ["attention_mask", g.const("const.axes_1", np.array([1], np.int64))], "mask/Unsqueeze")
-    m2 = g.op("Unsqueeze", [m1, g.const("const.axes_2", np.array([2], np.int64))], "mask/Unsqueeze")
+    m1 = g.op("Unsqueeze", ["attention_mask", g.ints("const.axes_1", [1])], "mask/Unsqueeze")
+    m2 = g.op("Unsqueeze", [m1, g.ints("const.axes_2", [2])], "mask/Unsqueeze")
     mf = g.op("Cast", [m2], "mask/Cast", to=TensorProto.FLOAT)
     inv = g.op("Sub", [g.const("const.f_one", np.array(1.0, np.float32)), mf], "mask/Sub")
     return g.op("Mul", [inv, g.const("const.mask_value", np.array(-10000.0, np.float32))], "mask/Mul")
 
 
 def _heads(g: _GraphBuilder, x: str, prefix: str, perm: list[int], cfg: BertConfig) -> str:
-    shape = g.const(f"{prefix}.heads_shape", np.array([0, 0, cfg.heads, cfg.head_size], np.int64))
+    shape = g.ints(f"{prefix}.heads_shape", [0, 0, cfg.heads, cfg.head_size])
     reshaped = g.op("Reshape", [x, shape], f"{prefix}/Reshape")
     return g.op("Transpose", [reshaped], f"{prefix}/Transpose", perm=perm)
 
@@ -146,8 +151,9 @@ def _attention(g: _GraphBuilder, x: str, mask: str, w: dict[str, np.ndarray], p:
     scale = g.const(f"{p}.scale", np.array(math.sqrt(cfg.head_size), np.float32))
     scaled = g.op("Div", [scores, scale], f"{p}/Div")
     probs = g.op("Softmax", [g.op("Add", [scaled, mask], f"{p}/mask_add")], f"{p}/Softmax", axis=-1)
-    ctx = g.op("Transpose", [g.op("MatMul", [probs, v], f"{p}/context")], f"{p}/ctx_Transpose", perm=[0, 2, 1, 3])
-    merged_shape = g.const(f"{p}.merged_shape", np.array([0, 0, cfg.hidden], np.int64))
+    context = g.op("MatMul", [probs, v], f"{p}/context")
+    ctx = g.op("Transpose", [context], f"{p}/ctx_Transpose", perm=[0, 2, 1, 3])
+    merged_shape = g.ints(f"{p}.merged_shape", [0, 0, cfg.hidden])
     merged = g.op("Reshape", [ctx, merged_shape], f"{p}/ctx_Reshape")
     out = _linear(g, merged, w, f"{p}.output.dense")
     residual = g.op("Add", [out, x], f"{p}/residual")
@@ -192,7 +198,8 @@ def build_bert(weights: dict[str, np.ndarray], cfg: BertConfig) -> onnx.ModelPro
     inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in INPUT_NAMES]
     output = helper.make_tensor_value_info(OUTPUT_NAME, TensorProto.FLOAT, [*dims, cfg.hidden])
     graph = helper.make_graph(g.nodes, "bert_encoder", inputs, [output], initializer=g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="tesseradb")
+    opsets = [helper.make_opsetid("", OPSET)]
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="tesseradb")
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
@@ -206,7 +213,8 @@ def op_counts(model: onnx.ModelProto) -> Counter[str]:
 def _quiet_optimizer_logs() -> Iterator[None]:
     """The optimizer's modules log under bare names (fusion_*, onnx_model*); silence their warnings."""
     prefixes = ("fusion_", "onnx_model", "optimizer", "shape_infer", "onnxruntime.transformers")
-    loggers = [logging.getLogger(n) for n in list(logging.Logger.manager.loggerDict) if n.startswith(prefixes)]
+    names = [n for n in list(logging.Logger.manager.loggerDict) if n.startswith(prefixes)]
+    loggers = [logging.getLogger(n) for n in names]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.ERROR)

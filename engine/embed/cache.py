@@ -105,7 +105,10 @@ def _remove_stale_temps(directory: Path, stem: str) -> None:
             tmp.unlink()
 
 
-def load_or_build(path: Path, weights_fingerprint: str, build: Callable[[], tuple[bytes, dict]]) -> CachedGraph:
+Builder = Callable[[], tuple[bytes, dict]]
+
+
+def load_or_build(path: Path, weights_fingerprint: str, build: Builder) -> CachedGraph:
     """Return the verified graph at ``path``, building and caching it first if needed.
 
     ``build()`` returns the graph bytes and extra metadata for the sidecar. It runs at most once

@@ -129,7 +129,9 @@ class Model:
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(lengths, kind="stable")
         done = 0
-        for batch in plan_batches(lengths[order].tolist(), token_budget=self.token_budget, max_rows=self.max_rows):
+        batches = plan_batches(lengths[order].tolist(), token_budget=self.token_budget,
+                               max_rows=self.max_rows)
+        for batch in batches:
             if should_stop is not None and should_stop():
                 raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(items)} texts")
             rows = order[batch.start:batch.stop]
@@ -183,7 +185,8 @@ class Model:
         feed = {name: _as_input(feeds[name], inputs[name].type) for name in inputs if name in feeds}
         output = _pick_output(session)
         (result,) = session.run([output.name], feed)
-        vectors = l2_normalize(result) if result.ndim == 2 else mean_pool(result, mask)  # 2-D: pooled in graph
+        # a 2-D result is already one vector per input (the graph pools); 3-D is token states
+        vectors = l2_normalize(result) if result.ndim == 2 else mean_pool(result, mask)
         if check_dims and vectors.shape[1] != self.dims:
             raise ModelError(f"model '{self.name}' produced {vectors.shape[1]}-dimensional vectors, "
                              f"expected {self.dims}")

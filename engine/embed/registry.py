@@ -17,7 +17,7 @@ _key_locks: dict[str, threading.Lock] = {}
 def _unknown(model_name: str) -> ModelError:
     return ModelError(
         f"unknown model '{model_name}': not a built-in model name "
-        f"({', '.join(sorted(default.ALIASES_DISPLAY))}) and not a directory with model.onnx "
+        f"({', '.join(default.ALIASES_DISPLAY)}) and not a directory with model.onnx "
         f"(or onnx/model.onnx) and tokenizer.json"
     )
 

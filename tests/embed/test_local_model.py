@@ -10,7 +10,8 @@ import pytest
 from engine import embed
 from engine.embed import default
 
-TEXTS = ["hello world", "", "café 机器学习 🚀", "a somewhat longer sentence about vector search in SQL " * 8]
+TEXTS = ["hello world", "", "café 机器学习 🚀",
+         "a somewhat longer sentence about vector search in SQL " * 8]
 
 
 @pytest.fixture(scope="module")
