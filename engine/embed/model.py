@@ -21,6 +21,7 @@ MAX_ROWS = 64
 BUCKET_RATIO = 1.25
 BUCKET_SLACK = 8
 QUERY_CACHE_SIZE = 1024
+QUERY_CACHE_MAX_CHARS = 8192  # longer query texts are embedded every time rather than kept
 
 GraphSource = Callable[[], "bytes | str"]
 
@@ -150,6 +151,8 @@ class Model:
                 self._queries.move_to_end(key)
                 return hit.copy()
         vector = self.embed([key])[0]
+        if len(key) > QUERY_CACHE_MAX_CHARS:
+            return vector
         with self._queries_lock:
             self._queries[key] = vector
             while len(self._queries) > QUERY_CACHE_SIZE:
@@ -212,9 +215,16 @@ def _pick_output(session: ort.InferenceSession) -> ort.NodeArg:
     return outputs[0]
 
 
+def cpu_count() -> int:
+    """CPUs this process may run on (``os.cpu_count()`` narrowed by the affinity mask, if any)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def session_options() -> ort.SessionOptions:
     options = ort.SessionOptions()
-    options.intra_op_num_threads = os.cpu_count() or 1
+    options.intra_op_num_threads = cpu_count()
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

@@ -1,12 +1,14 @@
 """Model.embed / embed_query with the real all-MiniLM-L6-v2."""
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
 import pytest
 
 from engine.embed import EmbeddingCancelled
+from engine.embed.model import cpu_count, session_options
 
 REFERENCE_HELLO_WORLD = [-0.03447727, 0.03102317, 0.00673496, 0.02610895]
 WORDS = ("database vector index query storage embedding cosine similarity transaction commit "
@@ -145,3 +147,8 @@ def test_threads_share_the_model(model):
     assert errors == []
     for got in results.values():
         np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+def test_session_uses_every_cpu(model):
+    assert session_options().intra_op_num_threads == cpu_count()
+    assert 1 <= cpu_count() <= (os.cpu_count() or 1)
