@@ -113,15 +113,19 @@ class Database:
         self._deadline = time.monotonic() + self.timeout if self.timeout else None
         if self._deadline is not None:
             self.store.set_progress_handler(self._progress_check, 1000)
+        began = False
         try:
             if writes(stmt):
                 if not self.store.in_transaction:
                     self.begin()
+                    began = True
                 with self.store.savepoint():
                     result = handler(self, stmt, params)
             else:
                 result = handler(self, stmt, params)
         except BaseException:
+            if began:           # the failed statement opened the transaction: end it, empty, and unlock
+                self.store.rollback()
             if not self.store.in_transaction:
                 self.reload_catalog()
             self._reload_if_catalog_changed()
@@ -206,6 +210,7 @@ _SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[errors.Error], str]] = [
     (re.compile(r"(?:table|index) (\S+) already exists"), errors.TableExists, "table '{0}' already exists"),
     (re.compile(r"UNIQUE constraint failed: \S+\.id"), errors.DuplicateKey, "duplicate id"),
     (re.compile(r"CHECK constraint failed: (.+)"), errors.DataError, "{0}"),
+    (re.compile(r"integer overflow"), errors.DataError, "Out of range value: integer overflow"),
     (re.compile(r"NOT NULL constraint failed: \S+\.(.+)"), errors.ConstraintError, "Column '{0}' cannot be null"),
     (re.compile(r"(.*)"), errors.ProgrammingError, "{0}"),
 ]
@@ -219,6 +224,10 @@ _APSW_CLASSES: list[tuple[type[BaseException], type[errors.Error]]] = [
     (apsw.CorruptError, errors.InternalError),
     (apsw.TooBigError, errors.DataError),
     (apsw.MismatchError, errors.DataError),
+    (apsw.CantOpenError, errors.OperationalError),     # the file: missing folder, a directory, no access
+    (apsw.ReadOnlyError, errors.OperationalError),
+    (apsw.PermissionsError, errors.OperationalError),
+    (apsw.NotADBError, errors.OperationalError),
 ]
 
 

@@ -196,22 +196,25 @@ def _split(script: str):
 def _run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     from . import dml
     seq = list(seq)
-    if isinstance(stmt, ast.Query) and stmt.kind == "insert":
-        if not db.store.in_transaction:
-            db.begin()
-        with db.store.savepoint():
-            return dml.insert_many(db, stmt, seq)
-    total = Result(rowcount=0)
-    if db.store.in_transaction or not seq:
-        pass
-    else:
+    db._sync_catalog()
+    began = bool(seq) and not db.store.in_transaction
+    if began:
         db.begin()
-    with db.store.savepoint():
-        for params in seq:
-            result = db.run(stmt, params)
-            total.rowcount += max(result.rowcount, 0)
-            total.lastrowid = result.lastrowid
-    return total
+    try:
+        with db.store.savepoint():
+            if isinstance(stmt, ast.Query) and stmt.kind == "insert":
+                return dml.insert_many(db, stmt, seq)
+            total = Result(rowcount=0)
+            for params in seq:
+                result = db.run(stmt, params)
+                total.rowcount += max(result.rowcount, 0)
+                total.lastrowid = result.lastrowid
+            return total
+    except BaseException:
+        if began:               # the failed batch opened the transaction: end it, empty, and unlock
+            db.store.rollback()
+            db.reload_catalog()
+        raise
 
 
 class Cursor:

@@ -220,3 +220,23 @@ def test_writers_wait_for_each_other(db_path):
     assert rows(a, "SELECT x FROM t ORDER BY x") == [(1,), (2,)]
     a.close()
     b.close()
+
+
+def test_a_failed_statement_that_opened_the_transaction_releases_the_write_lock(db_path):
+    a, b = engine.connect(db_path), engine.connect(db_path, timeout=0.1)
+    a.execute("CREATE TABLE t (x int)")
+    a.commit()
+    with pytest.raises(engine.DataError):
+        a.execute("INSERT INTO t (x) VALUES ('not a number')")
+    with pytest.raises(engine.IntegrityError):
+        a.executemany("INSERT INTO t (id, x) VALUES (?, ?)", [(1, 1), (1, 2)])
+    with pytest.raises(engine.DataError):
+        a.executemany("INSERT INTO t (x) VALUES (?)", [(1,), ("y",)])
+    with pytest.raises(engine.ProgrammingError):
+        a.executemany("DELETE FROM nope WHERE x = ?", [(1,), (2,)])
+    assert not a.in_transaction
+    b.execute("INSERT INTO t (x) VALUES (5)")                # not blocked by a
+    b.commit()
+    assert rows(a, "SELECT x FROM t") == [(5,)]
+    a.close()
+    b.close()
