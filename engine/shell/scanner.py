@@ -33,6 +33,8 @@ WORD_COMMANDS = {
     "source": "source", "help": "help", "?": "help", "quit": "quit", "exit": "quit",
     "status": "status", "warnings": "warnings", "nowarning": "nowarning",
 }
+# Words that end or clear the statement being typed when alone on a line: \g, \G, \c spelled out.
+LINE_WORDS = {"go", "ego", "clear"}
 # Backslash commands: recognised anywhere outside quotes and comments.
 BACKSLASH_COMMANDS = {
     ".": "source", "h": "help", "?": "help", "q": "quit", "s": "status", "W": "warnings",
@@ -82,6 +84,14 @@ class Scanner:
 
     # -- scanning -------------------------------------------------------------------------------
     def _scan_line(self, line: str, out: list[Item]) -> None:
+        if self.quote is None and not self.block_comment:
+            word = line.strip().rstrip(";").strip().lower()
+            if word in LINE_WORDS:            # go / ego / clear alone on a line, as in mysql
+                if word == "clear":
+                    self.buf, self.start_line = [], None
+                else:
+                    self._emit(out, vertical=word == "ego")
+                return
         if self.start_line is None and self.quote is None and not self.block_comment:
             command = _word_command(line, self.line)
             if command is not None:

@@ -167,3 +167,8 @@ def test_progress_disabled_is_silent():
     progress.update(1, 2)
     progress.finish()
     assert stream.getvalue() == ""
+
+
+def test_go_ego_and_clear_alone_on_a_line():
+    items = split_script("SELECT 1\ngo\nSELECT 2\nego\nSELECT 3\nclear\nSELECT 4;")
+    assert items == [Statement("SELECT 1", 1), Statement("SELECT 2", 3, True), Statement("SELECT 4", 7)]
