@@ -61,6 +61,10 @@ def drop_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
 def install_pending_triggers(store: RowStore, layout: ColumnLayout) -> None:
     """Per-connection TEMP triggers that record chunk changes of the open transaction."""
     store.execute(CREATE_PENDING)
+    if store.one("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", (layout.chunks,)) is None:
+        log.warning("the chunk table %s of %s.%s is missing: searches on the column fail until "
+                    "REPAIR TABLE %s", layout.chunks, layout.table, layout.column, layout.table)
+        return                                   # the database still opens, so that it can be repaired
     c, name = quote(layout.chunks), layout.chunks.replace("'", "''")
     for event, row, added in (("INSERT", "NEW", 1), ("DELETE", "OLD", 0)):
         trig = quote(f"{layout.chunks}_pending_{event.lower()}")
@@ -218,7 +222,12 @@ class ColumnIndex:
             behind = abs(len(self.index) - self.saved_size) + abs(self.max_id - self.saved_max_id)
             if behind <= max(len(self.index) // 4, 20_000) and os.path.exists(self.path):
                 return
-        self.index.save(self.path, f"{self.max_id}:{len(self.index)}")
+        try:
+            self.index.save(self.path, f"{self.max_id}:{len(self.index)}")
+        except OSError as exc:          # disk full, read-only: the file is a cache, the data is safe
+            log.warning("could not write the index file %s (%s); it is caught up from the database "
+                        "when next loaded", self.path, exc)
+            return
         self.dirty_on_disk = False
         self.saved_size, self.saved_max_id = len(self.index), self.max_id
 
