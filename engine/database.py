@@ -197,15 +197,18 @@ class Database:
             idx.save()
 
     def close(self) -> None:
-        self.rollback()
-        self.save_indexes()
-        self.store.close()
+        try:
+            self.rollback()
+            self.save_indexes()
+        finally:
+            self.store.close()      # even when the above failed: never leave the file open
 
 
 # -- the one place where internal errors become user errors -----------------------------------
 _SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[errors.Error], str]] = [
     (re.compile(r"no such table: (?:main\.)?(.+)"), errors.NoSuchTable, "table '{0}' does not exist"),
-    (re.compile(r"no such column: (.+)"), errors.NoSuchColumn, "Unknown column '{0}' in 'field list'"),
+    (re.compile(r"no such column: (.+?)(?: - should this be a string literal in single-quotes\?)?"),
+     errors.NoSuchColumn, "Unknown column '{0}' in 'field list'"),
     (re.compile(r"table (\S+) has no column named (.+)"), errors.NoSuchColumn, "Unknown column '{1}' in 'field list'"),
     (re.compile(r"(?:table|index) (\S+) already exists"), errors.TableExists, "table '{0}' already exists"),
     (re.compile(r"UNIQUE constraint failed: \S+\.id"), errors.DuplicateKey, "duplicate id"),
