@@ -95,6 +95,8 @@ def diskfull(args) -> None:
         report["knn_after"] = len(cur.execute("SELECT id FROM t WHERE knn(v, 3, ?)", (vec(1, 0),)).fetchall())
     except engine.Error as exc:
         report["read_after"] = f"{type(exc).__name__}: {exc}"
+    # Still full while closing: the index file and the WAL checkpoint cannot be written either.
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
     try:
         con.close()
         report["close"] = "ok"

@@ -320,3 +320,23 @@ def test_disk_full_during_commit_is_an_error_and_loses_nothing(tmp_path):
     assert found == set(ids)
     con.close()
     print(f"\ndisk full: {len(committed)} rows committed before '{report['msg']}'")
+
+
+def test_an_index_file_that_cannot_be_written_is_only_a_warning(tmp_path, monkeypatch, caplog):
+    path = str(tmp_path / "nosave.db")
+    _build(path)
+    con = engine.connect(path)
+    con.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
+                    [(i, f"doc {i}", i, vec(i, 0)) for i in range(301, 351)])
+    con.commit()
+    con.execute("SELECT id FROM t WHERE knn(v, 1, ?)", ([0.0] * DIMS,)).fetchall()
+
+    def full(self, path, watermark):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(VectorIndex, "save", full)
+    with caplog.at_level(logging.WARNING, logger="tesseradb.storage"):
+        con.close()                                   # no error: the file is a cache
+    assert any("could not write the index file" in r.getMessage() for r in caplog.records)
+    monkeypatch.undo()
+    _knn_matches_rows(path)
