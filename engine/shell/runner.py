@@ -69,6 +69,7 @@ class Runner:
         self.failures = 0
         self.schema_stale = True
         self.last_warnings: list[tuple[str, int, str]] = []
+        self.cancelled = False                  # Ctrl-C hit the running statement
         self._depth = 0
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-sql")
         con.set_progress(progress.update)
@@ -85,14 +86,18 @@ class Runner:
         opts = self.options
         if opts.verbose and not opts.interactive:
             self.write(f"--------------\n{stmt.text}\n--------------\n\n")
+            self.out.flush()
         first = stmt.text.split(None, 1)[0].lower() if stmt.text.split() else ""
         if first in SCHEMA_WORDS:
             self.schema_stale = True
         started = time.perf_counter()
+        self.cancelled = False
         try:
             outcome = self.execute(stmt.text)
         except engine.Error as exc:
             self.report_error(exc, stmt.line, origin)
+            if self.cancelled and not opts.interactive:
+                raise ScriptAborted() from None        # Ctrl-C stops a script, even with --force
             return False
         self.last_warnings = outcome.warnings
         self.show(outcome, stmt.vertical or opts.vertical, time.perf_counter() - started)
@@ -121,6 +126,7 @@ class Runner:
             try:
                 return future.result()
             except KeyboardInterrupt:
+                self.cancelled = True
                 self.con.interrupt()
                 self.progress.finish()
                 self.out.flush()

@@ -58,10 +58,10 @@ class Scanner:
 
     @property
     def prompt_state(self) -> str:
-        """What mysql's continuation prompt shows: -> or the open quote, /* for a comment."""
+        """What mysql's continuation prompt shows: ->, or '> "> `> in a quote, /*> in a comment."""
         if self.quote:
             return self.quote + ">"
-        return "/*" if self.block_comment else "->"
+        return "/*>" if self.block_comment else "->"
 
     def feed(self, text: str) -> list[Item]:
         """Scan ``text`` (whole lines); return the statements and commands completed by it."""

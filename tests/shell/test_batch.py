@@ -1,6 +1,9 @@
 """Batch mode (standard input is not a terminal, or -e): mysql -B habits, exit codes, SOURCE."""
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 VECTORS = """
 CREATE TABLE t (name text, ok bool, meta json,
   v float_vector knn_type='hnsw' knn_dims='2' hnsw_similarity='l2',
@@ -183,3 +186,24 @@ def test_help_and_version(run):
     out = run("--version")
     assert out.returncode == 0 and "tessera" in out.stdout
     assert "--force" in run("--help").stdout
+
+
+def test_ctrl_c_interrupts_the_statement_and_stops_the_script(shell_env, tmp_path):
+    import signal
+    import subprocess
+
+    tessera = str(Path(sys.executable).parent / "tessera")
+    proc = subprocess.Popen([tessera, "-v", "--force"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=shell_env, cwd=tmp_path)
+    proc.stdin.write("WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 2000000000)\n"
+                     "SELECT COUNT(*) FROM n;\nSELECT 'after';\n")
+    proc.stdin.close()
+    assert proc.stdout.readline() == "--------------\n"      # the statement is about to run
+    import time
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    assert proc.returncode == 1
+    assert "ERROR 1317 (70100) at line 1: Query execution was interrupted" in err
+    assert "after" not in out
