@@ -131,15 +131,27 @@ class _KeyIndex:
         self._pos = np.insert(self._pos, at, pos[order])
         self._tail_keys, self._tail_pos = _Column(np.int64), _Column(np.int64)
 
-    def lookup(self, wanted: np.ndarray) -> np.ndarray:
-        """Positions whose key is in ``wanted`` (unique, sorted), grouped by key, ascending inside a key."""
+    def live(self, wanted: np.ndarray, alive: np.ndarray) -> tuple[np.ndarray, int]:
+        """Live positions whose key is in ``wanted`` (sorted, distinct), and how many keys have one.
+
+        Linear in the positions found: the sorted part yields them grouped by key, so counting the
+        keys needs no sort.
+        """
         lo = np.searchsorted(self._keys, wanted, side="left")
         hi = np.searchsorted(self._keys, wanted, side="right")
         found = self._pos[_expand_ranges(lo, hi)]
+        live = alive[found]
+        key_of = np.repeat(np.arange(len(wanted)), hi - lo)[live]
+        pos = found[live]
+        n_keys = int(len(key_of) > 0) + int(np.count_nonzero(key_of[1:] != key_of[:-1]))
         if not self._tail_keys.n:
-            return found
-        tail = self._tail_pos.view[np.isin(self._tail_keys.view, wanted)]
-        return np.concatenate([found, tail]) if len(tail) else found
+            return pos, n_keys
+        in_tail = np.isin(self._tail_keys.view, wanted) & alive[self._tail_pos.view]
+        if not in_tail.any():
+            return pos, n_keys
+        tail_keys = _distinct(self._tail_keys.view[in_tail])
+        n_keys += int(np.count_nonzero(~np.isin(tail_keys, wanted[key_of])))
+        return np.concatenate([pos, self._tail_pos.view[in_tail]]), n_keys
 
 
 @contextmanager
@@ -171,11 +183,12 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 
 
 def _int_array(values: Iterable[int] | np.ndarray) -> np.ndarray:
-    """Sorted distinct int64 ids from any iterable of integers."""
+    """Sorted distinct int64 ids from any iterable of integers (ids already so are not sorted again)."""
     arr = np.asarray(values if isinstance(values, np.ndarray) else list(values))
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         raise ValueError(f"ids must be integers, got {arr.dtype}")
-    return _distinct(arr.astype(np.int64).ravel())
+    arr = arr.astype(np.int64, copy=False).ravel()
+    return arr if bool(np.all(arr[1:] > arr[:-1])) else _distinct(arr)
 
 
 class VectorIndex:
@@ -219,7 +232,7 @@ class VectorIndex:
             if len(clash):
                 raise ValueError(f"chunk id {int(self._chunk.view[clash[0]])} is already in the index")
             batch_docs = _distinct(docs)
-            new_docs = len(batch_docs) - len(_distinct(self._doc.view[self._live_positions(self._by_doc, batch_docs)]))
+            new_docs = len(batch_docs) - self._by_doc.live(batch_docs, self._alive.view)[1]
             start = self._index.ntotal
             self._index.add(x)
             self._chunk.append(chunks)
@@ -261,8 +274,7 @@ class VectorIndex:
 
     def _live_positions(self, keys: _KeyIndex, wanted: np.ndarray) -> np.ndarray:
         """Live positions whose key is in ``wanted`` (sorted, distinct)."""
-        pos = keys.lookup(wanted)
-        return pos[self._alive.view[pos]]
+        return keys.live(wanted, self._alive.view)[0]
 
     def _kill(self, pos: np.ndarray) -> None:
         if not len(pos):
@@ -270,7 +282,7 @@ class VectorIndex:
         docs = _distinct(self._doc.view[pos])
         self._alive.view[pos] = False
         self._live -= len(pos)
-        self._live_docs -= len(docs) - len(_distinct(self._doc.view[self._live_positions(self._by_doc, docs)]))
+        self._live_docs -= len(docs) - self._by_doc.live(docs, self._alive.view)[1]
         self._alive_bitmap = None
 
     # ---- reads --------------------------------------------------------------------------------
@@ -342,9 +354,8 @@ class VectorIndex:
             wanted = _int_array(allowed_docs)
             if exclude_doc is not None:
                 wanted = wanted[wanted != exclude_doc]
-            plan.positions = self._live_positions(self._by_doc, wanted)
+            plan.positions, docs = self._by_doc.live(wanted, self._alive.view)
             plan.n_candidates = len(plan.positions)
-            docs = len(_distinct(self._doc.view[plan.positions]))
         plan.want_docs, plan.want = docs, min(k, docs)
         chunks_per_doc = plan.n_candidates / docs if docs else 1.0
         plan.fetch = min(plan.n_candidates, math.ceil(plan.want * chunks_per_doc))
@@ -551,7 +562,7 @@ class _Plan:
     """How one search runs (see ``VectorIndex._plan``)."""
 
     path = "exact"
-    positions: np.ndarray | None = None  # candidate positions when filtered, grouped by doc
+    positions: np.ndarray | None = None  # live candidate positions when filtered
     excluded: np.ndarray | None = None  # live positions of exclude_doc when unfiltered
     n_candidates = 0
     want_docs = 0
