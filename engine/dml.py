@@ -243,7 +243,7 @@ def update(db: "Database", stmt: ast.Query, params=None) -> "Result":
     stale = [s for s in table.model_columns() if s.column.lower() not in vector_sets
              and any(f.lower() in sets for f in s.from_columns)]
     if not vector_sets and not stale:
-        db.store.execute(expr.sql(dialect="sqlite"), bound)
+        db.store.execute(_limit_through_ids(expr).sql(dialect="sqlite"), bound)
         return _result(rowcount=db.store.changes())
     ids = _matching_ids(db, table, expr, bound)
     scalar = expr.copy()
@@ -262,6 +262,21 @@ def update(db: "Database", stmt: ast.Query, params=None) -> "Result":
     if stale:
         recompute(db, table, stale, ids)
     return _result(rowcount=len(ids))
+
+
+def _limit_through_ids(expr: exp.Expression) -> exp.Expression:
+    """MySQL's ``UPDATE/DELETE ... ORDER BY ... LIMIT n`` (SQLite is built without it): the rows are
+    picked first, by id, then changed."""
+    if not isinstance(expr.this, exp.Table) or (expr.args.get("order") is None and expr.args.get("limit") is None):
+        return expr
+    expr = expr.copy()
+    pick = exp.select("id").from_(expr.this.copy())
+    for arg in ("where", "order", "limit"):
+        if expr.args.get(arg) is not None:
+            pick.set(arg, expr.args[arg].copy())
+        expr.set(arg, None)
+    expr.set("where", exp.Where(this=exp.column("id").isin(query=pick)))
+    return expr
 
 
 def _no_knn(expr: exp.Expression) -> None:
@@ -329,5 +344,5 @@ def delete(db: "Database", stmt: ast.Query, params=None) -> "Result":
     expr, bound = bind(stmt.expr, params)
     db.table(expr.this.name if isinstance(expr.this, exp.Table) else expr.find(exp.Table).name)
     _no_knn(expr)
-    db.store.execute(expr.sql(dialect="sqlite"), bound)
+    db.store.execute(_limit_through_ids(expr).sql(dialect="sqlite"), bound)
     return _result(rowcount=db.store.changes())

@@ -57,6 +57,8 @@ def parse_query(text: str) -> ast.Query:
     if kind is None:
         word = text.strip().split(None, 1)[0] if text.strip() else ""
         raise GrammarError(f"syntax error, unexpected '{word[:40]}'")
+    if expr.find(exp.Parameter, exp.SessionParameter) is not None:
+        raise GrammarError("variables (@name, @@name) are not supported")
     if (kind == "insert" and expr.expression is None) or (kind == "update" and not expr.expressions):
         raise GrammarError("syntax error, incomplete statement")
     if outfile is not None and kind != "select":

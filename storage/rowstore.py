@@ -19,6 +19,9 @@ class RowStore:
         self.path = path
         self.conn = apsw.Connection(path)
         self.conn.setbusytimeout(busy_timeout_ms)
+        # "x" is an identifier, never a string: an unknown column must be an error, not the text 'x'
+        self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
+        self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
         if path != MEMORY:
             self.conn.pragma("journal_mode", "wal")
         self.conn.pragma("synchronous", "full")
