@@ -103,7 +103,7 @@ ARRAY_ERRORS = [
     ("7", "incompatible value specified for a float vector column"),
     ("[[1,0,0,'x']]", "incompatible value specified for a float vector column"),
     ("[[1,0,0,NULL]]", "incompatible value specified for a float vector column"),
-    ("[[1,0,0,1e39]]", "vector #1"),
+    ("[[1,0,0,1e39]]", "vector #1 has a value out of the float32 range"),
 ]
 
 
