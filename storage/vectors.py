@@ -384,20 +384,27 @@ class VectorIndex:
 
     def _search_exact(self, q: np.ndarray, plan: _Plan) -> list[tuple[int, float, int]]:
         pos = self._candidates(plan)
-        approx = self._distances32(q, pos)
-        tol_scale = 0.0 if self.metric == "l2" else float(np.linalg.norm(q)) * self._max_norm
+        return self._finish(q, pos, self._distances32(q, pos), plan.want)
+
+    def _finish(self, q: np.ndarray, pos: np.ndarray, approx: np.ndarray, k: int) -> list[tuple[int, float, int]]:
+        """From chunks with float32 distances to the k best documents, rescored in float64.
+
+        Every document whose best float32 distance is within rounding of the k-th best is rescored,
+        so float32 error cannot change which documents make the cut.
+        """
         docs = self._doc.view[pos]
         order = np.argsort(docs, kind="stable")
         docs_sorted = docs[order]
         starts = np.flatnonzero(np.r_[True, docs_sorted[1:] != docs_sorted[:-1]])
         best = np.minimum.reduceat(approx[order], starts)
-        if len(best) > plan.want:
-            kth = float(np.partition(best, plan.want - 1)[plan.want - 1])
-            keep_docs = best <= kth + RESCORE_TOL * (1.0 + abs(kth) + tol_scale)
+        if len(best) > k:
+            kth = float(np.partition(best, k - 1)[k - 1])
+            scale = 0.0 if self.metric == "l2" else float(np.linalg.norm(q)) * self._max_norm
+            keep_docs = best <= kth + RESCORE_TOL * (1.0 + abs(kth) + scale)
             keep = np.zeros(len(pos), bool)
             keep[order] = np.repeat(keep_docs, np.diff(np.r_[starts, len(pos)]))
             pos = pos[keep]
-        return self._rank(q, pos, plan.want)
+        return self._rank(q, pos, k)
 
     def _distances32(self, q: np.ndarray, pos: np.ndarray) -> np.ndarray:
         """float32 distances from q to the vectors at ``pos``, read in place (no gathered copy)."""
@@ -406,28 +413,33 @@ class VectorIndex:
         if 2 * len(pos) >= n:  # most of the index: one contiguous pass, then pick
             out = np.empty(n, np.float32)
             kernel = faiss.fvec_inner_products_ny if ip else faiss.fvec_L2sqr_ny
-            kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), self.dims, n)
+            with _one_thread():
+                kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), self.dims, n)
             out = out[pos]
         else:
             out = np.empty(len(pos), np.float32)
             ids = np.ascontiguousarray(pos, np.int64)
             kernel = faiss.fvec_inner_products_by_idx if ip else faiss.fvec_L2sqr_by_idx
             with _one_thread():
-                kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), faiss.swig_ptr(ids), self.dims, 1, len(pos))
+                kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), faiss.swig_ptr(ids),
+                       self.dims, 1, len(pos))
         return 1.0 - out if ip else out
 
     def _search_graph(self, q: np.ndarray, plan: _Plan) -> list[tuple[int, float, int]]:
         bitmap = self._selector_bitmap(plan)
+        sel = None if bitmap is None else faiss.IDSelectorBitmap(self._index.ntotal, faiss.swig_ptr(bitmap))
         fetch, ef = max(plan.fetch, 1), plan.ef
         while True:
-            sel = None if bitmap is None else faiss.IDSelectorBitmap(self._index.ntotal, faiss.swig_ptr(bitmap))
-            params = faiss.SearchParametersHNSW(sel=sel, efSearch=ef) if sel is not None else \
-                faiss.SearchParametersHNSW(efSearch=ef)
+            params = faiss.SearchParametersHNSW(efSearch=ef)
+            if sel is not None:
+                params.sel = sel
             with _one_thread():
-                _, found = self._index.search(q, fetch, params=params)
-            pos = found[0][found[0] >= 0]
+                dist, found = self._index.search(q, fetch, params=params)
+            hit = found[0] >= 0
+            pos = found[0][hit]
             if len(_distinct(self._doc.view[pos])) >= plan.want:
-                return self._rank(q, pos, plan.want)
+                approx = dist[0][hit] if self.metric == "l2" else 1.0 - dist[0][hit]
+                return self._finish(q, pos, approx, plan.want)
             if fetch >= plan.n_candidates:
                 break
             fetch, ef = min(2 * fetch, plan.n_candidates), min(2 * ef, EF_MAX)

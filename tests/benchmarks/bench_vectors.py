@@ -121,7 +121,8 @@ def calibrate(index: VectorIndex, x: np.ndarray, q: np.ndarray, n: int, rng: np.
                 plan = index.explain(args.k, allowed_docs=allowed)
             rec = recall_of(index, qs, exact_topk(x, qs, args.k, allowed), args.k, allowed_docs=allowed)
             work = plan["ef"] * 2 * index.m
-            print(f"    {frac:6.1%} {len(allowed):>8} chunks  exact {timings['exact']:8.2f}  graph {timings['graph']:8.2f}"
+            print(f"    {frac:6.1%} {len(allowed):>8} chunks"
+                  f"  exact {timings['exact']:8.2f}  graph {timings['graph']:8.2f}"
                   f"  (ef {plan['ef']}, ef*2m {work}, chunks/(ef*2m) {len(allowed) / work:.2f})  recall {rec:.3f}",
                   flush=True)
     finally:
@@ -135,7 +136,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--batch", type=int, default=10_000, help="vectors per add() call")
-    ap.add_argument("--ef", default="", help="extra rows with these explicit ef values, e.g. 16,32,128")
+    ap.add_argument("--ef", default="", help="extra rows with these explicit ef values, e.g. 96,200 "
+                    "(an explicit ef only raises the automatic one)")
     ap.add_argument("--filtered", default="0.01,0.1,0.5", help="allowed_docs fractions for filtered rows")
     ap.add_argument("--calibrate", action="store_true", help="time the exact and graph paths side by side")
     args = ap.parse_args()
