@@ -198,11 +198,11 @@ def test_binding_errors():
     con.close()
 
 
-def test_errors_chain_the_internal_cause_only_for_unexpected_ones():
+def test_errors_keep_the_internal_exception_as_their_cause():
     con = engine.connect()
     with pytest.raises(engine.ProgrammingError) as info:
         con.execute("SELECT * FROM nope")
-    assert not isinstance(info.value.__cause__, engine.Error)
+    assert info.value.__cause__ is not None and not isinstance(info.value.__cause__, engine.Error)
     con.close()
 
 
