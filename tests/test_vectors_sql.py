@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -590,3 +591,15 @@ def test_manticore_case_25_filtered_paths(con):
         [(1, 0.0), (2, 1.0), (3, 4.0)]
     assert rows(con, "SELECT id, knn_dist() FROM t WHERE knn(v, 3, (48, 0)) AND tag < 7") == \
         [(46, 4.0), (50, 4.0), (45, 9.0)]
+
+
+def test_the_vectors_example_script():
+    """sql_examples/vectors.sql (tests/test_sql_examples.py runs it through the shell too)."""
+    script = (Path(__file__).resolve().parent.parent / "sql_examples" / "vectors.sql").read_text()
+    con = engine.connect()
+    con.executescript(script)
+    assert rows(con, "SELECT id FROM photos WHERE knn(v, 3, (1.0, 0.2, 0.0, 0.0))") == [(1,), (2,), (3,)]
+    assert rows(con, "SELECT id FROM photos WHERE knn(v, 2, (1.0, 0.2, 0.0, 0.0)) AND album = 'hikes'") == [(3,), (4,)]
+    assert rows(con, "SELECT id FROM photos WHERE knn(v, 3, 2) ORDER BY taken DESC") == [(1,), (4,), (3,)]
+    assert rows(con, "SELECT id, knn_dist() FROM pages WHERE knn(chunks, 2, (0, 1, 0))") == [(1, 0.0), (3, 41.0)]
+    con.close()
