@@ -612,7 +612,7 @@ def _read_verified(f: BinaryIO, path: str) -> tuple[dict[str, Any], int]:
         n = int(header["count"])
     except (ValueError, KeyError, TypeError) as e:
         raise IndexCorrupt(path, f"bad header: {e}") from e
-    if n < 0 or 17 * n > payload_len:
+    if n < 0 or 16 * n + (n + 7) // 8 > payload_len:
         raise IndexCorrupt(path, "count does not fit the file")
     return header, n
 

@@ -506,3 +506,49 @@ def test_searches_run_concurrently_with_writers():
             t.join()
     assert not errors
     assert index.tombstones == int(np.isin(doc_ids, doc_ids[:30]).sum())
+
+
+# ---- bookkeeping against a plain model ----------------------------------------------------------
+
+def test_random_adds_and_removes_agree_with_a_model(monkeypatch):
+    """Thousands of small writes (so the id lookups' tails get merged), chunk ids reused after removal."""
+    monkeypatch.setattr(vectors, "EXACT_MIN_CHUNKS", 10**12)  # exact search: results must match exactly
+    rng = np.random.default_rng(14)
+    index = VectorIndex(4, "l2", m=4, ef_construction=8)
+    live: dict[int, tuple[int, np.ndarray]] = {}  # chunk id -> (doc id, vector)
+    next_chunk = added = 0
+    for step in range(400):
+        op = rng.random()
+        if op < 0.6 or not live:
+            n = int(rng.integers(1, 30))
+            dead = [c for c in range(next_chunk) if c not in live]
+            reuse = list(rng.choice(dead, min(len(dead), n, int(rng.integers(0, 3))), replace=False)) if dead else []
+            chunks = np.array(reuse + list(range(next_chunk, next_chunk + n - len(reuse))), np.int64)
+            next_chunk += n - len(reuse)
+            docs = rng.integers(0, 300, len(chunks))
+            x = rng.standard_normal((len(chunks), 4)).astype(np.float32)
+            index.add(chunks, docs, x)
+            added += len(chunks)
+            live.update({int(c): (int(d), v) for c, d, v in zip(chunks, docs, x)})
+        elif op < 0.8:
+            gone = rng.integers(0, 300, int(rng.integers(1, 4)))
+            index.remove_docs(gone)
+            live = {c: dv for c, dv in live.items() if dv[0] not in set(gone.tolist())}
+        else:
+            gone = rng.integers(0, next_chunk + 5, int(rng.integers(1, 6)))
+            index.remove_chunks(gone.tolist())
+            live = {c: dv for c, dv in live.items() if c not in set(gone.tolist())}
+        assert len(index) == len(live)
+        assert index.live_docs == len({d for d, _ in live.values()})
+        if step % 40 == 39 or step == 399:
+            assert sorted(index.chunk_ids().tolist()) == sorted(live)
+            chunk_ids = np.array(list(live), np.int64)
+            doc_ids = np.array([live[c][0] for c in live], np.int64)
+            x = np.array([live[c][1] for c in live], np.float32)
+            q = rng.standard_normal(4).astype(np.float32)
+            allowed = rng.integers(0, 300, 40)
+            assert_same(index.search(q, 15), brute_force(x, chunk_ids, doc_ids, q, 15, "l2"))
+            assert_same(index.search(q, 15, allowed_docs=allowed),
+                        brute_force(x, chunk_ids, doc_ids, q, 15, "l2", allowed=allowed))
+    assert index.tombstones == added - len(live)
+    assert added > 3 * 1024  # the lookups' tails were merged several times
