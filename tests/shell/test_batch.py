@@ -207,3 +207,16 @@ def test_ctrl_c_interrupts_the_statement_and_stops_the_script(shell_env, tmp_pat
     assert proc.returncode == 1
     assert "ERROR 1317 (70100) at line 1: Query execution was interrupted" in err
     assert "after" not in out
+
+
+def test_timeout_interrupts_a_long_statement(run):
+    out = run("--timeout", "0.5", "-e", "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n "
+              "WHERE x < 2000000000) SELECT COUNT(*) FROM n")
+    assert out.returncode == 1
+    assert "ERROR 1317 (70100) at line 1: Query execution was interrupted" in out.stderr
+
+
+def test_unopenable_database(run, tmp_path):
+    out = run(str(tmp_path / "missing_dir" / "x.db"), "-e", "SELECT 1")
+    assert out.returncode == 1
+    assert out.stderr.startswith("ERROR ")
