@@ -217,7 +217,7 @@ class VectorIndex:
     # ---- writes -------------------------------------------------------------------------------
 
     def add(self, chunk_ids: np.ndarray, doc_ids: np.ndarray, vectors: np.ndarray) -> None:
-        """Add chunks. A chunk id may be reused only once its earlier vector was removed."""
+        """Add chunks. A chunk id that is already live is replaced: its old vector becomes a tombstone."""
         chunks = np.asarray(chunk_ids, np.int64).ravel()
         docs = np.asarray(doc_ids, np.int64).ravel()
         x = self._check_vectors(vectors, len(chunks))
@@ -228,9 +228,7 @@ class VectorIndex:
         if len(_distinct(chunks)) != len(chunks):
             raise ValueError("duplicate chunk ids in one add()")
         with self._lock.write():
-            clash = self._live_positions(self._by_chunk, np.sort(chunks))
-            if len(clash):
-                raise ValueError(f"chunk id {int(self._chunk.view[clash[0]])} is already in the index")
+            self._kill(self._live_positions(self._by_chunk, np.sort(chunks)))
             batch_docs = _distinct(docs)
             new_docs = len(batch_docs) - self._by_doc.live(batch_docs, self._alive.view)[1]
             start = self._index.ntotal

@@ -269,17 +269,25 @@ def test_removing_every_chunk_of_a_doc_removes_the_doc():
     assert index.compact().search(np.zeros(2, np.float32), 5) == []
 
 
-def test_a_removed_chunk_id_may_be_added_again_but_a_live_one_may_not():
+def test_adding_a_live_chunk_id_replaces_its_vector():
     index = VectorIndex(2, "l2")
     index.add(np.array([1, 2]), np.array([10, 20]), np.array([[0, 0], [1, 0]], np.float32))
-    with pytest.raises(ValueError, match="already in the index"):
-        index.add(np.array([2]), np.array([30]), np.array([[9, 9]], np.float32))
+    index.add(np.array([2]), np.array([30]), np.array([[9, 9]], np.float32))  # chunk 2 moves to doc 30
+    assert (len(index), index.tombstones, index.live_docs) == (2, 1, 2)
+    assert index.search(np.array([1, 0], np.float32), 5) == [(10, 1.0, 1), (30, 145.0, 2)]
     with pytest.raises(ValueError, match="duplicate"):
         index.add(np.array([5, 5]), np.array([30, 30]), np.array([[9, 9], [8, 8]], np.float32))
-    assert len(index) == 2 and index.tombstones == 0  # failed adds change nothing
+    assert (len(index), index.tombstones) == (2, 1)  # a failed add changes nothing
+
+
+def test_a_removed_chunk_id_may_be_added_again():
+    """SQLite reuses the largest rowid once it is deleted."""
+    index = VectorIndex(2, "l2")
+    index.add(np.array([1, 2]), np.array([10, 20]), np.array([[0, 0], [1, 0]], np.float32))
     index.remove_chunks([2])
     index.add(np.array([2]), np.array([30]), np.array([[0.5, 0]], np.float32))
     assert index.search(np.array([1, 0], np.float32), 5) == [(30, 0.25, 2), (10, 1.0, 1)]
+    assert sorted(index.chunk_ids().tolist()) == [1, 2] and index.tombstones == 1
 
 
 def test_re_adding_a_replaced_document(path, one_thread):
@@ -511,7 +519,7 @@ def test_searches_run_concurrently_with_writers():
 # ---- bookkeeping against a plain model ----------------------------------------------------------
 
 def test_random_adds_and_removes_agree_with_a_model(monkeypatch):
-    """Thousands of small writes (so the id lookups' tails get merged), chunk ids reused after removal."""
+    """Thousands of small writes (so the id lookups' tails get merged); chunk ids reused, live or removed."""
     monkeypatch.setattr(vectors, "EXACT_MIN_CHUNKS", 10**12)  # exact search: results must match exactly
     rng = np.random.default_rng(14)
     index = VectorIndex(4, "l2", m=4, ef_construction=8)
@@ -521,8 +529,8 @@ def test_random_adds_and_removes_agree_with_a_model(monkeypatch):
         op = rng.random()
         if op < 0.6 or not live:
             n = int(rng.integers(1, 30))
-            dead = [c for c in range(next_chunk) if c not in live]
-            reuse = list(rng.choice(dead, min(len(dead), n, int(rng.integers(0, 3))), replace=False)) if dead else []
+            # Reuse a few ids, removed or live (a live one is replaced).
+            reuse = list(rng.choice(next_chunk, min(next_chunk, n, int(rng.integers(0, 3))), replace=False))
             chunks = np.array(reuse + list(range(next_chunk, next_chunk + n - len(reuse))), np.int64)
             next_chunk += n - len(reuse)
             docs = rng.integers(0, 300, len(chunks))
