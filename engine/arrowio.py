@@ -409,22 +409,29 @@ def _pick(batch: Batch, positions: list[int]) -> Batch:
 
 
 class _Progress:
-    """Chunks embedded across all batches, with the total estimated from the part of the file read."""
+    """Chunks embedded across all batches (and all model columns), as one count that only grows;
+    the total is estimated from the part of the file read and is exact at the last batch."""
 
     def __init__(self, report: Callable[[int, int], None]):
         self.report, self.base, self.fraction = report, 0, 0.0
-        self.last_total = 0
+        self.last_done = self.last_total = 0
 
     def batch(self, fraction: float) -> None:
         self.base += self.last_total
-        self.last_total = 0
+        self.last_done = self.last_total = 0
         self.fraction = fraction
 
     def __call__(self, done: int, total: int) -> None:
-        self.last_total = total
+        if done < self.last_done or (self.last_total and self.last_done >= self.last_total):
+            self.base += self.last_total           # the next model column of the same batch
+        self.last_done, self.last_total = done, total
         known = self.base + total
         estimate = known if self.fraction >= 1.0 or self.fraction <= 0 else round(known / self.fraction)
-        self.report(self.base + done, max(estimate, self.base + done))
+        self.report(self.base + done, max(estimate, self.base + done + 1))   # done == total: finish()
+
+    def finish(self) -> None:
+        if self.base + self.last_total:
+            self.report(self.base + self.last_total, self.base + self.last_total)
 
 
 def _place(exc: UserError, path: str, batch: Batch, rows: list[list[Any]], columns: list["Column"]) -> UserError:
@@ -476,6 +483,8 @@ def load_data(db: "Database", stmt: "ast.LoadData") -> "Result":
                 written += write_rows(db, table, columns, rows, replace=stmt.replace).rowcount
             except UserError as exc:
                 raise _place(exc, path, batch, rows, columns) from None
+        if progress is not None:
+            progress.finish()
     except BadRow as bad:
         where = f"'{path}'" + (f" {'row' if ext == '.parquet' else 'line'} {bad.line}" if bad.line else "")
         where += f", column '{bad.column}'" if bad.column else ""

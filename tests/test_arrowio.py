@@ -295,3 +295,22 @@ def test_outfile_of_a_knn_query(con, tmp_path):
 def test_result_to_arrow_still_works(filled):
     table = filled.execute("SELECT id, title FROM src ORDER BY id").fetch_arrow_table()
     assert table.column("id").to_pylist() == [1, 2, 3, 4]
+
+
+def test_progress_of_a_load_with_two_model_columns(con, tmp_path, monkeypatch):
+    monkeypatch.setattr(arrowio, "BATCH_ROWS", 2)
+    cur = con.cursor()
+    cur.execute("CREATE TABLE d (body text, "
+                "c1 float_vector_array knn_type='hnsw' hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' "
+                "from='body' chunk_strategy='sentence' max_tokens='32', "
+                "c2 float_vector knn_type='hnsw' hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' "
+                "from='body')")
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"body": f"Sentence {i} here. Another one {i}."}) + "\n" for i in range(5)))
+    seen = []
+    con.set_progress(lambda done, total: seen.append((done, total)))
+    load(cur, path, "d")
+    dones = [d for d, _ in seen]
+    assert dones == sorted(dones)
+    assert all(d < t for d, t in seen[:-1]) and seen[-1][0] == seen[-1][1]
+    assert seen[-1][0] == cur.execute("SELECT SUM(LENGTH(c1)) FROM d").fetchone()[0] + 5

@@ -60,7 +60,8 @@ class Progress:
         with self._lock:
             if self.closed:
                 return
-            if done < self.last_done:          # a new embedding pass of the same statement
+            finished = self.last_total > 0 and self.last_done >= self.last_total
+            if done < self.last_done or finished:   # a new embedding pass of the same statement
                 self.base += self.last_total
             self.last_done, self.last_total = done, total
             now = time.monotonic()

@@ -172,3 +172,13 @@ def test_progress_disabled_is_silent():
 def test_go_ego_and_clear_alone_on_a_line():
     items = split_script("SELECT 1\ngo\nSELECT 2\nego\nSELECT 3\nclear\nSELECT 4;")
     assert items == [Statement("SELECT 1", 1), Statement("SELECT 2", 3, True), Statement("SELECT 4", 7)]
+
+
+def test_progress_counts_consecutive_passes_of_one_statement():
+    stream = io.StringIO()
+    progress = Progress(stream, enabled=True, delay=0, interval=0)
+    progress.start()
+    for done, total in [(50, 50), (64, 100), (100, 100)]:     # two model columns, one after the other
+        progress.update(done, total)
+    progress.finish()
+    assert stream.getvalue().splitlines()[-1].startswith("Embedding: 150/150 chunks")
