@@ -62,6 +62,7 @@ def _in_thread(fn, *args):
 
 # -- threads, one connection each ---------------------------------------------------------------
 def test_readers_never_block_on_a_writer(path):
+    assert engine.threadsafety == 1          # threads share the module, each opens its own connection
     writer = engine.connect(path)
     reader = engine.connect(path, timeout=0)         # would fail at once if it ever had to wait
     writer.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
