@@ -1,0 +1,135 @@
+"""Query latency: text knn() through the DB-API on the manual, and the ANN step alone at scale.
+
+    .venv/bin/python tests/benchmarks/bench_query.py                    # manual + 100k vectors
+    .venv/bin/python tests/benchmarks/bench_query.py --sizes 100000,1000000
+    .venv/bin/python tests/benchmarks/bench_query.py --sizes ''         # the manual only
+
+1. **The manual** (the database bench_ingest.py leaves under the cache directory; built here if
+   missing): ``SELECT id FROM manual WHERE knn(v_rec, 10, ?)`` with a section heading as the text,
+   timed around ``execute(...).fetchall()``. "first" = a text this process has not embedded yet (the
+   query embedding is part of it), "cached" = the same texts again (served by the model's query
+   cache). The parts are timed too: the model alone on the same texts, and the ANN step alone.
+2. **The ANN step alone** (storage.vectors.VectorIndex.search, k=10, default ef) on N supplied
+   384-dim vectors - clustered gaussian data as in bench_vectors.py (a cluster per 100 vectors,
+   L2-normalised, cosine) - with recall@10 against exact search. The built index is kept under the
+   cache directory, so a rerun skips the build.
+
+Writes tests/benchmarks/results/query.json.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_vectors  # noqa: E402
+import common  # noqa: E402
+from common import CACHE, log, percentile  # noqa: E402
+
+from storage.vectors import VectorIndex  # noqa: E402
+
+
+def timed_ms(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return (time.perf_counter() - started) * 1000
+
+
+def stats(ms: list[float]) -> dict:
+    return {"p50": percentile(ms, 50), "p99": percentile(ms, 99), "mean": float(np.mean(ms)), "n": len(ms)}
+
+
+def manual(args: argparse.Namespace) -> dict:
+    import engine
+    import bench_ingest
+    if not bench_ingest.DB_PATH.exists():
+        raise SystemExit(f"{bench_ingest.DB_PATH} is missing: run bench_ingest.py first")
+    queries = [q.text for q in common.heading_queries(common.pages())]
+    rng = np.random.default_rng(7)
+    texts = [queries[i] for i in rng.choice(len(queries), min(args.manual_queries, len(queries)), replace=False)]
+    model = common.model()
+    con = engine.connect(str(bench_ingest.DB_PATH))
+    cur = con.cursor()
+    out: dict = {"queries": len(texts), "loadavg_start": common.loadavg()}
+    for col in ("v_rec", "v_trunc"):
+        sql = bench_ingest.KNN.format(col=col)
+        open_ms = timed_ms(lambda: cur.execute(sql, ("open the index",)).fetchall())  # loads the index file
+        idx = con.db.column_index(con.db.table("manual"), col).catch_up()
+        first = [timed_ms(lambda t=t: cur.execute(sql, (t,)).fetchall()) for t in texts]
+        cached = [timed_ms(lambda t=t: cur.execute(sql, (t,)).fetchall()) for t in texts for _ in range(args.repeats)]
+        model_ms = [timed_ms(lambda t=t: model.embed([t])) for t in texts]
+        vecs = model.embed(texts)
+        ann = [timed_ms(lambda v=v: idx.search(v, 10)) for v in vecs]
+        out[col] = {"vectors": len(idx), "first_query_opens_index_ms": open_ms, "first": stats(first),
+                    "cached": stats(cached), "model_alone": stats(model_ms), "ann_alone": stats(ann),
+                    "plan": {k: v for k, v in idx.explain(10).items()}}
+        log(f"manual {col}: first p50 {out[col]['first']['p50']:.2f} ms p99 {out[col]['first']['p99']:.2f} | "
+            f"cached p50 {out[col]['cached']['p50']:.2f} p99 {out[col]['cached']['p99']:.2f} | model p50 "
+            f"{out[col]['model_alone']['p50']:.2f} | ann p50 {out[col]['ann_alone']['p50']:.3f}")
+    con.close()
+    out["loadavg_end"] = common.loadavg()
+    return out
+
+
+def ann(n: int, args: argparse.Namespace) -> dict:
+    dims = 384
+    rng = np.random.default_rng(n)
+    centres = rng.standard_normal((max(1, n // 100), dims), dtype=np.float32)
+    x = bench_vectors.clustered(n, dims, rng, centres)
+    q = bench_vectors.clustered(args.ann_queries, dims, rng, centres)
+    path = CACHE / f"ann-{n}-{dims}.idx"
+    out: dict = {"n": n, "dims": dims, "queries": args.ann_queries, "data": "clustered gaussian (bench_vectors.py)",
+                 "loadavg_start": common.loadavg()}
+    loaded = VectorIndex.load(str(path)) if path.exists() else None
+    if loaded is not None and loaded[1] == f"bench:{n}":
+        index = loaded[0]
+        out["build"] = "loaded from the cache directory (built by an earlier run)"
+    else:
+        index = VectorIndex(dims, "cosine")
+        ids = np.arange(n, dtype=np.int64)
+        started = time.perf_counter()
+        for s in range(0, n, 10_000):
+            index.add(ids[s:s + 10_000], ids[s:s + 10_000], x[s:s + 10_000])
+            log(f"  ann {n}: added {min(s + 10_000, n)}")
+        seconds = time.perf_counter() - started
+        out["build"] = {"seconds": seconds, "vectors_per_s": n / seconds}
+        CACHE.mkdir(parents=True, exist_ok=True)
+        index.save(str(path), f"bench:{n}")
+    truth = bench_vectors.exact_topk(x, q, 10)
+    index.search(q[0], 10)  # warm
+    ms = [timed_ms(lambda v=v: index.search(v, 10)) for v in q]
+    found = [{d for d, _, _ in index.search(v, 10)} for v in q]
+    out["recall@10"] = float(np.mean([len(f & t) / 10 for f, t in zip(found, truth)]))
+    out["search"] = stats(ms)
+    out["plan"] = index.explain(10)
+    out["index_file_bytes"] = path.stat().st_size if path.exists() else None
+    out["loadavg_end"] = common.loadavg()
+    log(f"ann {n}: p50 {out['search']['p50']:.3f} ms p99 {out['search']['p99']:.3f} ms recall@10 {out['recall@10']:.3f}"
+        f" (ef {out['plan']['ef']})")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="100000", help="ANN sizes, comma-separated ('' = none)")
+    ap.add_argument("--no-manual", action="store_true", help="skip the DB-API queries on the manual")
+    ap.add_argument("--manual-queries", type=int, default=300)
+    ap.add_argument("--repeats", type=int, default=3, help="cached repeats of each manual query")
+    ap.add_argument("--ann-queries", type=int, default=300)
+    args = ap.parse_args()
+    result = common.load_result("query") or {}
+    if not args.no_manual:
+        result["manual"] = manual(args)
+        common.save_result("query", result)
+    for n in [int(s) for s in args.sizes.split(",") if s]:
+        result.setdefault("ann", {})[str(n)] = ann(n, args)
+        common.save_result("query", result)
+    log(f"wrote {common.RESULTS / 'query.json'}")
+
+
+if __name__ == "__main__":
+    main()
