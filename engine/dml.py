@@ -18,7 +18,7 @@ from .embedding import Embedded, embed_texts, source_text
 from .errors import UserError
 from .tables import Column, Table
 from .types import VECTOR_TYPES, pack_array, pack_vector, write_value
-from .values import bind, evaluate_row, to_vectors
+from .values import bind, bind_many, evaluate_row, to_vectors
 
 if TYPE_CHECKING:
     from .database import Database, Result
@@ -71,8 +71,7 @@ def insert_many(db: "Database", stmt: ast.Query, param_sets: Sequence[Any]) -> "
                             errors.NotSupportedError)
     table, columns = _target(db, expr)
     rows: list[list[Any]] = []
-    for params in param_sets:
-        bound_expr, bound = bind(expr, params)
+    for bound_expr, bound in bind_many(expr, param_sets):
         rows.extend(_rows_of(db, bound_expr, bound))
     return write_rows(db, table, columns, rows, replace=stmt.replace)
 

@@ -132,9 +132,17 @@ def _plan_knn(db: "Database", select: exp.Select, call: exp.Anonymous, bound: di
     for node in list(select.find_all(exp.Anonymous)):
         if _is_call(node, "knn_dist"):
             node.replace(exp.column("dist", table="_knn"))
-    join = exp.Join(this=exp.to_table(KNN_TABLE).as_("_knn"),
-                    on=exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}"))
-    select.set("joins", [join] + list(select.args.get("joins") or []))
+    on = exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}")
+    knn_table = exp.to_table(KNN_TABLE).as_("_knn")
+    first = select.args["from_"].this
+    if isinstance(first, exp.Table) and first.alias_or_name.lower() == request.alias:
+        # The k hits drive the query: SQLite knows nothing of the TEMP table's size and would scan the
+        # user's table and probe the hits (reading every row); CROSS JOIN fixes the loop order.
+        select.set("from_", exp.From(this=knn_table))
+        joins = [exp.Join(this=first.copy(), on=on, kind="CROSS")]
+    else:
+        joins = [exp.Join(this=knn_table, on=on)]
+    select.set("joins", joins + list(select.args.get("joins") or []))
     select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
     if not select.args.get("order") and not select.args.get("group") and not select.find(exp.AggFunc):
         select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("dist", table="_knn")),
@@ -147,7 +155,8 @@ def _star_to_tables(select: exp.Select, tables: dict[str, Any]) -> None:
     stars = [p for p in select.expressions if isinstance(p, exp.Star)]
     if not stars:
         return
-    names = [t.alias_or_name for t in select.find_all(exp.Table)]
+    sources = [select.args["from_"].this] + [j.this for j in select.args.get("joins") or []]
+    names = [t.alias_or_name for t in sources if t.alias_or_name]    # not tables of subqueries
     expanded = [exp.Column(this=exp.Star(), table=exp.to_identifier(n)) for n in names]
     new = []
     for p in select.expressions:

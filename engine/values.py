@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import datetime
+import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -53,6 +54,27 @@ def bind(expr: exp.Expression, params: Params) -> tuple[exp.Expression, dict[str
                             errors.ProgrammingError)
         bound[name] = plain(params[name])
     return expr, bound
+
+
+def bind_many(expr: exp.Expression, param_sets: Sequence[Params]) -> Iterator[tuple[exp.Expression, dict[str, Any]]]:
+    """``bind`` for every parameter set of an executemany, copying the statement only once."""
+    bound_expr = None
+    names: list[str] = []
+    positional = any(not h.this for h in expr.find_all(exp.Placeholder))
+    for params in param_sets:
+        if bound_expr is None or not names:
+            bound_expr, bound = bind(expr, params)
+            names = [str(h.this) for h in bound_expr.find_all(exp.Placeholder, bfs=False)] if positional else \
+                list(dict.fromkeys(str(h.this) for h in bound_expr.find_all(exp.Placeholder)))
+            yield bound_expr, bound
+        elif positional:
+            if params is None or isinstance(params, Mapping) or len(params) != len(names):
+                yield bind(expr, params)          # raises the count error
+            yield bound_expr, {name: plain(value) for name, value in zip(names, params)}
+        else:
+            if not isinstance(params, Mapping) or any(name not in params for name in names):
+                yield bind(expr, params)          # raises the error naming what is missing
+            yield bound_expr, {name: plain(params[name]) for name in names}
 
 
 def plain(value: Any) -> Any:
@@ -149,6 +171,9 @@ def to_vectors(value: Any, *, is_array: bool, dims: int | None, normalize: bool,
     """Check a supplied vector value and return it as a 2-D float32 array (one row per vector)."""
     if value is None:
         return np.zeros((0, dims or 0), np.float32)
+    fast = _numeric_matrix(value, is_array)
+    if fast is not None:
+        return _checked(fast, dims=dims, normalize=normalize, row=row, column=column, model=model)
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
@@ -175,10 +200,34 @@ def to_vectors(value: Any, *, is_array: bool, dims: int | None, normalize: bool,
     with np.errstate(over="ignore"):
         matrix = np.array(vectors, dtype=np.float32).reshape(len(vectors), -1) if vectors else \
             np.zeros((0, dims or 0), np.float32)
+    return _checked(matrix, dims=dims, normalize=normalize, row=row, column=column, model=model)
+
+
+def _numeric_matrix(value: Any, is_array: bool) -> np.ndarray | None:
+    """The common case at C speed: a well-formed numeric list or array, finite in float32. Anything
+    else returns None and goes through the element-by-element checks, which name the problem."""
+    if not isinstance(value, (list, tuple, np.ndarray)) or getattr(value, "nested", False) and not is_array:
+        return None
+    try:
+        arr = np.asarray(value)
+    except (ValueError, TypeError):            # ragged
+        return None
+    if arr.dtype.kind not in "iuf" or arr.ndim != (2 if is_array else 1) or arr.size == 0:
+        return None
+    if not isinstance(value, np.ndarray) and any(     # numpy would read True as 1
+            isinstance(v, bool) for v in (itertools.chain.from_iterable(value) if is_array else value)):
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        matrix = arr.astype(np.float32).reshape(-1, arr.shape[-1])
+    return matrix if np.isfinite(matrix).all() else None
+
+
+def _checked(matrix: np.ndarray, *, dims: int | None, normalize: bool, row: int, column: str,
+             model: str | None) -> np.ndarray:
     if not np.isfinite(matrix).all():   # finite as a double but beyond float32 (|x| > 3.4e38)
         n = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0]) + 1
         raise _fail(row, column, f"vector #{n} has a value out of the float32 range")
-    if dims is not None and len(vectors) and matrix.shape[1] != dims:
+    if dims is not None and len(matrix) and matrix.shape[1] != dims:
         if model:
             raise _fail(row, column, f"attribute '{column}' has model_name={model} specified, but vector "
                                      f"contents with {matrix.shape[1]} values is provided")

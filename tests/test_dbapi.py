@@ -410,3 +410,24 @@ def test_errors_carry_errno_and_sqlstate(cur):
     assert (exc.errno, exc.sqlstate) == (1146, "42S02")
     assert exc.msg == "table 'nope' does not exist"
     assert str(exc) == "ERROR 1146 (42S02): table 'nope' does not exist"
+
+
+@pytest.mark.parametrize("sql, seq, message", [
+    ("INSERT INTO t (a, n) VALUES (?, ?)", [("x", 1), ("y",)], "the statement uses 2, and there are 1 supplied"),
+    ("INSERT INTO t (a, n) VALUES (?, ?)", [("x", 1), {"a": 1}], "the statement uses 2"),
+    ("INSERT INTO t (a, n) VALUES (:a, :n)", [{"a": "x", "n": 1}, {"a": "y"}],
+     "You did not supply a value for binding parameter :n"),
+    ("INSERT INTO t (a, n) VALUES (:a, :n)", [{"a": "x", "n": 1}, ("y", 2)], "named parameters need a mapping"),
+])
+def test_executemany_checks_every_parameter_set(con, sql, seq, message):
+    con.execute("CREATE TABLE t (a text, n int)")
+    with pytest.raises(engine.ProgrammingError) as info:
+        con.executemany(sql, seq)
+    assert message in info.value.msg
+    assert con.execute("SELECT COUNT(*) FROM t").fetchone() == (0,)
+
+
+def test_executemany_binds_each_row_of_a_multi_row_insert(con):
+    con.execute("CREATE TABLE t (a text, n int)")
+    con.executemany("INSERT INTO t (a, n) VALUES (?, ?), (?, 0)", [("x", 1, "x0"), ("y", 2, "y0")])
+    assert con.execute("SELECT a, n FROM t ORDER BY id").fetchall() == [("x", 1), ("x0", 0), ("y", 2), ("y0", 0)]

@@ -603,3 +603,25 @@ def test_the_vectors_example_script():
     assert rows(con, "SELECT id FROM photos WHERE knn(v, 3, 2) ORDER BY taken DESC") == [(1,), (4,), (3,)]
     assert rows(con, "SELECT id, knn_dist() FROM pages WHERE knn(chunks, 2, (0, 1, 0))") == [(1, 0.0), (3, 41.0)]
     con.close()
+
+
+def test_the_hits_drive_the_join(con):
+    """SQLite reads the k hits and looks the rows up by id, instead of scanning the table."""
+    make(con, dims=2)
+    con.execute("INSERT INTO t (id, tag, v) VALUES (1, 1, [[0,0]]), (2, 2, [[1,1]])")
+    plan = [d for step, d in rows(con, "EXPLAIN SELECT * FROM t WHERE knn(v, 1, (0,0))") if step == "plan"]
+    assert plan[0].strip() == "SCAN _knn"
+    assert plan[1].strip().startswith("SEARCH t USING INTEGER PRIMARY KEY")
+
+
+def test_select_star_with_subqueries_and_joins(con):
+    make(con, dims=2)
+    con.execute("CREATE TABLE tags (tag int, label string)")
+    con.execute("INSERT INTO t (id, tag, v) VALUES (1, 1, [[0,0]]), (2, 2, [[1,1]])")
+    con.execute("INSERT INTO tags (tag, label) VALUES (1, 'one'), (2, 'two')")
+    assert rows(con, "SELECT * FROM t WHERE knn(v, 5, (0,0)) AND tag IN (SELECT tag FROM tags WHERE label = 'two')") \
+        == [(2, 2, [[1.0, 1.0]])]
+    assert rows(con, "SELECT * FROM tags g JOIN t ON t.tag = g.tag WHERE knn(t.v, 1, (0,0))") == \
+        [(1, 1, "one", 1, 1, [[0.0, 0.0]])]
+    assert rows(con, "SELECT * FROM t JOIN (SELECT tag, label FROM tags) s ON s.tag = t.tag WHERE knn(v, 1, (1,1))") \
+        == [(2, 2, [[1.0, 1.0]], 2, "two")]
