@@ -152,3 +152,12 @@ def test_threads_share_the_model(model):
 def test_session_uses_every_cpu(model):
     assert session_options().intra_op_num_threads == cpu_count()
     assert 1 <= cpu_count() <= (os.cpu_count() or 1)
+
+
+def test_heavy_padding_inside_one_batch_does_not_change_vectors(model):
+    """One forward pass over rows of 3 and 500 tokens: the padding is masked out exactly."""
+    texts = ["hi", words(5, 7), words(450, 8), ""]
+    encodings = model._embed_tokenizer.encode_batch(texts)
+    together = model._run(encodings)
+    alone = np.concatenate([model._run([e]) for e in encodings])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
