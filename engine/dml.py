@@ -55,7 +55,11 @@ def _rows_of(db: "Database", expr: exp.Insert, bound: dict[str, Any]) -> list[li
     if isinstance(source, exp.Values):
         return [evaluate_row(db, tup.expressions if isinstance(tup, exp.Tuple) else [tup], bound)
                 for tup in source.expressions]
-    return [list(r) for r in db.store.execute(source.sql(dialect="sqlite"), bound)]
+    from .query import _fill_knn, plan_select      # INSERT ... SELECT may use knn() and LENGTH(v)
+    planned = plan_select(db, source, bound)
+    if planned.knn is not None:
+        _fill_knn(db, planned.knn)
+    return [list(r) for r in db.store.execute(planned.sql, planned.bound)]
 
 
 def insert(db: "Database", stmt: ast.Query, params=None) -> "Result":

@@ -346,8 +346,9 @@ def test_knn_dist_in_select_where_and_order_by(con):
 def test_result_column_names(con):
     make(con, dims=1)
     con.execute("INSERT INTO t (id, v) VALUES (1, [[0]])")
+    # named as written, like MySQL
     cur = con.execute("SELECT id, knn_dist(), LENGTH(v), knn_dist() AS d, v FROM t WHERE knn(v, 1, (0))")
-    assert [d[0] for d in cur.description] == ["id", "KNN_DIST()", "LENGTH(v)", "d", "v"]
+    assert [d[0] for d in cur.description] == ["id", "knn_dist()", "LENGTH(v)", "d", "v"]
 
 
 # -- search by document id ------------------------------------------------------------------------------
@@ -625,3 +626,12 @@ def test_select_star_with_subqueries_and_joins(con):
         [(1, 1, "one", 1, 1, [[0.0, 0.0]])]
     assert rows(con, "SELECT * FROM t JOIN (SELECT tag, label FROM tags) s ON s.tag = t.tag WHERE knn(v, 1, (1,1))") \
         == [(2, 2, [[1.0, 1.0]], 2, "two")]
+
+
+def test_insert_select_with_knn_and_length(con):
+    make(con, "src", dims=2)
+    con.execute("CREATE TABLE hits (tag int, dist float, n int)")
+    con.execute("INSERT INTO src (id, tag, v) VALUES (1, 1, [[0,0]]), (2, 2, [[1,1],[2,2]]), (3, 3, [[2,2]])")
+    con.execute("INSERT INTO hits (id, tag, dist, n) SELECT id, tag, knn_dist(), LENGTH(v) FROM src "
+                "WHERE knn(v, 2, (0,0)) AND tag > 1")
+    assert rows(con, "SELECT * FROM hits ORDER BY id") == [(2, 2, 2.0, 2), (3, 3, 8.0, 1)]
