@@ -92,6 +92,10 @@ class Database:
             idx = self.indexes[key] = ColumnIndex(self.store, table.layout(column), self.index_dir)
         return idx
 
+    def record_error(self, error: errors.Error) -> None:
+        """Like MySQL: after a failed statement, SHOW WARNINGS lists its error."""
+        self.warnings = [Warn("Error", error.errno, error.msg)]
+
     def warn(self, message: str, code: int = 1265, level: str = "Warning") -> None:
         self.pending_warnings.append(Warn(level, code, message))
 

@@ -172,7 +172,10 @@ class Connection:
                     db.commit()
                 return result
             except BaseException as exc:  # noqa: BLE001 - translated
-                raise translate(exc) from (None if isinstance(exc, errors.Error) else exc)
+                error = translate(exc)
+                if isinstance(error, errors.Error):
+                    db.record_error(error)      # SHOW WARNINGS after a failed statement shows the error
+                raise error from (None if isinstance(exc, errors.Error) else exc)
 
     def __enter__(self) -> "Connection":
         return self

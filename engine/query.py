@@ -178,8 +178,23 @@ def _describe(db: "Database", cursor: apsw.Cursor, sql: str, bound: dict[str, An
         return [tuple(d) for d in apsw.ext.query_info(db.store.conn, sql, bound).description]
 
 
+def _name_expressions(expr: exp.Expression) -> None:
+    """Result columns computed by an expression are named as the user wrote them (``knn_dist()``,
+    ``COUNT(*)``), as MySQL does, not after the SQL generated for SQLite."""
+    if not isinstance(expr, exp.Select):
+        return
+    named = []
+    for p in expr.expressions:
+        if not isinstance(p, (exp.Alias, exp.Column, exp.Star)):
+            p = exp.alias_(p, p.sql(dialect="mysql", normalize_functions=False), quoted=True)
+        named.append(p)
+    expr.set("expressions", named)
+
+
 def run_select(db: "Database", expr: exp.Expression, params: Any) -> "Result":
     expr, bound = bind(expr, params)
+    expr = expr.copy()
+    _name_expressions(expr)
     planned = plan_select(db, expr, bound)
     if planned.knn is not None:
         _fill_knn(db, planned.knn)

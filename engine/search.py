@@ -156,7 +156,9 @@ def _exact(db: "Database", req: KnnRequest, where: str, params: tuple) -> dict[i
 
 
 def _collapse(best: dict[int, tuple[float, int]], k: int) -> list[tuple[int, float, int]]:
-    ranked = sorted(((doc, d, c) for doc, (d, c) in best.items()), key=lambda h: (h[1], h[0]))
+    # distances are float32 arithmetic (FAISS or numpy on float32 vectors): report them as float32
+    # values whichever path found them, so equal distances compare equal and print alike
+    ranked = sorted(((doc, float(np.float32(d)), c) for doc, (d, c) in best.items()), key=lambda h: (h[1], h[0]))
     return ranked[:k]
 
 

@@ -324,7 +324,7 @@ def test_fetch_arrow_table_of_vectors(con):
     cur.execute("INSERT INTO v (id, e) VALUES (1, [[1,2],[3,4]]), (2, [[5,6]])")
     table = cur.execute("SELECT id, e, knn_dist() FROM v WHERE knn(e, 2, (1,2))").fetch_arrow_table()
     assert table.column("e").to_pylist() == [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0]]]
-    assert table.column_names == ["id", "e", "KNN_DIST()"]
+    assert table.column_names == ["id", "e", "knn_dist()"]
 
 
 def test_fetch_arrow_table_without_a_result_set(con):
