@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,7 @@ from .rowstore import MEMORY, RowStore
 from .vectors import VectorIndex
 
 log = logging.getLogger("tesseradb.storage")
+STALE_TEMP_SECONDS = 3600       # an unfinished index save older than this is removed
 
 PENDING = "temp._tessera_pending"
 CREATE_PENDING = ("CREATE TEMP TABLE IF NOT EXISTS _tessera_pending ("
@@ -122,7 +124,10 @@ class ColumnIndex:
         return int(row[0]), int(row[1])
 
     def _load_file(self) -> None:
-        if self.path is None or not os.path.exists(self.path):
+        if self.path is None:
+            return
+        self._remove_stale_temps()
+        if not os.path.exists(self.path):
             return
         try:
             loaded = VectorIndex.load(self.path)
@@ -133,6 +138,24 @@ class ColumnIndex:
             self.index, mark = loaded
             self.max_id = int(mark.split(":")[0]) if mark else 0
             self.saved_size, self.saved_max_id = len(self.index), self.max_id
+
+    def _remove_stale_temps(self, age: float = STALE_TEMP_SECONDS) -> None:
+        """Delete what saves killed half-way left behind (``<file>.<random>.tmp``, never read).
+        Only old ones: a fresh one may be another process's save in progress."""
+        folder, base = os.path.split(self.path)
+        cutoff = time.time() - age
+        try:
+            names = [n for n in os.listdir(folder) if n.startswith(base + ".") and n.endswith(".tmp")]
+        except OSError:
+            return
+        for name in names:
+            full = os.path.join(folder, name)
+            try:
+                if os.path.getmtime(full) < cutoff:
+                    os.remove(full)
+                    log.info("removed %s, left by an index save that did not finish", full)
+            except OSError:
+                pass
 
     def catch_up(self) -> VectorIndex:
         """Bring the index up to the committed state of SQLite (call outside a write transaction)."""
