@@ -6,7 +6,7 @@ checks it against the prediction: every acknowledged batch is there, the batch i
 entirely or not at all, every vector and chunk row matches, CHECK TABLE says OK, and knn returns
 exactly the rows (no ghost, no missing document). Each round continues on the same file.
 
-TESSERA_CRASH_ROUNDS sets the number of rounds (default 24; every third child also embeds with
+TESSERA_CRASH_ROUNDS sets the number of rounds (default 40; every third child also embeds with
 the real model).
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from storage.vectors import VectorIndex
 
 pytestmark = pytest.mark.stress
 
-ROUNDS = int(os.environ.get("TESSERA_CRASH_ROUNDS", "24"))
+ROUNDS = int(os.environ.get("TESSERA_CRASH_ROUNDS", "40"))
 
 
 def _spawn(*args: str) -> subprocess.Popen:
@@ -281,13 +281,19 @@ def test_index_file_of_another_database_is_found_by_check_and_fixed_by_repair(tm
     _knn_matches_rows(ours)
 
 
-def test_leftover_temp_files_of_a_killed_save_are_ignored(tmp_path):
+def test_leftover_temp_files_of_a_killed_save_are_ignored_then_removed(tmp_path):
     path = str(tmp_path / "tmpfiles.db")
     _build(path)
     file = _index_file(path, "v")
-    with open(file + ".abc123.tmp", "wb") as f:      # what a save killed mid-write leaves
-        f.write(open(file, "rb").read()[:1000])
+    old, fresh = file + ".abc123.tmp", file + ".def456.tmp"
+    for name in (old, fresh):                       # what saves killed mid-write leave
+        with open(name, "wb") as f:
+            f.write(open(file, "rb").read()[:1000])
+    two_hours_ago = time.time() - 7200
+    os.utime(old, (two_hours_ago, two_hours_ago))
     _knn_matches_rows(path)
+    assert not os.path.exists(old)                   # an old one is removed when the index loads
+    assert os.path.exists(fresh)                     # a fresh one may be a save in progress
 
 
 # -- a full disk ----------------------------------------------------------------------------------

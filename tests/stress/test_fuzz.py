@@ -10,7 +10,7 @@ and hypothesis strategies that build statements from SQL pieces with arbitrary l
 fixed extremes: NUL bytes, lone surrogates, invalid UTF-8 bytes, huge literals, deep nesting, a 2 MB
 document with a model column, NaN/inf in vectors.
 
-TESSERA_FUZZ_CASES sets the number of mutation cases (default 4000), TESSERA_FUZZ_EXAMPLES the
+TESSERA_FUZZ_CASES sets the number of mutation cases (default 6000), TESSERA_FUZZ_EXAMPLES the
 hypothesis examples per strategy (default 1000), TESSERA_FUZZ_SEED the mutation fuzzer's seed.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from stress_plan import MODEL
 
 pytestmark = pytest.mark.stress
 
-CASES = int(os.environ.get("TESSERA_FUZZ_CASES", "4000"))
+CASES = int(os.environ.get("TESSERA_FUZZ_CASES", "6000"))
 EXAMPLES = int(os.environ.get("TESSERA_FUZZ_EXAMPLES", "1000"))
 WATCHDOG = 180          # seconds one statement may take before the test calls it a hang
 
