@@ -134,15 +134,18 @@ class Runner:
         self.cases = 0
         self.slowest = (0.0, "")
 
-    def run(self, sql: str, params=None) -> None:
+    def run(self, sql: str, params=None, many: bool = False) -> None:
         self.cases += 1
         old = signal.signal(signal.SIGALRM, _alarm)
         signal.alarm(WATCHDOG)
         start = time.perf_counter()
         try:
-            cur = self.con.execute(sql, params)
-            if cur.description is not None:
-                cur.fetchall()
+            if many:
+                self.con.executemany(sql, params)
+            else:
+                cur = self.con.execute(sql, params)
+                if cur.description is not None:
+                    cur.fetchall()
             self.outcomes["ok"] += 1
         except errors.InternalError as exc:
             self.failures.append(f"InternalError for {sql[:300]!r} {_short(params)}: {exc}")
@@ -246,7 +249,8 @@ def _mutate_params(rng: random.Random, params):
     if isinstance(params, dict):
         return {k: rng.choice(PARAMS) for k in params} if rng.random() < 0.8 else {"zz": 1}
     out = list(params)
-    out[rng.randrange(len(out))] = rng.choice(PARAMS)
+    if out:
+        out[rng.randrange(len(out))] = rng.choice(PARAMS)
     return out
 
 
@@ -264,6 +268,9 @@ def test_mutation_fuzzer(tmp_path):
             params = _mutate_params(rng, params)
         else:
             sql, params = _mutate(rng, sql), _mutate_params(rng, params)
+        if rng.random() < 0.1:                     # executemany: several parameter sets, some bad
+            runner.run(sql, [params] + [_mutate_params(rng, params) for _ in range(rng.randint(0, 3))], many=True)
+            continue
         runner.run(sql, params)
         if case % 200 == 199:
             con.commit() if rng.random() < 0.7 else con.rollback()
