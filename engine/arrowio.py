@@ -38,9 +38,7 @@ NULL_MARK = "\\N"               # NULL in .tsv (as mysql writes it) and, besides
 
 # -- results as Arrow -----------------------------------------------------------------------------
 def result_to_arrow(result: "Result") -> pa.Table:
-    names = [name for name, _ in result.columns]
-    columns = list(zip(*result.rows)) if result.rows else [[] for _ in names]
-    return pa.table({name: pa.array(list(col)) for name, col in zip(_unique(names), columns)})
+    return _arrow_table(result, flat=False)
 
 
 def _unique(names: list[str]) -> list[str]:

@@ -191,10 +191,16 @@ class Database:
         for chunks, chunk_id, added in pending:
             adds, dels = by_chunks.setdefault(chunks, (set(), set()))
             (adds if added else dels).add(chunk_id)
-        for idx in self.indexes.values():
-            if idx.layout.chunks in by_chunks:
-                adds, dels = by_chunks[idx.layout.chunks]
-                idx.apply_committed(sorted(adds - dels), sorted(dels - adds))
+        for table in list(self.tables.values()):
+            for layout in table.layouts():
+                if layout.chunks not in by_chunks:
+                    continue
+                idx = self.column_index(table, layout.column)
+                if idx.index is None:
+                    idx.catch_up()      # build (or load and catch up) now, not at the first query
+                else:
+                    adds, dels = by_chunks[layout.chunks]
+                    idx.apply_committed(sorted(adds - dels), sorted(dels - adds))
 
     def save_indexes(self) -> None:
         for idx in self.indexes.values():
