@@ -222,6 +222,7 @@ _SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[errors.Error], str]] = [
     (re.compile(r"table (\S+) has no column named (.+)"), errors.NoSuchColumn, "Unknown column '{1}' in 'field list'"),
     (re.compile(r"(?:table|index) (\S+) already exists"), errors.TableExists, "table '{0}' already exists"),
     (re.compile(r"UNIQUE constraint failed: \S+\.id"), errors.DuplicateKey, "duplicate id"),
+    (re.compile(r"UNIQUE constraint failed: (.+)"), errors.DuplicateKey, "Duplicate entry for unique index on {0}"),
     (re.compile(r"CHECK constraint failed: (.+)"), errors.DataError, "{0}"),
     (re.compile(r"integer overflow"), errors.DataError, "Out of range value: integer overflow"),
     (re.compile(r"NOT NULL constraint failed: \S+\.(.+)"), errors.ConstraintError, "Column '{0}' cannot be null"),

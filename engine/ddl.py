@@ -229,7 +229,58 @@ def repair(db: "Database", table: Table) -> "Result":
     return check_table(db, table, repair=True)
 
 
+# -- secondary indexes: plain SQLite B-trees, so filters next to knn() need not scan the table --------
+INDEX_LIST = ("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE "
+              "AND sql IS NOT NULL AND name NOT LIKE '\\_tessera\\_%' ESCAPE '\\' ORDER BY name")
+
+
+def _index_exists(db: "Database", name: str) -> str | None:
+    row = db.store.one("SELECT tbl_name FROM sqlite_master WHERE type = 'index' AND name = ? COLLATE NOCASE",
+                       (name,))
+    return row[0] if row else None
+
+
+def create_index(db: "Database", stmt: ast.CreateIndex, params=None) -> "Result":
+    table = db.table(stmt.table)
+    if stmt.name.lower().startswith(INTERNAL_PREFIXES):
+        raise UserError(f"index name '{stmt.name}' is reserved")
+    if _index_exists(db, stmt.name):
+        if stmt.if_not_exists:
+            return _result(rowcount=0)
+        raise UserError(f"Duplicate key name '{stmt.name}'", errors.ProgrammingError, )
+    parts = []
+    for name, order in stmt.columns:
+        col = table.column(name)
+        if col is None:
+            raise UserError(f"Key column '{name}' doesn't exist in table", errors.NoSuchColumn)
+        if col.type in VECTOR_TYPES:
+            raise UserError(f"column '{col.name}' is a vector column; it is indexed by knn_type='hnsw', "
+                            "not by CREATE INDEX")
+        parts.append(f"{quote(col.name)} {order}")
+    unique = "UNIQUE " if stmt.unique else ""
+    db.store.execute(f"CREATE {unique}INDEX {quote(stmt.name)} ON {quote(table.name)} ({', '.join(parts)})")
+    return _result(rowcount=0)
+
+
+def drop_index(db: "Database", stmt: ast.DropIndex, params=None) -> "Result":
+    owner = _index_exists(db, stmt.name)
+    if owner is None or stmt.name.lower().startswith(INTERNAL_PREFIXES) or (
+            stmt.table is not None and owner.lower() != stmt.table.lower()):
+        if stmt.if_exists:
+            return _result(rowcount=0)
+        raise UserError(f"Can't DROP '{stmt.name}'; check that column/key exists", errors.ProgrammingError)
+    db.store.execute(f"DROP INDEX {quote(stmt.name)}")
+    return _result(rowcount=0)
+
+
+def show_index(db: "Database", table: Table) -> "Result":
+    rows = [(table.name, name, sql) for name, sql in db.store.execute(INDEX_LIST, (table.name,))]
+    return _result(columns=[("Table", None), ("Key_name", None), ("Definition", None)], rows=rows,
+                   rowcount=len(rows))
+
+
 TABLE_COMMANDS = {
+    "show_index": show_index,
     "describe": describe, "show_create": show_create, "truncate": truncate,
     "optimize": optimize, "check": check, "repair": repair,
 }

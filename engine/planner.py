@@ -13,6 +13,8 @@ Handler = Callable[..., Any]
 HANDLERS: dict[type, Handler] = {
     ast.CreateTable: ddl.create_table,
     ast.DropTable: ddl.drop_table,
+    ast.CreateIndex: ddl.create_index,
+    ast.DropIndex: ddl.drop_index,
     ast.AlterAddColumn: ddl.alter_add_column,
     ast.AlterDropColumn: ddl.alter_drop_column,
     ast.TableCommand: ddl.table_command,
@@ -33,7 +35,7 @@ QUERY_HANDLERS: dict[str, Handler] = {
 # Statements that change the database: they run inside a transaction and a savepoint.
 # OPTIMIZE only rebuilds the derived FAISS indexes: it commits first (like MySQL's implicit commit)
 # and must see committed data only, so it runs outside the statement transaction.
-READ_ONLY_COMMANDS = {"describe", "show_create", "check", "optimize"}
+READ_ONLY_COMMANDS = {"describe", "show_create", "show_index", "check", "optimize"}
 
 
 def handler_for(stmt: ast.Statement) -> Handler:
@@ -47,5 +49,6 @@ def writes(stmt: ast.Statement) -> bool:
         return stmt.kind != "select"
     if isinstance(stmt, ast.TableCommand):
         return stmt.verb not in READ_ONLY_COMMANDS
-    return isinstance(stmt, (ast.CreateTable, ast.DropTable, ast.AlterAddColumn, ast.AlterDropColumn,
+    return isinstance(stmt, (ast.CreateTable, ast.DropTable, ast.CreateIndex, ast.DropIndex,
+                             ast.AlterAddColumn, ast.AlterDropColumn,
                              ast.LoadData))

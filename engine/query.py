@@ -224,6 +224,10 @@ def explain(db: "Database", stmt: ast.Explain, params=None) -> "Result":
         planned = plan_select(db, expr, bound)
         if planned.knn is not None:
             rows.extend(explain_knn(db, planned.knn))
+            if planned.knn.filter_sql:
+                rows.append(("filter", planned.knn.filter_sql))
+                info = apsw.ext.query_info(db.store.conn, planned.knn.filter_sql, bound, explain_query_plan=True)
+                rows.extend(("filter plan", _plan_text(step)) for step in _walk(info.query_plan))
         sql, bound = planned.sql, planned.bound
         if planned.knn is not None:
             db.store.execute(CREATE_KNN_TABLE)

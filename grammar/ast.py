@@ -26,6 +26,22 @@ class CreateTable:
 
 
 @dataclass(frozen=True)
+class CreateIndex:
+    name: str
+    table: str
+    columns: tuple[tuple[str, str], ...]      # (column, 'ASC' | 'DESC')
+    unique: bool = False
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class DropIndex:
+    name: str
+    table: str | None = None
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
 class DropTable:
     tables: tuple[str, ...]
     if_exists: bool = False
@@ -88,5 +104,5 @@ class Explain:
 
 
 Statement = Any
-EXTENSION_NODES = (CreateTable, DropTable, AlterAddColumn, AlterDropColumn, TableCommand,
+EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, TableCommand,
                    ShowTables, ShowWarnings, Transaction, LoadData, Explain)

@@ -88,6 +88,22 @@ class _ToAst(Transformer):
         rest = items[1:] if flag else items
         return ast.CreateTable(table=rest[0], columns=tuple(rest[1:]), if_not_exists=flag)
 
+    def index_column(self, items):
+        order = str(items[1]).upper() if len(items) > 1 else "ASC"
+        return (items[0], order)
+
+    def create_index(self, items):
+        unique = any(isinstance(i, Token) and i.type == "UNIQUE_KW" for i in items)
+        flag = "if_not_exists" in items
+        rest = [i for i in items if not isinstance(i, Token) and i != "if_not_exists"]
+        name, table, *columns = rest
+        return ast.CreateIndex(name=name, table=table, columns=tuple(columns), unique=unique, if_not_exists=flag)
+
+    def drop_index(self, items):
+        flag = items[0] == "if_exists"
+        rest = items[1:] if flag else items
+        return ast.DropIndex(name=rest[0], table=rest[1] if len(rest) > 1 else None, if_exists=flag)
+
     def drop_table(self, items):
         flag = items[0] == "if_exists"
         names = items[1:] if flag else items
@@ -107,6 +123,9 @@ class _ToAst(Transformer):
 
     def describe(self, items):
         return ast.TableCommand(verb="describe", table=items[-1])
+
+    def show_index(self, items):
+        return ast.TableCommand(verb="show_index", table=items[-1])
 
     def show_create(self, items):
         return ast.TableCommand(verb="show_create", table=items[-1])
