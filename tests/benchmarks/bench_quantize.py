@@ -1,0 +1,84 @@
+"""What int8 weights would buy: onnxruntime dynamic quantization of the engine's fused graph.
+
+    .venv/bin/python tests/benchmarks/bench_quantize.py [--chunks 160] [--repeat 3]
+
+The engine ships float32 only; this measures a candidate, it changes nothing. Two variants of the
+cached fused graph are made with ``onnxruntime.quantization.quantize_dynamic``: every quantizable
+operator (the fused Attention included), and MatMul only with per-channel weights. Each is timed
+against float32 on the same recursive 256/32 chunks of the manual (best of ``--repeat``, the order
+alternating), and its vectors are compared with float32's (cosine). Writes results/quantize.json.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+from engine.embed import default  # noqa: E402
+from engine.embed.model import Model  # noqa: E402
+
+
+def quantize(src: Path, dst: Path, **kw) -> float:
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    import onnxruntime.quantization.quant_utils as qu
+    q = sys.modules["onnxruntime.quantization.quantize"]
+    # the fused graph holds com.microsoft operators, which ONNX shape inference does not know
+    q.load_model_with_shape_infer = qu.load_model_with_shape_infer = lambda path: onnx.load(str(path))
+    started = time.perf_counter()
+    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8,
+                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT}, **kw)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chunks", type=int, default=160)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    base = common.model()
+    src = default.load_graph().path
+    tok = str(default.verify_model_files() / default.TOKENIZER)
+    docs = common.pages()
+    chunks = [c for p in docs[40:80] for c in common.plan(base, p.text, common.Config("recursive", 256, 32))]
+    chunks = chunks[:args.chunks]
+    tokens = common.model_tokens(base, chunks)
+    out: dict = {"chunks": len(chunks), "tokens": tokens, "loadavg_start": common.loadavg(), "variants": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        variants = {"float32 (shipped)": (base, None)}
+        for name, kw in (("int8, all operators", {"per_channel": False}),
+                         ("int8, MatMul only, per channel", {"per_channel": True, "op_types_to_quantize": ["MatMul"]})):
+            dst = Path(tmp) / f"{len(variants)}.onnx"
+            seconds = quantize(src, dst, **kw)
+            data = dst.read_bytes()
+            variants[name] = (Model(default.INFO, tok, lambda data=data: data), seconds)
+        times: dict[str, list[float]] = {n: [] for n in variants}
+        for m, _ in variants.values():
+            m.embed(chunks[:4])
+        for r in range(args.repeat):
+            names = list(variants) if r % 2 == 0 else list(variants)[::-1]
+            for n in names:
+                started = time.perf_counter()
+                variants[n][0].embed(chunks)
+                times[n].append(time.perf_counter() - started)
+        ref = base.embed(chunks)
+        for n, (m, qs) in variants.items():
+            cos = (ref * m.embed(chunks)).sum(axis=1)
+            out["variants"][n] = {"tokens_per_s": tokens / min(times[n]), "seconds": times[n],
+                                  "speedup": min(times["float32 (shipped)"]) / min(times[n]),
+                                  "cos_mean": float(cos.mean()), "cos_min": float(cos.min()), "quantize_seconds": qs}
+            common.log(f"{n}: {out['variants'][n]['tokens_per_s']:.0f} tok/s, x{out['variants'][n]['speedup']:.2f}, "
+                       f"cos mean {cos.mean():.4f} min {cos.min():.4f}")
+    out["loadavg_end"] = common.loadavg()
+    common.save_result("quantize", out)
+
+
+if __name__ == "__main__":
+    main()
