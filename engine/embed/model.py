@@ -13,9 +13,11 @@ from tokenizers import Encoding, Tokenizer
 
 from .errors import EmbeddingCancelled, ModelError
 
-# Batching, chosen by measurement (tests/benchmarks/bench_embed.py): throughput is flat from about
-# 8 rows of 256 tokens up, so a batch holds at most TOKEN_BUDGET padded tokens and MAX_ROWS rows.
-TOKEN_BUDGET = 4096
+# Batching, chosen by measurement (tests/benchmarks/bench_embed.py; 2-vCPU EPYC, CPU time per token):
+# short texts want several rows per call (32 tokens: 16 rows beat 1 row by ~15%), long ones lose
+# 10-15% once a batch passes ~4k padded tokens (attention scores fall out of cache). 2048 padded
+# tokens keeps 4-8 rows of a typical 256-512-token chunk for the intra-op threads to share.
+TOKEN_BUDGET = 2048
 MAX_ROWS = 64
 # Rows in one batch differ in length by at most this factor (plus a small slack), to limit padding.
 BUCKET_RATIO = 1.25
