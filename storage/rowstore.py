@@ -12,6 +12,12 @@ MEMORY = ":memory:"
 _savepoint_ids = itertools.count(1)
 
 
+def _unknown_parameter(exc: KeyError) -> apsw.BindingsError:
+    # An unquoted name such as $1body is a column in MySQL but a parameter in SQLite.
+    return apsw.BindingsError(f"Unknown column or parameter '{exc.args[0] if exc.args else ''}': SQLite reads "
+                              "a name that starts with $, @ or : as a parameter; quote such a name with backticks")
+
+
 class RowStore:
     """Owns one apsw connection. Every statement of the engine runs through here."""
 
@@ -29,13 +35,16 @@ class RowStore:
 
     # -- execution ---------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> apsw.Cursor:
-        return self.conn.cursor().execute(sql, params)
+        try:
+            return self.conn.cursor().execute(sql, params)
+        except KeyError as exc:      # apsw: the SQL names a parameter the dict lacks
+            raise _unknown_parameter(exc) from None
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self.conn.cursor().executemany(sql, rows)
 
     def one(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        for row in self.conn.cursor().execute(sql, params):
+        for row in self.execute(sql, params):
             return row
         return None
 
