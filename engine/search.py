@@ -155,10 +155,17 @@ def _exact(db: "Database", req: KnnRequest, where: str, params: tuple) -> dict[i
     return best
 
 
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def _as_float32(d: float) -> float:
+    return float(np.float32(d)) if abs(d) <= _F32_MAX else float(d)
+
+
 def _collapse(best: dict[int, tuple[float, int]], k: int) -> list[tuple[int, float, int]]:
     # distances are float32 arithmetic (FAISS or numpy on float32 vectors): report them as float32
     # values whichever path found them, so equal distances compare equal and print alike
-    ranked = sorted(((doc, float(np.float32(d)), c) for doc, (d, c) in best.items()), key=lambda h: (h[1], h[0]))
+    ranked = sorted(((doc, _as_float32(d), c) for doc, (d, c) in best.items()), key=lambda h: (h[1], h[0]))
     return ranked[:k]
 
 
