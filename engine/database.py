@@ -130,9 +130,7 @@ class Database:
         except BaseException:
             if began:           # the failed statement opened the transaction: end it, empty, and unlock
                 self.store.rollback()
-            if not self.store.in_transaction:
-                self.reload_catalog()
-            self._reload_if_catalog_changed()
+            self.reload_catalog()   # DDL handlers update the cached catalog before the savepoint ends
             raise
         finally:
             if self._deadline is not None:
@@ -140,9 +138,6 @@ class Database:
         if not isinstance(stmt, ast.ShowWarnings):
             self.warnings = self.pending_warnings
         return result
-
-    def _reload_if_catalog_changed(self) -> None:
-        self.reload_catalog()
 
     def _progress_check(self) -> bool:
         return self._stop or (self._deadline is not None and time.monotonic() > self._deadline)
