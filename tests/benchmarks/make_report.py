@@ -364,6 +364,8 @@ def main() -> None:
                   "To keep within the time available on 2 cores, the bare model ran on every other slice "
                   "(`--bare-every 2`); its ratio compares the engine and the model on those same slices. Model tokens "
                   "= content tokens cut to the window + [CLS]/[SEP].", ""]
+        if notes().get("ingest", {}).get("run"):
+            lines += ["How this run was made: " + notes()["ingest"]["run"], ""]
         lines += ingest_section(ingest) + [""]
         lines += ["## Memory and disk", "",
                   f"Peak RSS of the process that loaded the manual (VmHWM; it also ran the bare-model slices, on the "
