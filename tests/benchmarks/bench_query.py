@@ -59,6 +59,7 @@ def manual(args: argparse.Namespace) -> dict:
         sql = bench_ingest.KNN.format(col=col)
         open_ms = timed_ms(lambda: cur.execute(sql, ("open the index",)).fetchall())  # loads the index file
         idx = con.db.column_index(con.db.table("manual"), col).catch_up()
+        model._queries.clear()  # "first" = not embedded yet in this process, also for the second column
         first = [timed_ms(lambda t=t: cur.execute(sql, (t,)).fetchall()) for t in texts]
         cached = [timed_ms(lambda t=t: cur.execute(sql, (t,)).fetchall()) for t in texts for _ in range(args.repeats)]
         model_ms = [timed_ms(lambda t=t: model.embed([t])) for t in texts]

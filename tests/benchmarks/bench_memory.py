@@ -1,0 +1,101 @@
+"""Peak RSS while the engine loads the manual, sampled over time, and what onnxruntime's arena adds.
+
+    .venv/bin/python tests/benchmarks/bench_memory.py                     # the whole manual, one executemany
+    .venv/bin/python tests/benchmarks/bench_memory.py --largest 31        # the 31 largest pages only
+    .venv/bin/python tests/benchmarks/bench_memory.py --largest 31 --no-arena
+
+A fresh process loads pages through the DB-API into a new database (a truncate and a recursive
+256/32 column, as bench_ingest.py), builds the indexes and closes, while a thread samples the
+resident set size every 20 ms. ``--no-arena`` creates the model's onnxruntime session with
+``enable_cpu_mem_arena = False`` (a patch of engine.embed.model.session_options inside this
+process only: an experiment, not an engine setting). Merges into results/memory.json under a key
+naming the run.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import CACHE, log  # noqa: E402
+
+
+def rss_mib() -> float:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--largest", type=int, default=0, help="load only the N largest pages (0 = all 189)")
+    ap.add_argument("--no-arena", action="store_true", help="onnxruntime session without the CPU memory arena")
+    args = ap.parse_args()
+    if args.no_arena:
+        from engine.embed import model as model_module
+        inner = model_module.session_options
+
+        def options():
+            o = inner()
+            o.enable_cpu_mem_arena = False
+            return o
+        model_module.session_options = options
+
+    import engine
+    import bench_ingest
+    docs = common.pages()
+    model = common.model()
+    if args.largest:
+        docs = sorted(docs, key=lambda p: -len(model.token_offsets(p.text)))[:args.largest]
+    samples: list[tuple[float, float, str]] = []
+    stage = ["model ready"]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            samples.append((time.perf_counter(), rss_mib(), stage[0]))
+            time.sleep(0.02)
+
+    path = CACHE / "memory.db"
+    shutil.rmtree(str(path) + ".tessera", ignore_errors=True)
+    path.unlink(missing_ok=True)
+    thread = threading.Thread(target=sample, daemon=True)
+    started = time.perf_counter()
+    thread.start()
+    con = engine.connect(str(path))
+    con.cursor().execute(bench_ingest.CREATE)
+    stage[0] = "executemany + commit"
+    con.cursor().executemany(bench_ingest.INSERT, [(p.doc_id, p.path, p.text) for p in docs])
+    con.commit()
+    stage[0] = "index build (first knn)"
+    for col in bench_ingest.COLUMNS:
+        con.cursor().execute(bench_ingest.KNN.format(col=col), ("warm up the index",)).fetchall()
+    stage[0] = "close"
+    con.close()
+    stop.set()
+    thread.join()
+    peak = max(samples, key=lambda s: s[1])
+    by_stage: dict[str, float] = {}
+    for _, mib, st in samples:
+        by_stage[st] = max(by_stage.get(st, 0.0), mib)
+    key = f"{'all' if not args.largest else f'largest-{args.largest}'}{'-no-arena' if args.no_arena else ''}"
+    out = {"pages": len(docs), "tokens": sum(len(model.token_offsets(p.text)) for p in docs),
+           "arena": not args.no_arena, "seconds": time.perf_counter() - started,
+           "before_mib": samples[0][1], "peak_rss_mib": peak[1], "peak_stage": peak[2], "vm_hwm_mib": common.vm_hwm_mib(),
+           "peak_by_stage_mib": by_stage, "disk_bytes": {"sqlite": common.dir_size(path),
+                                                         "indexes": common.dir_size(Path(str(path) + ".tessera"))},
+           "loadavg": common.loadavg()}
+    result = common.load_result("memory") or {}
+    result.setdefault("runs", {})[key] = out
+    common.save_result("memory", result)
+    log(f"{key}: {out}")
+
+
+if __name__ == "__main__":
+    main()
