@@ -3,12 +3,14 @@
     .venv/bin/python tests/benchmarks/bench_memory.py                     # the whole manual, one executemany
     .venv/bin/python tests/benchmarks/bench_memory.py --largest 31        # the 31 largest pages only
     .venv/bin/python tests/benchmarks/bench_memory.py --largest 31 --no-arena
+    .venv/bin/python tests/benchmarks/bench_memory.py --read-vectors-once  # with the index-build fix
 
 A fresh process loads pages through the DB-API into a new database (a truncate and a recursive
 256/32 column, as bench_ingest.py), builds the indexes and closes, while a thread samples the
 resident set size every 20 ms. ``--no-arena`` creates the model's onnxruntime session with
 ``enable_cpu_mem_arena = False`` (a patch of engine.embed.model.session_options inside this
-process only: an experiment, not an engine setting). Merges into results/memory.json under a key
+process only: an experiment, not an engine setting); ``--read-vectors-once`` likewise swaps in the
+read_vectors of bench_index_build.py. Merges into results/memory.json under a key
 naming the run.
 """
 from __future__ import annotations
@@ -36,7 +38,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--largest", type=int, default=0, help="load only the N largest pages (0 = all 189)")
     ap.add_argument("--no-arena", action="store_true", help="onnxruntime session without the CPU memory arena")
+    ap.add_argument("--read-vectors-once", action="store_true",
+                    help="storage.chunks.read_vectors swapped for bench_index_build's one-blob-per-document variant")
     args = ap.parse_args()
+    if args.read_vectors_once:
+        import bench_index_build
+        from storage import chunks
+        chunks.read_vectors = bench_index_build.read_vectors_once_per_doc
     if args.no_arena:
         from engine.embed import model as model_module
         inner = model_module.session_options
@@ -84,7 +92,8 @@ def main() -> None:
     by_stage: dict[str, float] = {}
     for _, mib, st in samples:
         by_stage[st] = max(by_stage.get(st, 0.0), mib)
-    key = f"{'all' if not args.largest else f'largest-{args.largest}'}{'-no-arena' if args.no_arena else ''}"
+    key = (f"{'all' if not args.largest else f'largest-{args.largest}'}{'-no-arena' if args.no_arena else ''}"
+           f"{'-read-vectors-once' if args.read_vectors_once else ''}")
     out = {"pages": len(docs), "tokens": sum(len(model.token_offsets(p.text)) for p in docs),
            "arena": not args.no_arena, "seconds": time.perf_counter() - started,
            "before_mib": samples[0][1], "peak_rss_mib": peak[1], "peak_stage": peak[2], "vm_hwm_mib": common.vm_hwm_mib(),
