@@ -12,6 +12,7 @@ reaches the index).
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -85,20 +86,38 @@ def delete_doc_chunks(store: RowStore, layout: ColumnLayout, doc_ids: list[int])
 
 def read_vectors(store: RowStore, layout: ColumnLayout, where: str = "", params: tuple = ()
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(chunk_ids, doc_ids, vectors) of the chunks matching ``where`` (on chunk table alias c)."""
-    sql = (f"SELECT c.chunk_id, c.doc_id, c.ord, d.{quote(layout.column)} FROM {quote(layout.chunks)} c "
-           f"JOIN {quote(layout.table)} d ON d.id = c.doc_id {where} ORDER BY c.doc_id, c.ord")
-    chunk_ids, doc_ids, vecs = [], [], []
-    last_doc, last_vectors = None, None
-    for chunk_id, doc_id, ord_, blob in store.execute(sql, params):
-        if doc_id != last_doc:
-            last_doc, last_vectors = doc_id, unpack(blob, layout.is_array)
-        if ord_ < len(last_vectors):
-            chunk_ids.append(chunk_id)
-            doc_ids.append(doc_id)
-            vecs.append(last_vectors[ord_])
-    matrix = np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, layout.dims), np.float32)
-    return np.array(chunk_ids, np.int64), np.array(doc_ids, np.int64), matrix
+    """(chunk_ids, doc_ids, vectors) of the chunks matching ``where`` (on chunk table alias c).
+
+    The chunk rows are read first, then each document's vector blob once (in batches of documents):
+    joining the blob onto every chunk row would copy a many-chunk document's blob once per chunk.
+    """
+    rows = list(store.execute(f"SELECT c.chunk_id, c.doc_id, c.ord FROM {quote(layout.chunks)} c {where} "
+                              "ORDER BY c.doc_id, c.ord", params))
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, layout.dims), np.float32)
+    chunk_ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+    doc_ids = np.fromiter((r[1] for r in rows), np.int64, len(rows))
+    ords = np.fromiter((r[2] for r in rows), np.int64, len(rows))
+    matrix = np.zeros((len(rows), layout.dims), np.float32)
+    keep = np.zeros(len(rows), bool)
+    docs = np.unique(doc_ids)
+    sql = (f"SELECT id, {quote(layout.column)} FROM {quote(layout.table)} "
+           "WHERE id IN (SELECT value FROM json_each(?))")
+    for start in range(0, len(docs), BLOB_BATCH):
+        part = docs[start:start + BLOB_BATCH]
+        blobs = dict(store.execute(sql, (json.dumps(part.tolist()),)))
+        for doc in part.tolist():
+            lo, hi = np.searchsorted(doc_ids, doc, "left"), np.searchsorted(doc_ids, doc, "right")
+            vectors = unpack(blobs.get(doc), layout.is_array)
+            if not len(vectors) or vectors.shape[1] != layout.dims:
+                continue
+            present = ords[lo:hi] < len(vectors)
+            matrix[lo:hi][present] = vectors[ords[lo:hi][present]]
+            keep[lo:hi] = present
+    return chunk_ids[keep], doc_ids[keep], matrix[keep]
+
+
+BLOB_BATCH = 256
 
 
 class ColumnIndex:
