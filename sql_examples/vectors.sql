@@ -56,3 +56,9 @@ DELETE FROM pages WHERE id = 2;
 SELECT id, title, knn_dist() FROM pages WHERE knn(chunks, 2, (0, 1, 0));
 OPTIMIZE TABLE pages;
 SELECT id, title, knn_dist() FROM pages WHERE knn(chunks, 2, (0, 1, 0));
+
+-- A B-tree index on the columns you filter on beside knn(): the filter runs first, through the index.
+CREATE INDEX by_title ON pages (title);
+SHOW INDEX FROM pages;
+EXPLAIN SELECT id FROM pages WHERE knn(chunks, 2, (0, 1, 0)) AND title = 'Installing';
+SELECT id, title, knn_dist() FROM pages WHERE knn(chunks, 2, (0, 1, 0)) AND title = 'Installing';
