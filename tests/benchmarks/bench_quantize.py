@@ -1,12 +1,13 @@
 """What int8 weights would buy: onnxruntime dynamic quantization of the engine's fused graph.
 
-    .venv/bin/python tests/benchmarks/bench_quantize.py [--chunks 160] [--repeat 3]
+    .venv/bin/python tests/benchmarks/bench_quantize.py [--chunks 160] [--repeat 3] [--recall]
 
 The engine ships float32 only; this measures a candidate, it changes nothing. Two variants of the
 cached fused graph are made with ``onnxruntime.quantization.quantize_dynamic``: every quantizable
 operator (the fused Attention included), and MatMul only with per-channel weights. Each is timed
 against float32 on the same recursive 256/32 chunks of the manual (best of ``--repeat``, the order
-alternating), and its vectors are compared with float32's (cosine). Writes results/quantize.json.
+alternating), and its vectors are compared with float32's (cosine). ``--recall`` also scores each
+variant on bench_recall.py's queries with recursive 256/32 chunks. Writes results/quantize.json.
 """
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chunks", type=int, default=160)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--recall", action="store_true",
+                    help="also score recursive 256/32 on the manual's heading queries with each int8 variant "
+                         "(embeds the whole manual once per variant; the embedding cache is not used)")
     args = ap.parse_args()
     base = common.model()
     src = default.load_graph().path
@@ -76,6 +80,20 @@ def main() -> None:
                                   "cos_mean": float(cos.mean()), "cos_min": float(cos.min()), "quantize_seconds": qs}
             common.log(f"{n}: {out['variants'][n]['tokens_per_s']:.0f} tok/s, x{out['variants'][n]['speedup']:.2f}, "
                        f"cos mean {cos.mean():.4f} min {cos.min():.4f}")
+        if args.recall:
+            queries = common.heading_queries(docs)
+            config = common.Config("recursive", 256, 32)
+            per_doc = [(p.doc_id, common.plan(base, p.text, config)) for p in docs]
+            texts = [t for _, ts in per_doc for t in ts]
+            owners = np.array([d for d, ts in per_doc for _ in ts], np.int64)
+            for n, (m, _) in variants.items():
+                if m is base:
+                    continue  # float32: bench_recall.py's figure
+                started = time.perf_counter()
+                ranked = common.maxp_rank(m.embed([q.text for q in queries]), m.embed(texts), owners)
+                out["variants"][n]["recall_recursive_256_32"] = common.score(queries, ranked)
+                out["variants"][n]["recall_seconds"] = time.perf_counter() - started
+                common.log(f"{n}: recursive 256/32 deep {out['variants'][n]['recall_recursive_256_32']['deep']}")
     out["loadavg_end"] = common.loadavg()
     common.save_result("quantize", out)
 

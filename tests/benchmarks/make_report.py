@@ -358,6 +358,10 @@ def main() -> None:
                       "and the DIY pipeline, same queries:", ""] + crosscheck_table(ingest, recall) + [""]
         lines += manticore_notes(recall)
         lines += left_out(recall) + [""]
+    if recall and not stripped:
+        lines += [f"Not run here either: `{PY}/bench_recall.py --strip-headings`, the same queries against pages whose "
+                  "heading lines are blanked (a harder task, closer to a question whose words are not in the page; "
+                  "it embeds every configuration again).", ""]
     if stripped:
         lines += ["### With the heading lines blanked", "",
                   f"`{PY}/bench_recall.py --strip-headings --configs ...`: the same queries against pages whose "
@@ -467,8 +471,16 @@ def engine_notes(ingest: dict | None, query: dict | None) -> list[str]:
         out += ["  `bench_quantize.py` measured what int8 weights (onnxruntime dynamic quantization of the fused "
                 "graph) would give on recursive 256/32 chunks:", "",
                 "  | variant | tokens/s | speed-up | cosine to float32: mean / min |", "  |---|---:|---:|---:|"]
-        out += [f"  | {n} | {x['tokens_per_s']:,.0f} | {x['speedup']:.2f}x | {x['cos_mean']:.4f} / {x['cos_min']:.4f} |"
-                for n, x in v.items()]
+        out[-1] = "  |---|---:|---:|---:|---:|"
+        out[-2] += " recursive 256/32 deep recall@5 / MRR |"
+        base = common.load_result("recall") or {}
+        ref = base.get("configs", {}).get("recursive 256/32", {}).get("scores", {}).get("deep")
+
+        def rec(n: str, x: dict) -> str:
+            sc = x.get("recall_recursive_256_32", {}).get("deep") or (ref if n.startswith("float32") else None)
+            return f"{pct(sc['recall@5'])} / {sc['mrr']:.3f}" if sc else "-"
+        out += [f"  | {n} | {x['tokens_per_s']:,.0f} | {x['speedup']:.2f}x | {x['cos_mean']:.4f} / {x['cos_min']:.4f} | "
+                f"{rec(n, x)} |" for n, x in v.items()]
         out += ["", "  Quantizing everything (the fused attention too) moves the vectors too far to ship without a "
                 "recall run; MatMul-only, per channel, stays close. Either would be an opt-in model variant, "
                 "checked with bench_recall.py before it is offered."]
