@@ -449,15 +449,16 @@ def left_out(recall: dict) -> list[str]:
     missing = [g for g in grid if g not in recall["configs"]]
     if not missing:
         return ["All 20 configurations of the grid were run."]
+    done = len(grid) - len(missing)
     return [f"**Not run here:** {', '.join(missing)}. Each configuration embeds one to one and a half million "
-            "model tokens. The grid ran while other work loaded the 2 cores (load average 4 to 10), where the model "
-            "managed 700 to 1,500 tokens/s, so each configuration took 15 to 25 minutes and the benchmark time "
-            "available ran out after the seven above; on the quiet machine of the ingest run (about 6,600 tokens/s) "
-            "the 13 left would take some 40 minutes. The seven were chosen as the most telling: the default, the "
-            "mean, each strategy at 256/32, and the recursive size sweep. `recursive 512/0` stands in for "
-            "`recursive 512/32`: 512 is clamped to the 510-token window and its chunks are exactly the ones `mean` "
-            "averages, so it cost nothing extra (Manticore found overlap made no measurable difference). To run the "
-            f"rest: `{PY}/bench_recall.py --grid` (chunks already in the cache are not embedded again)."]
+            "model tokens. The first seven ran while other work loaded the 2 cores (load average 4 to 10: 700 to "
+            "1,500 tokens/s, 15 to 25 minutes each); the machine then went quiet (about 6,600 tokens/s, 3 minutes "
+            f"each) and {done - 7} more ran before the time set aside for benchmarks was used up. The "
+            f"{len(missing)} left would take about {3 * len(missing)} minutes on a quiet machine. Those run were "
+            "chosen as the most telling: the default, the mean, each strategy at 256/32, the size sweep, and "
+            "overlap 0 vs 32. `recursive 512/0` has exactly the chunks `mean` averages (512 is clamped to the "
+            "510-token window; mean splits with overlap 0), so it cost nothing extra. To run the rest: "
+            f"`{PY}/bench_recall.py --grid` (chunks already in the cache are not embedded again)."]
 
 
 def engine_notes(ingest: dict | None, query: dict | None) -> list[str]:
