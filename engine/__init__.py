@@ -1,14 +1,14 @@
 """tesseradb: an embedded SQL database whose vector columns chunk and embed text by themselves.
 
-    import engine
-    con = engine.connect("docs.db")
+    import tesseradb
+    con = tesseradb.connect("docs.db")
 """
 from __future__ import annotations
 
-from .dbapi import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Connection, Cursor, Date, DateFromTicks,
+from tesseradb.clients.dbapi import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Connection, Cursor, Date, DateFromTicks,
                     Time, TimeFromTicks, Timestamp, TimestampFromTicks, apilevel, connect, paramstyle,
                     threadsafety)
-from .errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
+from tesseradb.errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
                      NotSupportedError, OperationalError, ProgrammingError, Warning)
 
 __version__ = "0.1.0"

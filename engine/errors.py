@@ -1,8 +1,8 @@
 """The PEP 249 exception tree, with MySQL error numbers and SQLSTATEs.
 
 Lower layers raise narrow exceptions (``grammar.GrammarError``, ``storage.StorageError``,
-``engine.embed.ModelError``, ``UserError`` below, apsw errors); :func:`translate` turns them into
-these classes in one place (``engine.database``).
+``tesseradb.embed.ModelError``, ``UserError`` below, apsw errors); :func:`translate` turns them into
+these classes in one place (``tesseradb.sql.database``).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Storage layer: SQLite rows and chunks (the source of truth) and the FAISS vector indexes derived from them."""
 from __future__ import annotations
 
-from storage.errors import IndexCorrupt, StorageError
+from .errors import IndexCorrupt, StorageError
 
 __all__ = ["IndexCorrupt", "StorageError"]

@@ -1,4 +1,4 @@
-"""Errors of the storage layer. ``engine.errors.translate`` turns them into PEP 249 classes."""
+"""Errors of the storage layer. ``tesseradb.errors.translate`` turns them into PEP 249 classes."""
 from __future__ import annotations
 
 

@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 import faiss
 import numpy as np
 
-from storage.errors import IndexCorrupt
+from .errors import IndexCorrupt
 
 METRICS = {"l2": faiss.METRIC_L2, "ip": faiss.METRIC_INNER_PRODUCT, "cosine": faiss.METRIC_INNER_PRODUCT}
 

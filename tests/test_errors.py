@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import engine
-from engine import errors
+import tesseradb
+from tesseradb import errors
 
 SETUP = [
     "CREATE TABLE t (name string, n int, flag bool, doc json, at timestamp, "
@@ -17,74 +17,74 @@ SETUP = [
 # statement, PEP 249 class, engine class, errno, sqlstate, message (a substring)
 CASES = [
     # 1064: syntax, and everything the grammar refuses
-    ("FOO BAR", engine.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "syntax error, unexpected 'FOO'"),
-    ("SELECT FROM WHERE", engine.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", ""),
-    ("SET NAMES utf8", engine.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "unexpected 'SET'"),
-    ("SHOW DATABASES", engine.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "syntax error"),
-    ("INSERT INTO t (name)", engine.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "incomplete statement"),
-    ("CREATE TABLE x (a nosuchtype)", engine.ProgrammingError, errors.SqlSyntaxError, 1064, "42000",
+    ("FOO BAR", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "syntax error, unexpected 'FOO'"),
+    ("SELECT FROM WHERE", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", ""),
+    ("SET NAMES utf8", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "unexpected 'SET'"),
+    ("SHOW DATABASES", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "syntax error"),
+    ("INSERT INTO t (name)", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "incomplete statement"),
+    ("CREATE TABLE x (a nosuchtype)", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000",
      "unknown column type 'nosuchtype'"),
-    ("CREATE TABLE x (v float_vector knn_type='hnsw')", engine.ProgrammingError, errors.SqlSyntaxError, 1064,
+    ("CREATE TABLE x (v float_vector knn_type='hnsw')", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064,
      "42000", "knn_dims and hnsw_similarity are required if knn_type='hnsw'"),
-    ("SELECT id FROM t WHERE knn(v, 0, (0,0))", engine.ProgrammingError, errors.SqlSyntaxError, 1064, "42000",
+    ("SELECT id FROM t WHERE knn(v, 0, (0,0))", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000",
      "k parameter must be positive"),
-    ("SELECT id FROM t WHERE knn(plain, 1, (0,0))", engine.ProgrammingError, errors.SqlSyntaxError, 1064,
+    ("SELECT id FROM t WHERE knn(plain, 1, (0,0))", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064,
      "42000", "KNN index not enabled for attribute 'plain'"),
-    ("SELECT knn_dist() FROM t", engine.ProgrammingError, errors.SqlSyntaxError, 1064, "42000",
+    ("SELECT knn_dist() FROM t", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000",
      "KNN_DIST() attribute not available in this context"),
     ("CREATE TABLE m (t text, v float_vector knn_type='hnsw' model_name='no/such-model' from='t')",
-     engine.ProgrammingError, errors.ModelError, 1064, "42000", "unknown model 'no/such-model'"),
+     tesseradb.ProgrammingError, errors.ModelError, 1064, "42000", "unknown model 'no/such-model'"),
     # 1146 / 1050 / 1054 / 1060
-    ("SELECT * FROM nope", engine.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope' does not exist"),
-    ("INSERT INTO nope (a) VALUES (1)", engine.ProgrammingError, errors.NoSuchTable, 1146, "42S02",
+    ("SELECT * FROM nope", tesseradb.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope' does not exist"),
+    ("INSERT INTO nope (a) VALUES (1)", tesseradb.ProgrammingError, errors.NoSuchTable, 1146, "42S02",
      "table 'nope' does not exist"),
-    ("UPDATE nope SET a = 1", engine.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope'"),
-    ("DELETE FROM nope", engine.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope'"),
-    ("DROP TABLE nope", engine.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope'"),
-    ("SELECT * FROM t JOIN nope ON 1", engine.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope'"),
-    ("CREATE TABLE other (y int)", engine.ProgrammingError, errors.TableExists, 1050, "42S01",
+    ("UPDATE nope SET a = 1", tesseradb.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope'"),
+    ("DELETE FROM nope", tesseradb.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope'"),
+    ("DROP TABLE nope", tesseradb.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope'"),
+    ("SELECT * FROM t JOIN nope ON 1", tesseradb.ProgrammingError, errors.NoSuchTable, 1146, "42S02", "table 'nope'"),
+    ("CREATE TABLE other (y int)", tesseradb.ProgrammingError, errors.TableExists, 1050, "42S01",
      "table 'other' already exists"),
-    ("SELECT nope FROM t", engine.ProgrammingError, errors.NoSuchColumn, 1054, "42S22",
+    ("SELECT nope FROM t", tesseradb.ProgrammingError, errors.NoSuchColumn, 1054, "42S22",
      "Unknown column 'nope' in 'field list'"),
-    ("INSERT INTO t (nope) VALUES (1)", engine.ProgrammingError, errors.NoSuchColumn, 1054, "42S22",
+    ("INSERT INTO t (nope) VALUES (1)", tesseradb.ProgrammingError, errors.NoSuchColumn, 1054, "42S22",
      "Unknown column 'nope' in 'field list'"),
-    ("UPDATE t SET nope = 1", engine.ProgrammingError, errors.NoSuchColumn, 1054, "42S22", "Unknown column 'nope'"),
-    ("ALTER TABLE t DROP COLUMN nope", engine.ProgrammingError, errors.NoSuchColumn, 1054, "42S22",
+    ("UPDATE t SET nope = 1", tesseradb.ProgrammingError, errors.NoSuchColumn, 1054, "42S22", "Unknown column 'nope'"),
+    ("ALTER TABLE t DROP COLUMN nope", tesseradb.ProgrammingError, errors.NoSuchColumn, 1054, "42S22",
      "Unknown column 'nope' in 'table t'"),
-    ("SELECT id FROM t WHERE knn(nope, 1, (0,0))", engine.ProgrammingError, errors.NoSuchColumn, 1054, "42S22",
+    ("SELECT id FROM t WHERE knn(nope, 1, (0,0))", tesseradb.ProgrammingError, errors.NoSuchColumn, 1054, "42S22",
      "requested KNN search attribute 'nope' not found"),
-    ("ALTER TABLE t ADD COLUMN name text", engine.ProgrammingError, errors.DuplicateColumn, 1060, "42S21",
+    ("ALTER TABLE t ADD COLUMN name text", tesseradb.ProgrammingError, errors.DuplicateColumn, 1060, "42S21",
      "Duplicate column name 'name'"),
-    ("CREATE TABLE x (a int, a int)", engine.ProgrammingError, errors.DuplicateColumn, 1060, "42S21",
+    ("CREATE TABLE x (a int, a int)", tesseradb.ProgrammingError, errors.DuplicateColumn, 1060, "42S21",
      "Duplicate column name 'a'"),
     # other programming errors
-    ("INSERT INTO t (name, n) VALUES ('x')", engine.ProgrammingError, engine.ProgrammingError, 1064, "42000",
+    ("INSERT INTO t (name, n) VALUES ('x')", tesseradb.ProgrammingError, tesseradb.ProgrammingError, 1064, "42000",
      "Column count doesn't match value count at row 1"),
     # 1062: duplicate id
-    ("INSERT INTO t (id, name) VALUES (1, 'again')", engine.IntegrityError, errors.DuplicateKey, 1062, "23000",
+    ("INSERT INTO t (id, name) VALUES (1, 'again')", tesseradb.IntegrityError, errors.DuplicateKey, 1062, "23000",
      "duplicate id '1'"),
-    ("INSERT INTO t (id, name) VALUES (5, 'a'), (6, 'b'), (5, 'c')", engine.IntegrityError, errors.DuplicateKey,
+    ("INSERT INTO t (id, name) VALUES (5, 'a'), (6, 'b'), (5, 'c')", tesseradb.IntegrityError, errors.DuplicateKey,
      1062, "23000", "duplicate id '5'"),
-    ("INSERT INTO t (id, name) SELECT id, name FROM t", engine.IntegrityError, errors.DuplicateKey, 1062, "23000",
+    ("INSERT INTO t (id, name) SELECT id, name FROM t", tesseradb.IntegrityError, errors.DuplicateKey, 1062, "23000",
      "duplicate id '1'"),
     # 1366: values that do not fit the column
-    ("INSERT INTO t (n) VALUES ('abc')", engine.DataError, engine.DataError, 1366, "HY000",
+    ("INSERT INTO t (n) VALUES ('abc')", tesseradb.DataError, tesseradb.DataError, 1366, "HY000",
      "Incorrect integer value for column 'n'"),
-    ("UPDATE t SET flag = 7", engine.DataError, engine.DataError, 1366, "HY000",
+    ("UPDATE t SET flag = 7", tesseradb.DataError, tesseradb.DataError, 1366, "HY000",
      "Incorrect boolean value for column 'flag'"),
-    ("INSERT INTO t (doc) VALUES ('{oops')", engine.DataError, engine.DataError, 1366, "HY000",
+    ("INSERT INTO t (doc) VALUES ('{oops')", tesseradb.DataError, tesseradb.DataError, 1366, "HY000",
      "Invalid JSON text for column 'doc'"),
-    ("INSERT INTO t (at) VALUES ('soon')", engine.DataError, engine.DataError, 1366, "HY000",
+    ("INSERT INTO t (at) VALUES ('soon')", tesseradb.DataError, tesseradb.DataError, 1366, "HY000",
      "Incorrect timestamp value for column 'at'"),
-    ("INSERT INTO t (id, name) VALUES ('x', 'y')", engine.DataError, engine.DataError, 1366, "HY000",
+    ("INSERT INTO t (id, name) VALUES ('x', 'y')", tesseradb.DataError, tesseradb.DataError, 1366, "HY000",
      "Incorrect integer value: 'x' for column 'id' at row 1"),
-    ("INSERT INTO t (v) VALUES ([[1,2,3]])", engine.DataError, engine.DataError, 1366, "HY000",
+    ("INSERT INTO t (v) VALUES ([[1,2,3]])", tesseradb.DataError, tesseradb.DataError, 1366, "HY000",
      "row 1, column 'v': vectors have 3 values, index 'v' needs 2 values"),
-    ("INSERT INTO t (v) VALUES ((1,2))", engine.DataError, engine.DataError, 1366, "HY000",
+    ("INSERT INTO t (v) VALUES ((1,2))", tesseradb.DataError, tesseradb.DataError, 1366, "HY000",
      "row 1, column 'v': float_vector_array requires an array of vectors"),
-    ("SELECT ABS(-9223372036854775808)", engine.DataError, engine.DataError, 1366, "HY000", "Out of range value"),
+    ("SELECT ABS(-9223372036854775808)", tesseradb.DataError, tesseradb.DataError, 1366, "HY000", "Out of range value"),
     # 1235: not supported
-    ("INSERT IGNORE INTO t (name) VALUES ('x')", engine.NotSupportedError, engine.NotSupportedError, 1235, "42000",
+    ("INSERT IGNORE INTO t (name) VALUES ('x')", tesseradb.NotSupportedError, tesseradb.NotSupportedError, 1235, "42000",
      "INSERT with IGNORE is not supported; use REPLACE"),
 ]
 
@@ -101,7 +101,7 @@ def snapshot(con):
 @pytest.fixture(scope="module")
 def committed(tmp_path_factory):
     path = str(tmp_path_factory.mktemp("errors") / "errors.db")
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     for sql in SETUP:
         con.execute(sql)
     con.commit()
@@ -113,7 +113,7 @@ def committed(tmp_path_factory):
 @pytest.mark.parametrize("in_transaction", [False, True], ids=["autocommit-off", "open-transaction"])
 def test_error_class_errno_sqlstate_and_nothing_changes(committed, sql, pep, cls, errno, sqlstate, message,
                                                         in_transaction):
-    con = engine.connect(committed)
+    con = tesseradb.connect(committed)
     try:
         if in_transaction:
             con.execute("INSERT INTO other (x) VALUES (42)")
@@ -121,7 +121,7 @@ def test_error_class_errno_sqlstate_and_nothing_changes(committed, sql, pep, cls
         with pytest.raises(pep) as info:
             con.execute(sql)
         exc = info.value
-        assert isinstance(exc, cls) and isinstance(exc, engine.DatabaseError)
+        assert isinstance(exc, cls) and isinstance(exc, tesseradb.DatabaseError)
         assert (exc.errno, exc.sqlstate) == (errno, sqlstate)
         assert message in exc.msg
         assert str(exc) == f"ERROR {errno} ({sqlstate}): {exc.msg}"
@@ -136,20 +136,20 @@ def test_error_class_errno_sqlstate_and_nothing_changes(committed, sql, pep, cls
 
 
 def test_interface_errors():
-    con = engine.connect()
+    con = tesseradb.connect()
     cur = con.cursor()
     cur.close()
-    with pytest.raises(engine.InterfaceError) as info:
+    with pytest.raises(tesseradb.InterfaceError) as info:
         cur.execute("SELECT 1")
     assert (info.value.errno, info.value.sqlstate) == (2000, "HY000")
     con.close()
-    with pytest.raises(engine.InterfaceError, match="closed database"):
+    with pytest.raises(tesseradb.InterfaceError, match="closed database"):
         con.execute("SELECT 1")
 
 
 def test_interrupted_by_the_statement_timeout():
-    con = engine.connect(statement_timeout=0.2)
-    with pytest.raises(engine.OperationalError) as info:
+    con = tesseradb.connect(statement_timeout=0.2)
+    with pytest.raises(tesseradb.OperationalError) as info:
         con.execute("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT COUNT(*) FROM r")
     assert isinstance(info.value, errors.Interrupted)
     assert (info.value.errno, info.value.sqlstate) == (1317, "70100")
@@ -159,9 +159,9 @@ def test_interrupted_by_the_statement_timeout():
 
 
 def test_lock_wait_timeout(db_path):
-    a, b = engine.connect(db_path), engine.connect(db_path, timeout=0.1)
+    a, b = tesseradb.connect(db_path), tesseradb.connect(db_path, timeout=0.1)
     a.execute("CREATE TABLE t (x int)")
-    with pytest.raises(engine.OperationalError) as info:
+    with pytest.raises(tesseradb.OperationalError) as info:
         b.execute("CREATE TABLE u (x int)")
     assert isinstance(info.value, errors.Busy)
     assert info.value.errno == 1205
@@ -171,8 +171,8 @@ def test_lock_wait_timeout(db_path):
 
 @pytest.mark.parametrize("path", ["/nonexistent-folder/x.db", "."])
 def test_a_database_that_cannot_be_opened(path):
-    with pytest.raises(engine.OperationalError) as info:
-        engine.connect(path)
+    with pytest.raises(tesseradb.OperationalError) as info:
+        tesseradb.connect(path)
     assert info.value.errno == 1105
     assert "unable to open database file" in info.value.msg
 
@@ -180,29 +180,29 @@ def test_a_database_that_cannot_be_opened(path):
 def test_a_file_that_is_not_a_database(tmp_path):
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not an SQLite file " * 100)
-    with pytest.raises(engine.OperationalError, match="file is not a database"):
-        con = engine.connect(str(path))
+    with pytest.raises(tesseradb.OperationalError, match="file is not a database"):
+        con = tesseradb.connect(str(path))
         con.execute("SELECT 1")
     assert path.read_bytes() == b"this is not an SQLite file " * 100
 
 
 def test_binding_errors():
-    con = engine.connect()
-    with pytest.raises(engine.ProgrammingError, match="Error binding parameter") as info:
+    con = tesseradb.connect()
+    with pytest.raises(tesseradb.ProgrammingError, match="Error binding parameter") as info:
         con.execute("SELECT ?", [{1, 2}])
     assert info.value.errno == 1064
-    with pytest.raises(engine.DataError, match="Out of range value"):
+    with pytest.raises(tesseradb.DataError, match="Out of range value"):
         con.execute("SELECT ?", [2 ** 70])
-    with pytest.raises(engine.DataError, match="not valid UTF-8"):
+    with pytest.raises(tesseradb.DataError, match="not valid UTF-8"):
         con.execute("SELECT ?", ["\ud800"])
     con.close()
 
 
 def test_errors_keep_the_internal_exception_as_their_cause():
-    con = engine.connect()
-    with pytest.raises(engine.ProgrammingError) as info:
+    con = tesseradb.connect()
+    with pytest.raises(tesseradb.ProgrammingError) as info:
         con.execute("SELECT * FROM nope")
-    assert info.value.__cause__ is not None and not isinstance(info.value.__cause__, engine.Error)
+    assert info.value.__cause__ is not None and not isinstance(info.value.__cause__, tesseradb.Error)
     con.close()
 
 

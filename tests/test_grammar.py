@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-import grammar
-from grammar import ast
+from tesseradb import grammar
+from tesseradb.grammar import ast
 
 
 # -- split ---------------------------------------------------------------------------------------

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import engine
-
-
+import tesseradb
 @pytest.fixture
 def tagged(cur):
     cur.execute("CREATE TABLE t (tag string, n int, v float_vector knn_type='hnsw' knn_dims='2' hnsw_similarity='l2')")
@@ -34,18 +32,18 @@ def test_show_index_and_drop_index(tagged):
 
 def test_unique_index_rejects_duplicates_and_changes_nothing(tagged):
     tagged.execute("CREATE UNIQUE INDEX by_n ON t (n)")
-    with pytest.raises(engine.IntegrityError):
+    with pytest.raises(tesseradb.IntegrityError):
         tagged.execute("INSERT INTO t (id, tag, n) VALUES (100, 'x', 5)")
     assert tagged.execute("SELECT COUNT(*) FROM t").fetchone() == (40,)
 
 
 def test_index_survives_reopen(db_path):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     con.execute("CREATE TABLE t (tag string)")
     con.execute("CREATE INDEX by_tag ON t (tag)")
     con.commit()
     con.close()
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     assert [r[1] for r in con.execute("SHOW INDEX FROM t").fetchall()] == ["by_tag"]
     con.close()
 
@@ -58,7 +56,7 @@ def test_index_survives_reopen(db_path):
     ("CREATE INDEX _tessera_x ON t (tag)", 1064, "is reserved"),
 ])
 def test_index_errors(tagged, sql, errno, message):
-    with pytest.raises(engine.Error) as err:
+    with pytest.raises(tesseradb.Error) as err:
         tagged.execute(sql)
     assert err.value.errno == errno and message in err.value.msg
     assert tagged.execute("SHOW INDEX FROM t").fetchall() == []
@@ -66,6 +64,6 @@ def test_index_errors(tagged, sql, errno, message):
 
 def test_duplicate_index_name(tagged):
     tagged.execute("CREATE INDEX by_tag ON t (tag)")
-    with pytest.raises(engine.ProgrammingError, match="Duplicate key name 'by_tag'"):
+    with pytest.raises(tesseradb.ProgrammingError, match="Duplicate key name 'by_tag'"):
         tagged.execute("CREATE INDEX by_tag ON t (n)")
     tagged.execute("CREATE INDEX IF NOT EXISTS by_tag ON t (n)")

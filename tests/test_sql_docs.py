@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from engine import vector_options
-from engine.planner import HANDLERS, QUERY_HANDLERS
-from grammar import TYPE_ALIASES, ast
+from tesseradb.vectors import options as vector_options
+from tesseradb.sql.planner import HANDLERS, QUERY_HANDLERS
+from tesseradb.grammar import TYPE_ALIASES, ast
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))

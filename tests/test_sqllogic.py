@@ -28,8 +28,7 @@ from pathlib import Path
 
 import pytest
 
-import engine
-
+import tesseradb
 SQL_DIR = Path(__file__).parent / "sql"
 FILES = sorted(SQL_DIR.glob("*.test"))
 
@@ -97,7 +96,7 @@ def render(value, kind: str) -> str:
 def run_file(path: Path, tmp_path: Path) -> None:
     text = path.read_text()
     target = str(tmp_path / "sqllogic.db") if text.startswith("# database: file") else ":memory:"
-    con = engine.connect(target)
+    con = tesseradb.connect(target)
     cur = con.cursor()
     try:
         for rec in parse(path):
@@ -106,17 +105,17 @@ def run_file(path: Path, tmp_path: Path) -> None:
                 if rec.expect_error is None:
                     try:
                         cur.execute(rec.sql)
-                    except engine.Error as exc:
+                    except tesseradb.Error as exc:
                         pytest.fail(f"{where}: expected success, got {exc}\n{rec.sql}")
                 else:
-                    with pytest.raises(engine.Error) as info:
+                    with pytest.raises(tesseradb.Error) as info:
                         cur.execute(rec.sql)
                     assert rec.expect_error in str(info.value), \
                         f"{where}: expected error containing {rec.expect_error!r}, got {info.value}"
                 continue
             try:
                 rows = cur.execute(rec.sql).fetchall()
-            except engine.Error as exc:
+            except tesseradb.Error as exc:
                 pytest.fail(f"{where}: query failed: {exc}\n{rec.sql}")
             got = []
             for row in rows:

@@ -7,8 +7,7 @@ import textwrap
 
 import pytest
 
-import engine
-
+import tesseradb
 VECTORS = "v float_vector_array knn_type='hnsw' knn_dims='2' hnsw_similarity='l2'"
 
 
@@ -17,11 +16,11 @@ def rows(con, sql, params=None):
 
 
 def test_writes_open_a_transaction_that_commit_ends(db_path):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     con.execute("CREATE TABLE t (a text)")
     con.execute("INSERT INTO t (a) VALUES ('x')")
     assert con.in_transaction
-    other = engine.connect(db_path)
+    other = tesseradb.connect(db_path)
     assert rows(other, "SHOW TABLES") == []                  # not visible before COMMIT
     con.commit()
     assert rows(other, "SELECT a FROM t") == [("x",)]
@@ -39,7 +38,7 @@ def test_rollback_undoes_rows_and_ddl(con):
     assert rows(con, "SELECT * FROM keep") == []
     assert rows(con, "SHOW TABLES") == [("keep",)]
     assert [r[0] for r in rows(con, "DESCRIBE keep")] == ["id", "a"]
-    with pytest.raises(engine.ProgrammingError, match="table 'gone' does not exist"):
+    with pytest.raises(tesseradb.ProgrammingError, match="table 'gone' does not exist"):
         con.execute("INSERT INTO gone (a) VALUES ('x')")
 
 
@@ -71,7 +70,7 @@ def test_begin_commit_rollback_statements(con):
 
 
 def test_begin_inside_a_transaction_commits_it_first(db_path):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     con.execute("CREATE TABLE t (a text)")
     con.execute("INSERT INTO t (a) VALUES ('first')")
     con.execute("BEGIN")                                     # as in MySQL: implicit COMMIT
@@ -106,7 +105,7 @@ def test_a_failed_statement_changes_nothing_and_the_transaction_goes_on(con, bad
     con.commit()
     con.execute("INSERT INTO t (id, a, n) VALUES (10, 'pending', 10)")
     before = rows(con, "SELECT * FROM t ORDER BY id")
-    with pytest.raises(engine.DatabaseError):
+    with pytest.raises(tesseradb.DatabaseError):
         con.execute(bad)
     assert con.in_transaction                                # the open transaction survives
     assert rows(con, "SELECT * FROM t ORDER BY id") == before
@@ -119,13 +118,13 @@ def test_a_failed_statement_changes_nothing_and_the_transaction_goes_on(con, bad
 def test_a_failed_statement_outside_a_transaction_leaves_none_open(con):
     con.execute("CREATE TABLE t (a int)")
     con.commit()
-    with pytest.raises(engine.DataError):
+    with pytest.raises(tesseradb.DataError):
         con.execute("INSERT INTO t (a) VALUES (1), ('x')")
     assert rows(con, "SELECT COUNT(*) FROM t") == [(0,)]
 
 
 def test_close_without_commit_loses_only_the_uncommitted_work(db_path):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     con.execute(f"CREATE TABLE t (a text, {VECTORS})")
     con.execute("INSERT INTO t (id, a, v) VALUES (1, 'committed', [[0,0],[1,1]]), (2, 'committed too', [[2,2]])")
     con.commit()
@@ -138,7 +137,7 @@ def test_close_without_commit_loses_only_the_uncommitted_work(db_path):
     assert rows(con, query) == [(1, 0.0), (3, 0.0)]
     con.close()
 
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     assert rows(con, "SELECT id, a FROM t ORDER BY id") == [(1, "committed"), (2, "committed too")]
     assert rows(con, query) == committed == [(1, 0.0), (2, 2.0)]
     assert rows(con, "SHOW TABLES") == [("t",)]
@@ -153,8 +152,8 @@ def test_nothing_committed_is_lost_when_the_process_dies(db_path):
     """The process is killed (os._exit: no close, no index save) after a commit and during a second
     transaction; reopened, the database has exactly the committed data and finds its vectors."""
     _run_python(f"""
-        import os, engine
-        con = engine.connect({db_path!r})
+        import os, tesseradb
+        con = tesseradb.connect({db_path!r})
         con.execute("CREATE TABLE t (a text, {VECTORS})")
         con.execute("INSERT INTO t (id, a, v) VALUES (1, 'a', [[0,0]]), (2, 'b', [[3,4]])")
         con.commit()
@@ -163,14 +162,14 @@ def test_nothing_committed_is_lost_when_the_process_dies(db_path):
         con.execute("DELETE FROM t WHERE id = 1")
         os._exit(0)
     """)
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     assert rows(con, "SELECT id, a FROM t ORDER BY id") == [(1, "a"), (2, "b")]
     assert rows(con, "SELECT id, knn_dist() FROM t WHERE knn(v, 5, (0,0))") == [(1, 0.0), (2, 25.0)]
     con.close()
 
 
 def test_another_connection_sees_committed_tables_and_rows(db_path):
-    a, b = engine.connect(db_path), engine.connect(db_path)
+    a, b = tesseradb.connect(db_path), tesseradb.connect(db_path)
     b.execute("SELECT 1")
     a.execute(f"CREATE TABLE t (n int, {VECTORS})")
     a.commit()
@@ -188,7 +187,7 @@ def test_another_connection_sees_committed_tables_and_rows(db_path):
 
 
 def test_a_transaction_sees_vectors_committed_by_another_connection(db_path):
-    a, b = engine.connect(db_path), engine.connect(db_path)
+    a, b = tesseradb.connect(db_path), tesseradb.connect(db_path)
     a.execute(f"CREATE TABLE t ({VECTORS})")
     a.execute("INSERT INTO t (id, v) VALUES (1, [[0,1]])")
     a.commit()
@@ -206,12 +205,12 @@ def test_a_transaction_sees_vectors_committed_by_another_connection(db_path):
 
 
 def test_writers_wait_for_each_other(db_path):
-    a = engine.connect(db_path)
-    b = engine.connect(db_path, timeout=0.2)
+    a = tesseradb.connect(db_path)
+    b = tesseradb.connect(db_path, timeout=0.2)
     a.execute("CREATE TABLE t (x int)")
     a.commit()
     a.execute("INSERT INTO t (x) VALUES (1)")
-    with pytest.raises(engine.OperationalError) as info:
+    with pytest.raises(tesseradb.OperationalError) as info:
         b.execute("INSERT INTO t (x) VALUES (2)")
     assert info.value.errno == 1205
     a.commit()
@@ -223,16 +222,16 @@ def test_writers_wait_for_each_other(db_path):
 
 
 def test_a_failed_statement_that_opened_the_transaction_releases_the_write_lock(db_path):
-    a, b = engine.connect(db_path), engine.connect(db_path, timeout=0.1)
+    a, b = tesseradb.connect(db_path), tesseradb.connect(db_path, timeout=0.1)
     a.execute("CREATE TABLE t (x int)")
     a.commit()
-    with pytest.raises(engine.DataError):
+    with pytest.raises(tesseradb.DataError):
         a.execute("INSERT INTO t (x) VALUES ('not a number')")
-    with pytest.raises(engine.IntegrityError):
+    with pytest.raises(tesseradb.IntegrityError):
         a.executemany("INSERT INTO t (id, x) VALUES (?, ?)", [(1, 1), (1, 2)])
-    with pytest.raises(engine.DataError):
+    with pytest.raises(tesseradb.DataError):
         a.executemany("INSERT INTO t (x) VALUES (?)", [(1,), ("y",)])
-    with pytest.raises(engine.ProgrammingError):
+    with pytest.raises(tesseradb.ProgrammingError):
         a.executemany("DELETE FROM nope WHERE x = ?", [(1,), (2,)])
     assert not a.in_transaction
     b.execute("INSERT INTO t (x) VALUES (5)")                # not blocked by a

@@ -18,8 +18,7 @@ import datetime
 import numpy as np
 import pytest
 
-import engine
-
+import tesseradb
 ALIASES = {
     "text": "text", "tinytext": "text", "mediumtext": "text", "longtext": "text",
     "string": "string", "varchar(32)": "string", "char(8)": "string",
@@ -85,7 +84,7 @@ def test_bool(con):
     assert cur.execute("SELECT COUNT(*) FROM t WHERE b").fetchone() == (4,)
     assert cur.execute("SELECT SUM(b) FROM t").fetchone() == (4,)    # an aggregate is a number again
     for bad in ("2", "-1", "'yes'", "0.5"):
-        with pytest.raises(engine.DataError, match="Incorrect boolean value for column 'b'") as info:
+        with pytest.raises(tesseradb.DataError, match="Incorrect boolean value for column 'b'") as info:
             cur.execute(f"INSERT INTO t (b) VALUES ({bad})")
         assert info.value.errno == 1366
 
@@ -100,7 +99,7 @@ def test_json_values_come_back_parsed(con):
     # a Python str is JSON text: it must be valid JSON
     cur.execute("INSERT INTO t (j) VALUES (?)", ['{"from": "text"}'])
     assert cur.execute("SELECT j FROM t ORDER BY id DESC LIMIT 1").fetchone() == ({"from": "text"},)
-    with pytest.raises(engine.DataError, match="Invalid JSON text for column 'j'"):
+    with pytest.raises(tesseradb.DataError, match="Invalid JSON text for column 'j'"):
         cur.execute("INSERT INTO t (j) VALUES (?)", ["plain words"])
     # JSON functions work on the stored text, as in MySQL: JSON_EXTRACT gives JSON, ->> unquotes
     assert cur.execute("SELECT JSON_EXTRACT(j, '$.k') FROM t WHERE id = 1").fetchone() == ('"v"',)
@@ -122,9 +121,9 @@ def test_timestamp_is_unix_seconds(con):
     cur.execute("UPDATE t SET ts = NOW() WHERE id = 1")
     assert type(cur.execute("SELECT ts FROM t WHERE id = 1").fetchone()[0]) is int
     assert cur.execute("SELECT FROM_UNIXTIME(ts) FROM t WHERE id = 3").fetchone() == ("1970-01-02 00:00:00",)
-    with pytest.raises(engine.DataError, match="Incorrect timestamp value for column 'ts'"):
+    with pytest.raises(tesseradb.DataError, match="Incorrect timestamp value for column 'ts'"):
         cur.execute("INSERT INTO t (ts) VALUES ('next tuesday')")
-    with pytest.raises(engine.DataError, match="Incorrect timestamp value"):
+    with pytest.raises(tesseradb.DataError, match="Incorrect timestamp value"):
         cur.execute("INSERT INTO t (ts) VALUES (1.5)")
 
 
@@ -133,7 +132,7 @@ def test_float_column(con):
     cur.execute("CREATE TABLE t (f float)")
     cur.execute("INSERT INTO t (f) VALUES (1.25), (3), ('4.5'), (?), (-0.0)", [np.float32(0.5)])
     assert [r[0] for r in cur.execute("SELECT f FROM t ORDER BY id")] == [1.25, 3, 4.5, 0.5, 0.0]
-    with pytest.raises(engine.DataError, match="Incorrect float value for column 'f'"):
+    with pytest.raises(tesseradb.DataError, match="Incorrect float value for column 'f'"):
         cur.execute("INSERT INTO t (f) VALUES ('abc')")
 
 
@@ -143,7 +142,7 @@ def test_int_columns_refuse_fractions_and_text(con):
     cur.execute("INSERT INTO t (i, b) VALUES ('12', -9223372036854775808)")
     assert cur.execute("SELECT i, b FROM t").fetchone() == (12, -9223372036854775808)
     for bad in ("1.5", "'x'", "''"):
-        with pytest.raises(engine.DataError, match="Incorrect integer value for column 'i'"):
+        with pytest.raises(tesseradb.DataError, match="Incorrect integer value for column 'i'"):
             cur.execute(f"INSERT INTO t (i) VALUES ({bad})")
 
 
@@ -152,7 +151,7 @@ def test_text_columns_store_numbers_as_text_and_refuse_blobs(con):
     cur.execute("CREATE TABLE t (a text, s string)")
     cur.execute("INSERT INTO t (a, s) VALUES (42, 1.5)")
     assert cur.execute("SELECT a, s FROM t").fetchone() == ("42", "1.5")
-    with pytest.raises(engine.DataError, match="Incorrect string value for column 's'"):
+    with pytest.raises(tesseradb.DataError, match="Incorrect string value for column 's'"):
         cur.execute("INSERT INTO t (s) VALUES (?)", [b"\x00\xff"])
 
 
@@ -177,11 +176,11 @@ def test_description_type_codes(con):
                 "i float_vector, j float_vector_array)")
     cur.execute("SELECT * FROM t")
     codes = {d[0]: d[1] for d in cur.description}
-    assert codes["id"] == engine.ROWID
+    assert codes["id"] == tesseradb.ROWID
     for name in "abg":
-        assert codes[name] == engine.STRING, name
+        assert codes[name] == tesseradb.STRING, name
     for name in "cdefh":
-        assert codes[name] == engine.NUMBER, name
-    assert codes["h"] == engine.DATETIME
+        assert codes[name] == tesseradb.NUMBER, name
+    assert codes["h"] == tesseradb.DATETIME
     for name in "ij":
-        assert codes[name] == engine.BINARY, name
+        assert codes[name] == tesseradb.BINARY, name

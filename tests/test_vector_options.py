@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from engine.errors import SqlSyntaxError, UserError
-from engine.vector_options import (
+from tesseradb.errors import SqlSyntaxError, UserError
+from tesseradb.vectors.options import (
     KNOWN_OPTIONS,
     VectorSpec,
     quote,

@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import engine
-
+import tesseradb
 METRICS = ["l2", "ip", "cosine"]
 
 
@@ -113,7 +112,7 @@ def test_malformed_array_values_name_row_and_column_and_insert_nothing(con, valu
     make(con, dims=4)
     con.execute("INSERT INTO t (id, v) VALUES (1, [[0,0,0,1]])")
     con.commit()
-    with pytest.raises(engine.DataError) as info:
+    with pytest.raises(tesseradb.DataError) as info:
         con.execute(f"INSERT INTO t (id, v) VALUES (10, [[1,0,0,0]]), (11, []), (12, {value}), (13, [[1,1,1,1]])")
     assert f"row 3, column 'v': {message}" in info.value.msg
     assert (info.value.errno, info.value.sqlstate) == (1366, "HY000")
@@ -132,7 +131,7 @@ SINGLE_ERRORS = [
 @pytest.mark.parametrize("value, message", SINGLE_ERRORS)
 def test_malformed_single_vectors(con, value, message):
     make(con, kind="float_vector", dims=4)
-    with pytest.raises(engine.DataError) as info:
+    with pytest.raises(tesseradb.DataError) as info:
         con.execute(f"INSERT INTO t (id, v) VALUES (1, (1,1,1,1)), (2, {value})")
     assert f"row 2, column 'v': {message}" in info.value.msg
     assert rows(con, "SELECT COUNT(*) FROM t") == [(0,)]
@@ -150,7 +149,7 @@ def test_malformed_single_vectors(con, value, message):
 ])
 def test_malformed_parameters(con, value, message):
     make(con, dims=4)
-    with pytest.raises(engine.DataError) as info:
+    with pytest.raises(tesseradb.DataError) as info:
         con.executemany("INSERT INTO t (v) VALUES (?)", [([[1, 1, 1, 1]],), (value,)])
     assert f"row 2, column 'v': {message}" in info.value.msg
     assert rows(con, "SELECT COUNT(*) FROM t") == [(0,)]
@@ -160,7 +159,7 @@ def test_a_non_knn_vector_column_takes_any_width(con):
     con.execute("CREATE TABLE p (v float_vector, w float_vector_array)")
     con.execute("INSERT INTO p (v, w) VALUES ((1), [[1,2,3]]), ((1,2,3,4,5), [[1],[2]])")
     assert rows(con, "SELECT LENGTH(v), LENGTH(w) FROM p ORDER BY id") == [(1, 1), (5, 2)]
-    with pytest.raises(engine.DataError, match="vector #2 has 2 entries, expected 1"):
+    with pytest.raises(tesseradb.DataError, match="vector #2 has 2 entries, expected 1"):
         con.execute("INSERT INTO p (w) VALUES ([[1],[2,3]])")
 
 
@@ -445,7 +444,7 @@ def test_update_of_a_knn_vector_reindexes_it_and_the_id_cannot_change(con):
     con.execute("UPDATE t SET v = [[9,9],[1,1]], tag = 3 WHERE id = 2")
     con.commit()
     assert rows(con, "SELECT id, tag, knn_dist() FROM t WHERE knn(v, 1, (1,1))") == [(2, 3, 0.0)]
-    with pytest.raises(engine.ProgrammingError, match="the id of a row with vector columns cannot be updated"):
+    with pytest.raises(tesseradb.ProgrammingError, match="the id of a row with vector columns cannot be updated"):
         con.execute("UPDATE t SET id = 10 WHERE id = 1")
     assert rows(con, "SELECT id FROM t WHERE knn(v, 5, (0,0))") == [(1,), (2,)]
 
@@ -456,14 +455,14 @@ def index_files(db_path):
 
 
 def test_the_index_persists_beside_the_database(db_path):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     rng, docs = big_table(con, n=500)
     queries = [rng.normal(size=8).astype(np.float32) for _ in range(3)]
     expected = [rows(con, "SELECT id, knn_dist() FROM big WHERE knn(v, 7, ?) AND tag < 50", [q]) for q in queries]
     con.close()
     files = index_files(db_path)
     assert len(files) == 1 and files[0].endswith(".faiss")
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     assert [rows(con, "SELECT id, knn_dist() FROM big WHERE knn(v, 7, ?) AND tag < 50", [q]) for q in queries] \
         == expected
     con.close()
@@ -471,7 +470,7 @@ def test_the_index_persists_beside_the_database(db_path):
 
 @pytest.mark.parametrize("damage", ["delete", "truncate", "garbage", "stale"])
 def test_a_missing_corrupt_or_stale_index_file_is_rebuilt(db_path, damage):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     make(con, dims=2)
     con.execute("INSERT INTO t (id, v) VALUES (1, [[0,0]]), (2, [[1,1]]), (3, [[2,2]])")
     con.commit()
@@ -489,13 +488,13 @@ def test_a_missing_corrupt_or_stale_index_file_is_rebuilt(db_path, damage):
             f.write(b"\xde\xad\xbe\xef" * 8)
     else:                                              # the file is older than the database
         stale = open(path, "rb").read()
-        con = engine.connect(db_path)
+        con = tesseradb.connect(db_path)
         con.execute("DELETE FROM t WHERE id = 1")
         con.execute("INSERT INTO t (id, v) VALUES (4, [[0.1,0]])")
         con.commit()
         con.close()
         open(path, "wb").write(stale)
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     expected = [(4, pytest.approx(0.01)), (2, 2.0), (3, 8.0)] if damage == "stale" else [(1, 0.0), (2, 2.0), (3, 8.0)]
     assert rows(con, "SELECT id, knn_dist() FROM t WHERE knn(v, 5, (0,0))") == expected
     con.close()
@@ -503,13 +502,13 @@ def test_a_missing_corrupt_or_stale_index_file_is_rebuilt(db_path, damage):
 
 
 def test_drop_table_removes_the_index_file(db_path):
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     make(con, dims=2)
     con.execute("INSERT INTO t (id, v) VALUES (1, [[0,0]])")
     con.commit()
     rows(con, "SELECT id FROM t WHERE knn(v, 1, (0,0))")
     con.close()
-    con = engine.connect(db_path)
+    con = tesseradb.connect(db_path)
     rows(con, "SELECT id FROM t WHERE knn(v, 1, (0,0))")
     assert len(index_files(db_path)) == 1
     con.execute("DROP TABLE t")
@@ -528,7 +527,7 @@ def test_alter_table_add_and_drop_a_vector_column(con):
     con.commit()
     con.execute("ALTER TABLE t DROP COLUMN v")
     con.commit()
-    with pytest.raises(engine.ProgrammingError, match="requested KNN search attribute 'v' not found"):
+    with pytest.raises(tesseradb.ProgrammingError, match="requested KNN search attribute 'v' not found"):
         con.execute("SELECT id FROM t WHERE knn(v, 5, (0,0))")
 
 
@@ -552,23 +551,23 @@ def test_explain_shows_exact_or_graph(con):
 
 # -- errors --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("sql, params, cls, message", [
-    ("SELECT id FROM t WHERE knn(v, ?, (0,0))", [0], engine.ProgrammingError, "k parameter must be positive"),
-    ("SELECT id FROM t WHERE knn(v, -3, (0,0))", None, engine.ProgrammingError, "k parameter must be positive"),
-    ("SELECT id FROM t WHERE knn(v, 1, ?)", [[0, 0, 0]], engine.ProgrammingError,
+    ("SELECT id FROM t WHERE knn(v, ?, (0,0))", [0], tesseradb.ProgrammingError, "k parameter must be positive"),
+    ("SELECT id FROM t WHERE knn(v, -3, (0,0))", None, tesseradb.ProgrammingError, "k parameter must be positive"),
+    ("SELECT id FROM t WHERE knn(v, 1, ?)", [[0, 0, 0]], tesseradb.ProgrammingError,
      "KNN index 'v' requires a vector of 2 entries; 3 entries specified"),
-    ("SELECT id FROM t WHERE knn(v, 1, ?)", [np.zeros(1)], engine.ProgrammingError,
+    ("SELECT id FROM t WHERE knn(v, 1, ?)", [np.zeros(1)], tesseradb.ProgrammingError,
      "KNN index 'v' requires a vector of 2 entries; 1 entries specified"),
-    ("SELECT id FROM t WHERE knn(tag, 1, (0,0))", None, engine.ProgrammingError,
+    ("SELECT id FROM t WHERE knn(tag, 1, (0,0))", None, tesseradb.ProgrammingError,
      "KNN index not enabled for attribute 'tag'"),
-    ("SELECT id FROM t WHERE knn(plain, 1, (0,0))", None, engine.ProgrammingError,
+    ("SELECT id FROM t WHERE knn(plain, 1, (0,0))", None, tesseradb.ProgrammingError,
      "KNN index not enabled for attribute 'plain'"),
-    ("SELECT id FROM t WHERE knn(nope, 1, (0,0))", None, engine.ProgrammingError,
+    ("SELECT id FROM t WHERE knn(nope, 1, (0,0))", None, tesseradb.ProgrammingError,
      "requested KNN search attribute 'nope' not found"),
-    ("SELECT id FROM t WHERE knn(v, 1, (0,0)) AND knn(v, 2, (1,1))", None, engine.ProgrammingError,
+    ("SELECT id FROM t WHERE knn(v, 1, (0,0)) AND knn(v, 2, (1,1))", None, tesseradb.ProgrammingError,
      "only one knn() is supported per query"),
-    ("SELECT knn_dist() FROM t", None, engine.ProgrammingError, "KNN_DIST() attribute not available in this context"),
-    ("SELECT id FROM t ORDER BY knn_dist()", None, engine.ProgrammingError, "KNN_DIST() attribute not available"),
-    ("SELECT id FROM t WHERE knn(v, 1, ?)", [[0, float("nan")]], engine.DataError, "NaN or infinity"),
+    ("SELECT knn_dist() FROM t", None, tesseradb.ProgrammingError, "KNN_DIST() attribute not available in this context"),
+    ("SELECT id FROM t ORDER BY knn_dist()", None, tesseradb.ProgrammingError, "KNN_DIST() attribute not available"),
+    ("SELECT id FROM t WHERE knn(v, 1, ?)", [[0, float("nan")]], tesseradb.DataError, "NaN or infinity"),
 ])
 def test_knn_errors(con, sql, params, cls, message):
     con.execute("CREATE TABLE t (tag int, plain float_vector, "
@@ -597,7 +596,7 @@ def test_manticore_case_25_filtered_paths(con):
 def test_the_vectors_example_script():
     """sql_examples/vectors.sql (tests/test_sql_examples.py runs it through the shell too)."""
     script = (Path(__file__).resolve().parent.parent / "sql_examples" / "vectors.sql").read_text()
-    con = engine.connect()
+    con = tesseradb.connect()
     con.executescript(script)
     assert rows(con, "SELECT id FROM photos WHERE knn(v, 3, (1.0, 0.2, 0.0, 0.0))") == [(1,), (2,), (3,)]
     assert rows(con, "SELECT id FROM photos WHERE knn(v, 2, (1.0, 0.2, 0.0, 0.0)) AND album = 'hikes'") == [(3,), (4,)]

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-import engine
-
-
+import tesseradb
 def test_failed_statement_is_listed_as_an_error(cur):
     cur.execute("CREATE TABLE t (n int)")
-    with pytest.raises(engine.ProgrammingError):
+    with pytest.raises(tesseradb.ProgrammingError):
         cur.execute("SELECT nope FROM t")
     assert cur.execute("SHOW WARNINGS").fetchall() == [("Error", 1054, "Unknown column 'nope' in 'field list'")]
 

@@ -8,8 +8,8 @@ The engine imports exactly this surface::
 """
 from __future__ import annotations
 
-from .errors import EmbeddingCancelled, ModelError
-from .model import Model, ModelInfo
-from .registry import get_model, resolve
+from tesseradb.embed.errors import EmbeddingCancelled, ModelError
+from tesseradb.embed.model import Model, ModelInfo
+from tesseradb.embed.registry import get_model, resolve
 
 __all__ = ["EmbeddingCancelled", "Model", "ModelError", "ModelInfo", "get_model", "resolve"]

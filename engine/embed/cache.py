@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .integrity import sha256_bytes
+from tesseradb.embed.integrity import sha256_bytes
 
 CACHE_ENV = "TESSERA_CACHE_DIR"
 log = logging.getLogger(__name__)

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import onnxruntime as ort
 
-from . import bert_onnx
-from .cache import CachedGraph, cache_root, load_or_build
-from .errors import ModelError
-from .integrity import sha256_bytes, verify_files
-from .model import Model, ModelInfo
+from tesseradb.embed import bert_onnx
+from tesseradb.embed.cache import CachedGraph, cache_root, load_or_build
+from tesseradb.embed.errors import ModelError
+from tesseradb.embed.integrity import sha256_bytes, verify_files
+from tesseradb.embed.model import Model, ModelInfo
 
 log = logging.getLogger(__name__)
 

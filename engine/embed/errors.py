@@ -1,4 +1,4 @@
-"""Errors raised by the embedding layer (``engine.errors.translate`` maps them to public classes)."""
+"""Errors raised by the embedding layer (``tesseradb.errors.translate`` maps them to public classes)."""
 from __future__ import annotations
 
 

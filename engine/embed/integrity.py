@@ -7,7 +7,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from .errors import ModelError
+from tesseradb.embed.errors import ModelError
 
 _CHUNK = 1 << 20
 _memo: dict[tuple[str, int, int, int], str] = {}

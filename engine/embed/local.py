@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ModelError
-from .integrity import sha256_bytes, sha256_file
-from .model import Model, ModelInfo, load_tokenizer
+from tesseradb.embed.errors import ModelError
+from tesseradb.embed.integrity import sha256_bytes, sha256_file
+from tesseradb.embed.model import Model, ModelInfo, load_tokenizer
 
 GRAPH_CANDIDATES = ("onnx/model.onnx", "model.onnx")
 DEFAULT_MAX_POSITIONS = 512

@@ -11,7 +11,7 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
 
-from .errors import EmbeddingCancelled, ModelError
+from tesseradb.embed.errors import EmbeddingCancelled, ModelError
 
 # Batching, chosen by measurement (tests/benchmarks/bench_embed.py; 2-vCPU EPYC, CPU time per token):
 # short texts want several rows per call (32 tokens: 16 rows beat 1 row by ~15%), long ones lose

@@ -4,9 +4,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from . import default, local
-from .errors import ModelError
-from .model import Model, ModelInfo
+from tesseradb.embed import default, local
+from tesseradb.embed.errors import ModelError
+from tesseradb.embed.model import Model, ModelInfo
 
 _models: dict[str, Model] = {}
 _infos: dict[str, ModelInfo] = {}

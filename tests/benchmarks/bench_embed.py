@@ -21,10 +21,10 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from engine.embed import default  # noqa: E402
+from tesseradb.embed import default  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 
-from engine.embed.model import MAX_ROWS, TOKEN_BUDGET, Model, cpu_count, session_options  # noqa: E402
+from tesseradb.embed.model import MAX_ROWS, TOKEN_BUDGET, Model, cpu_count, session_options  # noqa: E402
 
 CORPUS = Path(os.environ.get("TESSERA_BENCH_CORPUS", "/work/shared/corpora/manticore_manual"))
 

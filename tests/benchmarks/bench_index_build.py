@@ -22,8 +22,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from storage import chunks  # noqa: E402
-from storage.catalog import quote  # noqa: E402
+from tesseradb.storage import chunks  # noqa: E402
+from tesseradb.storage.catalog import quote  # noqa: E402
 
 
 def read_vectors_once_per_doc(store, layout, where: str = "", params: tuple = ()):
@@ -44,7 +44,7 @@ def read_vectors_once_per_doc(store, layout, where: str = "", params: tuple = ()
 
 
 def main() -> None:
-    import engine
+    import tesseradb
     import bench_ingest
     if not bench_ingest.DB_PATH.exists():
         raise SystemExit(f"{bench_ingest.DB_PATH} is missing: run bench_ingest.py first")
@@ -57,7 +57,7 @@ def main() -> None:
             shutil.rmtree(str(db_path) + ".tessera", ignore_errors=True)
             chunks.read_vectors = fn
             try:
-                con = engine.connect(str(db_path))
+                con = tesseradb.connect(str(db_path))
                 db = con.db
                 res = {}
                 for col in bench_ingest.COLUMNS:

@@ -61,10 +61,10 @@ COLUMNS = {"v_trunc": TRUNC, "v_rec": REC}
 
 # == the engine and the bare model (this process) ===================================================
 class EngineTimer:
-    """Wraps engine.dml.embed_texts and the model's embed to split the engine's time by part."""
+    """Wraps tesseradb.sql.dml.embed_texts and the model's embed to split the engine's time by part."""
 
     def __init__(self, model) -> None:
-        from engine import dml
+        from tesseradb.sql import dml
         self.per_column: dict[str, float] = {}
         self.model_seconds = 0.0
         self.active = False
@@ -141,7 +141,7 @@ def _diy_init(state: dict, cmd: dict) -> dict:
     from langchain_text_splitters import RecursiveCharacterTextSplitter
     from sentence_transformers import SentenceTransformer
 
-    from engine.embed import default
+    from tesseradb.embed import default
     st = SentenceTransformer(str(default.package_dir()), device="cpu")
     st.encode(["warm up"])
     splitter = RecursiveCharacterTextSplitter.from_huggingface_tokenizer(
@@ -234,7 +234,7 @@ def main() -> None:
     if args.diy_worker:
         return diy_worker()
 
-    import engine
+    import tesseradb
     result: dict = {"loadavg_start": common.loadavg(), "slices": args.slices, "bare_every": args.bare_every}
     docs = common.pages()
     if args.pages:
@@ -263,7 +263,7 @@ def main() -> None:
     for path in (DB_PATH, Path(str(DB_PATH) + ".tessera"), Path(str(DB_PATH) + "-wal"), Path(str(DB_PATH) + "-shm")):
         shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
     timer = EngineTimer(model)
-    con = engine.connect(str(DB_PATH))
+    con = tesseradb.connect(str(DB_PATH))
     con.cursor().execute(CREATE)
     con.commit()
 
@@ -306,7 +306,7 @@ def main() -> None:
     result["loadavg_after_load"] = common.loadavg()
 
     # what the engine stored is what the bare model made of the same chunks; seed bench_recall's cache
-    con = engine.connect(str(DB_PATH))
+    con = tesseradb.connect(str(DB_PATH))
     cache = common.EmbeddingCache(model)
     bare_docs = [p.doc_id for i, part in enumerate(slices) if i % args.bare_every == 0 for p in part]
     check = {}

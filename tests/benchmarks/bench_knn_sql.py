@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-import engine  # noqa: E402
+import tesseradb  # noqa: E402
 
 
 def clustered(n: int, dims: int, rng: np.random.Generator, centres: np.ndarray) -> np.ndarray:
@@ -61,7 +61,7 @@ def run(n: int, args: argparse.Namespace, folder: str) -> None:
     queries = clustered(args.queries, args.dims, rng, centres)
     tags = np.arange(1, n + extra + 1) % 100
     path = os.path.join(folder, f"bench_{n}.db")
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     con.execute(f"CREATE TABLE b (tag int, v float_vector knn_type='hnsw' knn_dims='{args.dims}' "
                 "hnsw_similarity='cosine')")
     con.commit()
@@ -89,7 +89,7 @@ def run(n: int, args: argparse.Namespace, folder: str) -> None:
 
     con.close()
     start = time.perf_counter()
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     con.execute("SELECT id FROM b WHERE knn(v, 10, ?)", [queries[0]]).fetchall()
     print(f"  reopen + first query        {time.perf_counter() - start:10.2f} s  (index file loaded)")
 

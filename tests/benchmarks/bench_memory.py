@@ -8,7 +8,7 @@
 A fresh process loads pages through the DB-API into a new database (a truncate and a recursive
 256/32 column, as bench_ingest.py), builds the indexes and closes, while a thread samples the
 resident set size every 20 ms. ``--no-arena`` creates the model's onnxruntime session with
-``enable_cpu_mem_arena = False`` (a patch of engine.embed.model.session_options inside this
+``enable_cpu_mem_arena = False`` (a patch of tesseradb.embed.model.session_options inside this
 process only: an experiment, not an engine setting); ``--read-vectors-once`` likewise swaps in the
 read_vectors of bench_index_build.py. Merges into results/memory.json under a key
 naming the run.
@@ -43,10 +43,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.read_vectors_once:
         import bench_index_build
-        from storage import chunks
+        from tesseradb.storage import chunks
         chunks.read_vectors = bench_index_build.read_vectors_once_per_doc
     if args.no_arena:
-        from engine.embed import model as model_module
+        from tesseradb.embed import model as model_module
         inner = model_module.session_options
 
         def options():
@@ -55,7 +55,7 @@ def main() -> None:
             return o
         model_module.session_options = options
 
-    import engine
+    import tesseradb
     import bench_ingest
     docs = common.pages()
     model = common.model()
@@ -76,7 +76,7 @@ def main() -> None:
     thread = threading.Thread(target=sample, daemon=True)
     started = time.perf_counter()
     thread.start()
-    con = engine.connect(str(path))
+    con = tesseradb.connect(str(path))
     con.cursor().execute(bench_ingest.CREATE)
     stage[0] = "executemany + commit"
     con.cursor().executemany(bench_ingest.INSERT, [(p.doc_id, p.path, p.text) for p in docs])

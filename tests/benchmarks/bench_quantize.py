@@ -22,8 +22,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from engine.embed import default  # noqa: E402
-from engine.embed.model import Model  # noqa: E402
+from tesseradb.embed import default  # noqa: E402
+from tesseradb.embed.model import Model  # noqa: E402
 
 
 def quantize(src: Path, dst: Path, **kw) -> float:

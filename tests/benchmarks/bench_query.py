@@ -30,7 +30,7 @@ import bench_vectors  # noqa: E402
 import common  # noqa: E402
 from common import CACHE, log, percentile  # noqa: E402
 
-from storage.vectors import VectorIndex  # noqa: E402
+from tesseradb.storage.vectors import VectorIndex  # noqa: E402
 
 
 def timed_ms(fn) -> float:
@@ -44,7 +44,7 @@ def stats(ms: list[float]) -> dict:
 
 
 def manual(args: argparse.Namespace) -> dict:
-    import engine
+    import tesseradb
     import bench_ingest
     if not bench_ingest.DB_PATH.exists():
         raise SystemExit(f"{bench_ingest.DB_PATH} is missing: run bench_ingest.py first")
@@ -52,7 +52,7 @@ def manual(args: argparse.Namespace) -> dict:
     rng = np.random.default_rng(7)
     texts = [queries[i] for i in rng.choice(len(queries), min(args.manual_queries, len(queries)), replace=False)]
     model = common.model()
-    con = engine.connect(str(bench_ingest.DB_PATH))
+    con = tesseradb.connect(str(bench_ingest.DB_PATH))
     cur = con.cursor()
     out: dict = {"queries": len(texts), "loadavg_start": common.loadavg()}
     for col in ("v_rec", "v_trunc"):

@@ -10,7 +10,7 @@ a query hits when its page is among the top k pages. "deep" = the heading starts
 character 1,200 of its page, "head" = the rest. By default the pages are used as they are, headings
 included, as in Manticore's write-up; ``--strip-headings`` blanks every heading line first.
 
-Each configuration's chunks are planned by the engine's own planner (engine.chunking.plan_chunks
+Each configuration's chunks are planned by the engine's own planner (tesseradb.embed.chunking.plan_chunks
 on the model's token offsets) and embedded by the engine's own model (Model.embed); the vectors
 go through a persistent cache keyed by chunk text, so a chunk shared by several configurations
 (or already stored by bench_ingest.py) is embedded once. Pages are ranked exactly, each by its

@@ -21,8 +21,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-from storage import vectors  # noqa: E402
-from storage.vectors import VectorIndex  # noqa: E402
+from tesseradb.storage import vectors  # noqa: E402
+from tesseradb.storage.vectors import VectorIndex  # noqa: E402
 
 
 def clustered(n: int, dims: int, rng: np.random.Generator, centres: np.ndarray) -> np.ndarray:

@@ -9,9 +9,9 @@ never copied into this repository.
   page and whether it is "deep" (starts after the first 1,200 characters of its page).
 * :class:`EmbeddingCache` - chunk text -> vector, kept in SQLite under the cache directory, so that
   the recall grid embeds each distinct chunk once across runs and configurations (the vectors are
-  the engine's own model's: ``engine.embed.get_model(...).embed``).
+  the engine's own model's: ``tesseradb.embed.get_model(...).embed``).
 * :func:`plan` - the chunks the engine makes of a text for one configuration (the engine's own
-  ``engine.chunking.plan_chunks`` on the model's own token offsets, exactly as engine/embedding.py).
+  ``tesseradb.embed.chunking.plan_chunks`` on the model's own token offsets, exactly as engine/embedding.py).
 * :func:`score` - recall@1/5/10 and MRR of ranked page lists, split deep / head.
 """
 from __future__ import annotations
@@ -35,8 +35,8 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from engine import chunking  # noqa: E402
-from engine.embed import Model, get_model  # noqa: E402
+from tesseradb.embed import chunking  # noqa: E402
+from tesseradb.embed import Model, get_model  # noqa: E402
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DEEP_AFTER = 1200  # a heading starting at or after this character offset of its page is "deep"

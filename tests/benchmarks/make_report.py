@@ -351,7 +351,7 @@ def main() -> None:
                   "column (the chunk holding the heading nearly repeats the query) and the hard half for truncate "
                   "(a deep heading is past the window, or drowned in a long page's average).", "",
                   "Vectors are the engine model's (`Model.embed`) on the engine planner's chunks "
-                  "(`engine.chunking.plan_chunks`); each page is scored by its best chunk, exactly, as knn() ranks. "
+                  "(`tesseradb.embed.chunking.plan_chunks`); each page is scored by its best chunk, exactly, as knn() ranks. "
                   "'load' is the engine's measured chunking+embedding time for the two columns bench_ingest loaded, "
                   "otherwise the model tokens divided by the engine's measured load rate.", ""]
         lines += recall_table(recall, ingest) + [""]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import embed
-from engine.embed import default
+from tesseradb import embed
+from tesseradb.embed import default
 
 MODEL = "all-MiniLM-L6-v2"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.embed import cache, default
-from engine.embed.integrity import sha256_bytes
+from tesseradb.embed import cache, default
+from tesseradb.embed.integrity import sha256_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -101,7 +101,7 @@ def test_unwritable_cache_still_gives_a_graph(tmp_path):
 
 BUILD_SCRIPT = """
 import sys
-from engine.embed import default
+from tesseradb.embed import default
 graph = default.load_graph()
 print(int(graph.built), graph.meta["onnx_sha256"])
 """

@@ -7,8 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-from engine.embed import EmbeddingCancelled
-from engine.embed.model import cpu_count, session_options
+from tesseradb.embed import EmbeddingCancelled
+from tesseradb.embed.model import cpu_count, session_options
 
 REFERENCE_HELLO_WORLD = [-0.03447727, 0.03102317, 0.00673496, 0.02610895]
 WORDS = ("database vector index query storage embedding cosine similarity transaction commit "

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from engine.embed import bert_onnx, default
-from engine.embed.model import Model, plan_batches
+from tesseradb.embed import bert_onnx, default
+from tesseradb.embed.model import Model, plan_batches
 
 TEXTS = ["hello world", "", "café 机器学习 🚀", "graphs " * 300, "The quick brown fox."]
 

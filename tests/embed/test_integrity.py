@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from engine.embed import ModelError, default
+from tesseradb.embed import ModelError, default
 
 
 def make_copy(src, dst, *, corrupt=None):

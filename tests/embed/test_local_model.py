@@ -7,8 +7,8 @@ import shutil
 import numpy as np
 import pytest
 
-from engine import embed
-from engine.embed import default
+from tesseradb import embed
+from tesseradb.embed import default
 
 TEXTS = ["hello world", "", "café 机器学习 🚀",
          "a somewhat longer sentence about vector search in SQL " * 8]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import embed
-from engine.embed import ModelError, default
+from tesseradb import embed
+from tesseradb.embed import ModelError, default
 
 ALIASES = ["all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "Xenova/all-MiniLM-L6-v2",
            "XENOVA/ALL-MINILM-L6-V2", "all-minilm-l6-v2"]

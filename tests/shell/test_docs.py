@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.shell.commands import COMMANDS, SCANNER_COMMANDS
-from engine.shell.main import parser
+from tesseradb.clients.shell.commands import COMMANDS, SCANNER_COMMANDS
+from tesseradb.clients.shell.main import parser
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "shell.md").read_text()
 NAMES = sorted(COMMANDS) + [name for name, _, _ in SCANNER_COMMANDS]

@@ -5,9 +5,9 @@ import io
 
 import pytest
 
-from engine.shell import render
-from engine.shell.progress import Progress, line
-from engine.shell.scanner import Command, Scanner, Statement, is_complete, split_script
+from tesseradb.clients.shell import render
+from tesseradb.clients.shell.progress import Progress, line
+from tesseradb.clients.shell.scanner import Command, Scanner, Statement, is_complete, split_script
 
 
 # -- scanner ------------------------------------------------------------------------------------------

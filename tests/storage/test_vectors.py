@@ -9,9 +9,9 @@ import faiss
 import numpy as np
 import pytest
 
-from storage import vectors
-from storage.errors import IndexCorrupt, StorageError
-from storage.vectors import VectorIndex
+from tesseradb.storage import vectors
+from tesseradb.storage.errors import IndexCorrupt, StorageError
+from tesseradb.storage.vectors import VectorIndex
 
 METRICS = ["l2", "ip", "cosine"]
 

@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import engine  # noqa: E402
+import tesseradb  # noqa: E402
 from stress_plan import DIMS, MODEL, batch_ops, vec  # noqa: E402
 
 
@@ -33,11 +33,11 @@ def wait_for(path: str, limit: float = 300.0) -> None:
 
 
 def load(args) -> None:
-    con = engine.connect(args.db)
+    con = tesseradb.connect(args.db)
     cur = con.cursor()
     ack = open(args.ack, "a", buffering=1)
     if args.model:
-        from engine import embed
+        from tesseradb import embed
         embed.get_model(MODEL).embed(["warm up"])
     ack.write("ready\n")
     ack.flush()
@@ -62,7 +62,7 @@ def load(args) -> None:
 def diskfull(args) -> None:
     out = open(args.ack, "a", buffering=1)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # over the limit, write() fails with EFBIG
-    con = engine.connect(args.db)
+    con = tesseradb.connect(args.db)
     cur = con.cursor()
     limit = args.limit
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
@@ -75,7 +75,7 @@ def diskfull(args) -> None:
             cur.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
                             [(i, f"row {i} " + "x" * args.text, i, vec(i, 0)) for i in ids])
             con.commit()
-        except engine.Error as exc:
+        except tesseradb.Error as exc:
             failure = exc
             break
         except BaseException as exc:  # noqa: BLE001 - reported to the test, which fails on it
@@ -84,29 +84,29 @@ def diskfull(args) -> None:
         out.write(json.dumps({"committed": ids}) + "\n")
         next_id += 5
     report = {"error": type(failure).__name__ if failure else None, "errno": getattr(failure, "errno", None),
-              "msg": str(failure) if failure else None, "is_engine_error": isinstance(failure, engine.Error)}
+              "msg": str(failure) if failure else None, "is_engine_error": isinstance(failure, tesseradb.Error)}
     try:
         con.rollback()
         report["rollback"] = "ok"
-    except engine.Error as exc:
+    except tesseradb.Error as exc:
         report["rollback"] = f"{type(exc).__name__}: {exc}"
     try:
         report["count_after"] = cur.execute("SELECT COUNT(*) FROM t").fetchone()[0]
         report["knn_after"] = len(cur.execute("SELECT id FROM t WHERE knn(v, 3, ?)", (vec(1, 0),)).fetchall())
-    except engine.Error as exc:
+    except tesseradb.Error as exc:
         report["read_after"] = f"{type(exc).__name__}: {exc}"
     # Still full while closing: the index file and the WAL checkpoint cannot be written either.
     resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
     try:
         con.close()
         report["close"] = "ok"
-    except engine.Error as exc:
+    except tesseradb.Error as exc:
         report["close"] = f"{type(exc).__name__}: {exc}"
     out.write(json.dumps({"report": report}) + "\n")
 
 
 def writer(args) -> None:
-    con = engine.connect(args.db, timeout=120)
+    con = tesseradb.connect(args.db, timeout=120)
     cur = con.cursor()
     open(args.ready, "w").close()
     wait_for(args.go)
@@ -134,7 +134,7 @@ def writer(args) -> None:
 
 
 def reader(args) -> None:
-    con = engine.connect(args.db, timeout=args.busy)
+    con = tesseradb.connect(args.db, timeout=args.busy)
     cur = con.cursor()
     open(args.ready, "w").close()
     queries, errors = 0, []
@@ -143,7 +143,7 @@ def reader(args) -> None:
             cur.execute("SELECT COUNT(*) FROM t").fetchone()
             cur.execute("SELECT id, knn_dist() FROM t WHERE knn(v, 5, ?)", (vec(queries, 0),)).fetchall()
             queries += 2
-        except engine.Error as exc:
+        except tesseradb.Error as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
     con.close()
     with open(args.out, "w") as f:
@@ -151,7 +151,7 @@ def reader(args) -> None:
 
 
 def hold(args) -> None:
-    con = engine.connect(args.db)
+    con = tesseradb.connect(args.db)
     con.execute("INSERT INTO t (id, title, n, v) VALUES (?, 'held', 0, ?)", (args.id, vec(args.id, 0)))
     open(args.ready, "w").close()
     wait_for(args.release)

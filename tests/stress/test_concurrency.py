@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-import engine
-from engine import errors
+import tesseradb
+from tesseradb import errors
 from stress_plan import DIMS, MODEL, SCHEMA, WORKER, vec
 
 pytestmark = pytest.mark.stress
@@ -29,7 +29,7 @@ INFINITE = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELE
 @pytest.fixture
 def path(tmp_path):
     p = str(tmp_path / "conc.db")
-    con = engine.connect(p)
+    con = tesseradb.connect(p)
     con.execute(SCHEMA[0])
     con.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
                     [(i, f"seed {i}", i, vec(i, 0)) for i in range(1, 11)])
@@ -62,9 +62,9 @@ def _in_thread(fn, *args):
 
 # -- threads, one connection each ---------------------------------------------------------------
 def test_readers_never_block_on_a_writer(path):
-    assert engine.threadsafety == 1          # threads share the module, each opens its own connection
-    writer = engine.connect(path)
-    reader = engine.connect(path, timeout=0)         # would fail at once if it ever had to wait
+    assert tesseradb.threadsafety == 1          # threads share the module, each opens its own connection
+    writer = tesseradb.connect(path)
+    reader = tesseradb.connect(path, timeout=0)         # would fail at once if it ever had to wait
     writer.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
                        [(i, "new", i, vec(i, 0)) for i in range(100, 110)])
     assert writer.in_transaction                      # holds the write lock, uncommitted
@@ -88,8 +88,8 @@ def test_readers_never_block_on_a_writer(path):
 
 
 def test_a_writer_waits_for_the_lock_within_its_busy_timeout(path):
-    first = engine.connect(path)
-    second = engine.connect(path, timeout=60)
+    first = tesseradb.connect(path)
+    second = tesseradb.connect(path, timeout=60)
     first.execute("INSERT INTO t (id, title, n, v) VALUES (200, 'first', 200, ?)", (vec(200, 0),))
 
     def write():
@@ -108,12 +108,12 @@ def test_a_writer_waits_for_the_lock_within_its_busy_timeout(path):
 
 
 def test_a_writer_gets_busy_after_its_busy_timeout(path):
-    first = engine.connect(path)
-    impatient = engine.connect(path, timeout=0.2)
+    first = tesseradb.connect(path)
+    impatient = tesseradb.connect(path, timeout=0.2)
     first.execute("INSERT INTO t (id, title, n, v) VALUES (300, 'first', 300, ?)", (vec(300, 0),))
     with pytest.raises(errors.Busy) as info:
         impatient.execute("INSERT INTO t (id, title, n, v) VALUES (301, 'x', 301, ?)", (vec(301, 0),))
-    assert isinstance(info.value, engine.OperationalError) and info.value.errno == 1205
+    assert isinstance(info.value, tesseradb.OperationalError) and info.value.errno == 1205
     assert not impatient.in_transaction
     assert 300 not in _row_ids(impatient)             # reads still work
     first.commit()
@@ -126,7 +126,7 @@ def test_a_writer_gets_busy_after_its_busy_timeout(path):
 
 def test_index_watermark_does_not_skip_another_connections_commit(path):
     """Regression: A's commit advanced its watermark past B's chunks, so A's knn never saw them."""
-    a, b = engine.connect(path), engine.connect(path)
+    a, b = tesseradb.connect(path), tesseradb.connect(path)
     assert _knn_ids(a) == set(range(1, 11))            # A's index is loaded and current
     b.execute("DELETE FROM t WHERE id <= 5")
     b.executemany("INSERT INTO t (id, title, n, v) VALUES (?, 'b', ?, ?)", [(i, i, vec(i, 0)) for i in range(20, 25)])
@@ -144,7 +144,7 @@ def test_threads_with_their_own_connections_stay_consistent(path):
     report: dict[int, list[str]] = {}
 
     def work(n: int) -> None:
-        con = engine.connect(path, timeout=120)
+        con = tesseradb.connect(path, timeout=120)
         problems = report.setdefault(n, [])
         mine: list[int] = []
         for r in range(rounds):
@@ -173,7 +173,7 @@ def test_threads_with_their_own_connections_stay_consistent(path):
     for w in workers:
         w.join(600)
     assert all(not p for p in report.values()), report
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     assert _knn_ids(con) == _row_ids(con)
     assert len(_row_ids(con)) == 10 + threads_n * (rounds * 3 - rounds // 3)
     assert con.execute("CHECK TABLE t").fetchall()[-1][2:] == ("status", "OK")
@@ -221,7 +221,7 @@ def test_two_writer_processes_and_a_reader_on_one_file(path, tmp_path):
         assert out["knn_missing"] == [] and out["knn_ghosts"] == [], out     # caught up with the other
         assert out["rows"] == 10 + 2 * WRITER_ROWS
     assert read["errors"] == [] and read["queries"] > 0, read
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     assert _knn_ids(con) == _row_ids(con)
     assert con.execute("CHECK TABLE t").fetchall()[-1][2:] == ("status", "OK")
     con.close()
@@ -237,10 +237,10 @@ def test_a_writer_waits_for_another_process(path, tmp_path):
     ready, release = str(tmp_path / "held"), str(tmp_path / "release")
     holder = _spawn("hold", "--db", path, "--ready", ready, "--release", release, "--id", "500")
     _wait_files([holder], [ready])
-    impatient = engine.connect(path, timeout=0.2)
+    impatient = tesseradb.connect(path, timeout=0.2)
     with pytest.raises(errors.Busy):
         impatient.execute("INSERT INTO t (id, title, n, v) VALUES (501, 'x', 501, ?)", (vec(501, 0),))
-    patient = engine.connect(path, timeout=120)
+    patient = tesseradb.connect(path, timeout=120)
 
     def write():
         patient.execute("INSERT INTO t (id, title, n, v) VALUES (502, 'x', 502, ?)", (vec(502, 0),))
@@ -270,7 +270,7 @@ LONG_TEXT = "Certificates rotate every ninety days, and the operator renews them
 
 
 def test_statement_timeout_stops_queries_writes_and_embedding(path):
-    con = engine.connect(path, statement_timeout=0.5)
+    con = tesseradb.connect(path, statement_timeout=0.5)
     _model_table(con)
     with pytest.raises(errors.Interrupted) as info:
         con.execute(INFINITE).fetchall()
@@ -302,7 +302,7 @@ def _interrupt_until_done(con, thread) -> None:
 
 
 def test_connection_interrupt_from_another_thread(path):
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     _model_table(con)
     con.interrupt()                                  # nothing running: no effect on the next statement
     assert con.execute("SELECT COUNT(*) FROM t").fetchone() == (10,)

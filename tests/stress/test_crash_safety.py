@@ -24,9 +24,9 @@ import time
 import numpy as np
 import pytest
 
-import engine
+import tesseradb
 from stress_plan import BATCH, DIMS, SCHEMA, WORKER, Expected, vec
-from storage.vectors import VectorIndex
+from tesseradb.storage.vectors import VectorIndex
 
 pytestmark = pytest.mark.stress
 
@@ -69,7 +69,7 @@ def _status(cur, table: str) -> list[tuple]:
 def verify(path: str, exp: Expected) -> list[str]:
     """Everything that differs between the database at ``path`` and ``exp``."""
     problems: list[str] = []
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     try:
         cur = con.cursor()
         rows = {r[0]: (r[1], r[2]) for r in cur.execute("SELECT id, v, a FROM t")}
@@ -113,7 +113,7 @@ def verify(path: str, exp: Expected) -> list[str]:
 
 
 def _create(path: str) -> None:
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     for sql in SCHEMA:
         con.execute(sql)
     con.commit()
@@ -147,7 +147,7 @@ def test_sigkill_rounds_lose_nothing_committed(tmp_path):
             exp.apply(b, model)
         in_flight = g + len(acked)
         # The batch in flight committed entirely or not at all.
-        con = engine.connect(path)
+        con = tesseradb.connect(path)
         present = {r[0] for r in con.execute(
             f"SELECT id FROM t WHERE id BETWEEN {in_flight * BATCH + 1} AND {in_flight * BATCH + BATCH}")}
         con.close()
@@ -174,7 +174,7 @@ def test_sigkill_rounds_lose_nothing_committed(tmp_path):
 
 # -- the index file: a cache that is checked and rebuilt ----------------------------------------
 def _build(path: str, n: int = 300, version: int = 0) -> None:
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     for sql in SCHEMA[:1]:
         con.execute(sql)
     con.executemany("INSERT INTO t (id, title, n, v, a) VALUES (?, ?, ?, ?, ?)",
@@ -186,14 +186,14 @@ def _build(path: str, n: int = 300, version: int = 0) -> None:
 
 
 def _index_file(path: str, column: str) -> str:
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     chunks = con.db.tables["t"].layout(column).chunks
     con.close()
     return os.path.join(path + ".tessera", chunks + ".faiss")
 
 
 def _knn_matches_rows(path: str) -> None:
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     rows = {r[0]: r[1] for r in con.execute("SELECT id, v FROM t")}
     found = [r[0] for r in con.execute(f"SELECT id FROM t WHERE knn(v, {len(rows) + 5}, ?)", ([0.0] * DIMS,))]
     assert sorted(found) == sorted(rows)
@@ -231,7 +231,7 @@ def test_corrupt_index_file_is_detected_and_rebuilt(tmp_path, caplog, how):
     assert VectorIndex.load(file) is not None
     _damage(file, how)
     with caplog.at_level(logging.INFO, logger="tesseradb.storage"):
-        con = engine.connect(path)
+        con = tesseradb.connect(path)
         check = con.execute("CHECK TABLE t").fetchall()
         con.close()
         _knn_matches_rows(path)
@@ -248,7 +248,7 @@ def test_stale_index_file_is_caught_up_with_a_note(tmp_path, caplog):
     file = _index_file(path, "v")
     old = file + ".old"
     shutil.copy(file, old)
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     con.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
                     [(i, f"doc {i}", i, vec(i, 0)) for i in range(301, 351)])
     con.execute("DELETE FROM t WHERE id % 10 = 0")
@@ -269,7 +269,7 @@ def test_index_file_of_another_database_is_found_by_check_and_fixed_by_repair(tm
     _build(ours, version=0)
     _build(theirs, version=1)
     shutil.copy(_index_file(theirs, "v"), _index_file(ours, "v"))
-    con = engine.connect(ours)
+    con = tesseradb.connect(ours)
     check = con.execute("CHECK TABLE t").fetchall()
     assert check[-1][2:] == ("error", "Corrupt")
     assert any("other vectors than the table" in row[3] for row in check), check
@@ -300,7 +300,7 @@ def test_leftover_temp_files_of_a_killed_save_are_ignored_then_removed(tmp_path)
 def test_disk_full_during_commit_is_an_error_and_loses_nothing(tmp_path):
     path = str(tmp_path / "full.db")
     _create(path)
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     con.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)", [(i, "seed", i, vec(i, 0)) for i in range(1, 6)])
     con.commit()
     con.execute("SELECT id FROM t WHERE knn(v, 1, ?)", ([0.0] * DIMS,)).fetchall()
@@ -318,7 +318,7 @@ def test_disk_full_during_commit_is_an_error_and_loses_nothing(tmp_path):
     assert report["rollback"] == "ok" and report["close"] == "ok", report
     assert report["count_after"] == 5 + len(committed), report          # readable after the failure
     assert committed, "the limit left no room for a single commit"
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     ids = sorted(r[0] for r in con.execute("SELECT id FROM t"))
     assert ids == list(range(1, 6)) + committed
     assert con.execute("CHECK TABLE t").fetchall()[-1][2:] == ("status", "OK")
@@ -331,7 +331,7 @@ def test_disk_full_during_commit_is_an_error_and_loses_nothing(tmp_path):
 def test_an_index_file_that_cannot_be_written_is_only_a_warning(tmp_path, monkeypatch, caplog):
     path = str(tmp_path / "nosave.db")
     _build(path)
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     con.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
                     [(i, f"doc {i}", i, vec(i, 0)) for i in range(301, 351)])
     con.commit()

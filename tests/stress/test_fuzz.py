@@ -1,6 +1,6 @@
 """Bad input: thousands of malformed statements, parameters and literals.
 
-Only ``engine.Error`` subclasses may escape, and never an ``InternalError`` (that is an unexpected
+Only ``tesseradb.Error`` subclasses may escape, and never an ``InternalError`` (that is an unexpected
 Python exception wrapped at the boundary: a bug); nothing may hang (every statement runs under a
 watchdog, and the connection has a statement timeout); afterwards the database is consistent
 (CHECK TABLE OK, knn agrees with the rows).
@@ -27,8 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import engine
-from engine import errors
+import tesseradb
+from tesseradb import errors
 from stress_plan import MODEL
 
 pytestmark = pytest.mark.stress
@@ -149,7 +149,7 @@ class Runner:
             self.outcomes["ok"] += 1
         except errors.InternalError as exc:
             self.failures.append(f"InternalError for {sql[:300]!r} {_short(params)}: {exc}")
-        except engine.Error as exc:
+        except tesseradb.Error as exc:
             self.outcomes[type(exc).__name__] += 1
         except Hang as exc:
             self.failures.append(f"HANG for {sql[:300]!r} {_short(params)}: {exc}")
@@ -170,7 +170,7 @@ def _short(params) -> str:
 
 
 def _open(path: str):
-    con = engine.connect(path, statement_timeout=60)
+    con = tesseradb.connect(path, statement_timeout=60)
     for sql in SCHEMA:
         con.execute(sql)
     con.executemany("INSERT INTO docs (id, title, body, n, f, flag, meta, v, a) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -453,7 +453,7 @@ def test_two_megabyte_document(tmp_path):
     first window only. Recursive chunking with no cap would embed ~2,400 chunks of 254 tokens (minutes
     on 2 cores): that case is shown stopped cleanly by the statement timeout instead."""
     text = _two_megabytes()
-    con = engine.connect(str(tmp_path / "big.db"))
+    con = tesseradb.connect(str(tmp_path / "big.db"))
     con.execute(f"CREATE TABLE capped (body text, c float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
                 f"model_name='{MODEL}' from='body' chunk_strategy='recursive' max_chunks='8')")
     con.execute(f"CREATE TABLE whole (body text, c float_vector knn_type='hnsw' hnsw_similarity='cosine' "
@@ -475,7 +475,7 @@ def test_two_megabyte_document(tmp_path):
     warned = con.execute("INSERT INTO capped (id, body) VALUES (3, ?)", (text,)).connection.warnings
     assert any("max_chunks=8 merged the overflow" in w[2] for w in warned), warned
     con.rollback()
-    slow = engine.connect(str(tmp_path / "big.db"), statement_timeout=5)
+    slow = tesseradb.connect(str(tmp_path / "big.db"), statement_timeout=5)
     start = time.perf_counter()
     with pytest.raises(errors.Interrupted):
         slow.execute("INSERT INTO uncapped (id, body) VALUES (1, ?)", (text,))

@@ -9,8 +9,8 @@ import apsw
 import numpy as np
 import pytest
 
-import engine
-from engine import errors
+import tesseradb
+from tesseradb import errors
 from stress_plan import MODEL
 
 pytestmark = pytest.mark.stress
@@ -31,7 +31,7 @@ TITLES = ["rotating certificates every ninety days with the operator",
 @pytest.fixture
 def db(tmp_path):
     path = str(tmp_path / "integrity.db")
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     for sql in SCHEMA:
         con.execute(sql)
     con.executemany("INSERT INTO d (id, title, v, a) VALUES (?, ?, ?, ?)",
@@ -147,7 +147,7 @@ def test_a_dropped_chunk_table_is_recreated(db):
     con, path = db
     _raw(path, f'DROP TABLE "{_chunks(con, "c")}"')
     con.close()
-    con = engine.connect(path)
+    con = tesseradb.connect(path)
     check = _msgs(con.execute("CHECK TABLE d").fetchall())
     assert any("column 'c': its chunk table" in m and "is missing" in m for m in check), check
     repair = _msgs(con.execute("REPAIR TABLE d").fetchall())

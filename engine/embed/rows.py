@@ -6,11 +6,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import chunking, embed
-from .vector_options import VectorSpec
+from tesseradb import embed
+from tesseradb.embed import chunking
+from tesseradb.vectors.options import VectorSpec
 
 if TYPE_CHECKING:
-    from .database import Database
+    from tesseradb.sql.database import Database
 
 SINGLE_VECTOR = {"truncate", "mean"}
 
@@ -31,7 +32,7 @@ def check_text(text: str, label: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        from .errors import DataError, UserError
+        from tesseradb.errors import DataError, UserError
         raise UserError(f"{label}: Incorrect string value: not valid UTF-8 ({exc.reason} at "
                         f"position {exc.start})", DataError) from None
 

@@ -11,11 +11,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-import engine
-
-from . import commands, render
-from .progress import Progress
-from .scanner import Command, Item, Statement
+import tesseradb
+from tesseradb.clients.shell import commands, render
+from tesseradb.clients.shell.progress import Progress
+from tesseradb.clients.shell.scanner import Command, Item, Statement
 
 MAX_SOURCE_DEPTH = 16
 SCHEMA_WORDS = {"create", "drop", "alter", "rollback", "source"}   # after these, completions are refreshed
@@ -58,7 +57,7 @@ class Origin:
 
 
 class Runner:
-    def __init__(self, con: engine.Connection, options: Options, out: TextIO, err: TextIO,
+    def __init__(self, con: tesseradb.Connection, options: Options, out: TextIO, err: TextIO,
                  progress: Progress, db_label: str):
         self.con = con
         self.cursor = con.cursor()
@@ -94,7 +93,7 @@ class Runner:
         self.cancelled = False
         try:
             outcome = self.execute(stmt.text)
-        except engine.Error as exc:
+        except tesseradb.Error as exc:
             self.report_error(exc, stmt.line, origin)
             if self.cancelled and not opts.interactive:
                 raise ScriptAborted() from None        # Ctrl-C stops a script, even with --force
@@ -137,7 +136,7 @@ class Runner:
         """A statement the shell itself needs (completion names); errors give no rows."""
         try:
             outcome = self._wait(self._worker.submit(self._execute, sql))
-        except engine.Error:
+        except tesseradb.Error:
             return []
         return outcome.rows
 
@@ -172,10 +171,10 @@ class Runner:
             return render.table(names, decls, rows, headers=opts.headers)
         return render.tab_separated(names, decls, rows, headers=opts.headers, raw=opts.raw)
 
-    def report_error(self, exc: engine.Error | str, line: int, origin: Origin) -> None:
+    def report_error(self, exc: tesseradb.Error | str, line: int, origin: Origin) -> None:
         """``ERROR 1064 (42000): msg`` on a terminal; ``... at line N [in file: 'f']`` from scripts."""
         self.failures += 1
-        if isinstance(exc, engine.Error):
+        if isinstance(exc, tesseradb.Error):
             head, msg = f"ERROR {exc.errno} ({exc.sqlstate})", exc.msg
         else:
             head, msg = "ERROR", exc
@@ -190,7 +189,7 @@ class Runner:
 
     # -- sourcing files ---------------------------------------------------------------------------------
     def source(self, path: str, line: int, origin: Origin) -> None:
-        from .scanner import Scanner
+        from tesseradb.clients.shell.scanner import Scanner
         if not path:
             self.report_error("usage: source FILE", line, origin)
             return

@@ -5,22 +5,23 @@ import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from grammar import ast
-from storage import catalog
-from storage.catalog import INTERNAL_PREFIXES, quote
-from storage.chunks import create_chunk_table, drop_chunk_table, install_pending_triggers
+from tesseradb.grammar import ast
+from tesseradb.storage import catalog
+from tesseradb.storage.catalog import INTERNAL_PREFIXES, quote
+from tesseradb.storage.chunks import create_chunk_table, drop_chunk_table, install_pending_triggers
 
-from . import embed, errors, vector_options
-from .errors import UserError
-from .tables import ID_COLUMN, Column, Table, column_from_def
-from .types import TYPES, VECTOR_TYPES
+from tesseradb import embed, errors
+from tesseradb.vectors import options as vector_options
+from tesseradb.errors import UserError
+from tesseradb.catalog.tables import ID_COLUMN, Column, Table, column_from_def
+from tesseradb.catalog.types import TYPES, VECTOR_TYPES
 
 if TYPE_CHECKING:
-    from .database import Database, Result
+    from tesseradb.sql.database import Database, Result
 
 
 def _result(**kw):
-    from .database import Result
+    from tesseradb.sql.database import Result
     return Result(**kw)
 
 
@@ -129,7 +130,7 @@ def alter_add_column(db: "Database", stmt: ast.AlterAddColumn, params=None) -> "
         _create_vector_storage(db, table, [col.name.lower()])
     catalog.save(db.store, table.name, table.to_json())
     if spec is not None and spec.model_name:
-        from .dml import recompute_all
+        from tesseradb.sql.dml import recompute_all
         recompute_all(db, table, [spec])
     return _result(rowcount=0)
 
@@ -220,12 +221,12 @@ def optimize(db: "Database", table: Table) -> "Result":
 
 
 def check(db: "Database", table: Table) -> "Result":
-    from .integrity import check_table
+    from tesseradb.sql.integrity import check_table
     return check_table(db, table, repair=False)
 
 
 def repair(db: "Database", table: Table) -> "Result":
-    from .integrity import check_table
+    from tesseradb.sql.integrity import check_table
     return check_table(db, table, repair=True)
 
 

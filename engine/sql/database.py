@@ -11,18 +11,18 @@ from typing import Any
 import apsw
 import sqlglot
 
-import grammar
-from grammar import ast
-from storage import catalog
-from storage.chunks import ColumnIndex, index_directory, install_pending_triggers
-from storage.errors import StorageError
-from storage.rowstore import MEMORY, RowStore
+from tesseradb import grammar
+from tesseradb.grammar import ast
+from tesseradb.storage import catalog
+from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
+from tesseradb.storage.errors import StorageError
+from tesseradb.storage.rowstore import MEMORY, RowStore
 
-from . import errors
-from .embed import EmbeddingCancelled
-from .embed import ModelError as EmbedModelError
-from .errors import UserError
-from .tables import Table
+from tesseradb import errors
+from tesseradb.embed import EmbeddingCancelled
+from tesseradb.embed import ModelError as EmbedModelError
+from tesseradb.errors import UserError
+from tesseradb.catalog.tables import Table
 
 
 @dataclass
@@ -58,7 +58,7 @@ class Database:
         self.on_progress: Callable[[int, int], None] | None = None
         self._stop = False
         self._deadline: float | None = None
-        from . import functions
+        from tesseradb.catalog import functions
         functions.register(self.store.conn)
         catalog.ensure(self.store)
         self.reload_catalog()
@@ -101,7 +101,7 @@ class Database:
 
     # -- running statements ----------------------------------------------------------------
     def execute(self, sql: str, params: Params = None) -> Result:
-        """Run one statement. Raises only :class:`engine.errors.Error` subclasses."""
+        """Run one statement. Raises only :class:`tesseradb.errors.Error` subclasses."""
         try:
             stmt = grammar.parse(sql)
             return self.run(stmt, params)
@@ -109,7 +109,7 @@ class Database:
             raise translate(exc) from (None if isinstance(exc, errors.Error) else exc)
 
     def run(self, stmt: ast.Statement, params: Params = None) -> Result:
-        from .planner import handler_for, writes
+        from tesseradb.sql.planner import handler_for, writes
         handler = handler_for(stmt)
         self._sync_catalog()
         self.pending_warnings = []

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlglot import exp
 
-from storage.chunks import read_vectors
+from tesseradb.storage.chunks import read_vectors
 
-from . import embed, errors
-from .errors import UserError
-from .values import _literal, to_vectors
+from tesseradb import embed, errors
+from tesseradb.errors import UserError
+from tesseradb.catalog.values import _literal, to_vectors
 
 if TYPE_CHECKING:
-    from .database import Database
-    from .tables import Table
+    from tesseradb.sql.database import Database
+    from tesseradb.catalog.tables import Table
 
 KNN_OPTIONS = {"ef"}
 
@@ -90,7 +90,7 @@ def _query_vectors(db: "Database", table: "Table", spec, node: exp.Expression,
     if not ok:
         raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?")
     if isinstance(value, str):
-        from .embedding import check_text
+        from tesseradb.embed.rows import check_text
         check_text(value, "knn() query")
         if not spec.model_name:
             raise UserError(f"No model loaded for auto embeddings attribute '{spec.column}'")

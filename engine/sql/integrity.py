@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from storage.catalog import quote
-from storage.chunks import ColumnLayout, create_chunk_table, install_pending_triggers
-from storage.errors import StorageError
-from storage.vectors import VectorIndex
+from tesseradb.storage.catalog import quote
+from tesseradb.storage.chunks import ColumnLayout, create_chunk_table, install_pending_triggers
+from tesseradb.storage.errors import StorageError
+from tesseradb.storage.vectors import VectorIndex
 
 if TYPE_CHECKING:
-    from .database import Database, Result
-    from .tables import Table
+    from tesseradb.sql.database import Database, Result
+    from tesseradb.catalog.tables import Table
 
 log = logging.getLogger("tesseradb.integrity")
 
@@ -69,7 +69,7 @@ class ColumnState:
 
 
 def check_table(db: "Database", table: "Table", repair: bool) -> "Result":
-    from .database import Result
+    from tesseradb.sql.database import Result
     op = "repair" if repair else "check"
     rows: list[tuple[str, str, str, str]] = []
 
@@ -328,7 +328,7 @@ def _repair_column(db: "Database", table: "Table", state: ColumnState) -> list[s
     if state.bad_blobs:
         sql_changed = True
         if state.model:
-            from .dml import recompute
+            from tesseradb.sql.dml import recompute
             spec = table.vectors[layout.column.lower()]
             recompute(db, table, [spec], state.bad_blobs)
             done.append(f"{col}: embedded {_n(len(state.bad_blobs), 'row')} again from their 'from' columns "

@@ -10,7 +10,7 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
 if TYPE_CHECKING:
-    from .runner import Runner
+    from tesseradb.clients.shell.runner import Runner
 
 KEYWORDS = """
 select from where and or not in is null like between exists distinct as on join left right inner

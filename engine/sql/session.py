@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from grammar import ast
+from tesseradb.grammar import ast
 
 if TYPE_CHECKING:
-    from .database import Database, Result
+    from tesseradb.sql.database import Database, Result
 
 
 def _result(**kw):
-    from .database import Result
+    from tesseradb.sql.database import Result
     return Result(**kw)
 
 
@@ -34,5 +34,5 @@ def transaction(db: "Database", stmt: ast.Transaction, params=None) -> "Result":
 
 
 def load_data(db: "Database", stmt: ast.LoadData, params=None) -> "Result":
-    from .arrowio import load_data as load
+    from tesseradb.io.arrowio import load_data as load
     return load(db, stmt)

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlglot import exp
 
-from . import errors
-from .errors import UserError
+from tesseradb import errors
+from tesseradb.errors import UserError
 
 if TYPE_CHECKING:
-    from .database import Database
+    from tesseradb.sql.database import Database
 
 Params = Sequence[Any] | Mapping[str, Any] | None
 

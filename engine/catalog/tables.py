@@ -4,10 +4,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from grammar.ast import ColumnDef
-from storage.chunks import ColumnLayout
+from tesseradb.grammar.ast import ColumnDef
+from tesseradb.storage.chunks import ColumnLayout
 
-from .vector_options import VectorSpec
+from tesseradb.vectors.options import VectorSpec
 
 
 @dataclass(frozen=True)

@@ -9,16 +9,16 @@ import apsw
 import apsw.ext
 from sqlglot import exp
 
-from grammar import ast
+from tesseradb.grammar import ast
 
-from . import errors
-from .errors import UserError
-from .search import KnnRequest, run_knn, explain_knn
-from .types import reader_for
-from .values import bind
+from tesseradb import errors
+from tesseradb.errors import UserError
+from tesseradb.vectors.search import KnnRequest, run_knn, explain_knn
+from tesseradb.catalog.types import reader_for
+from tesseradb.catalog.values import bind
 
 if TYPE_CHECKING:
-    from .database import Database, Result
+    from tesseradb.sql.database import Database, Result
 
 KNN_TABLE = "_tessera_knn"
 CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "
@@ -26,7 +26,7 @@ CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "
 
 
 def _result(**kw):
-    from .database import Result
+    from tesseradb.sql.database import Result
     return Result(**kw)
 
 
@@ -211,7 +211,7 @@ def run_select(db: "Database", expr: exp.Expression, params: Any) -> "Result":
 def select(db: "Database", stmt: ast.Query, params=None) -> "Result":
     result = run_select(db, stmt.expr, params)
     if stmt.outfile:
-        from .arrowio import write_outfile
+        from tesseradb.io.arrowio import write_outfile
         return write_outfile(stmt.outfile, result)
     return result
 

@@ -8,11 +8,11 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import grammar
-from grammar import ast
+from tesseradb import grammar
+from tesseradb.grammar import ast
 
-from . import errors
-from .database import Database, Result, translate
+from tesseradb import errors
+from tesseradb.sql.database import Database, Result, translate
 
 apilevel = "2.0"
 threadsafety = 1          # threads may share the module, not connections: one connection per thread
@@ -197,7 +197,7 @@ def _split(script: str):
 
 
 def _run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
-    from . import dml
+    from tesseradb.sql import dml
     seq = list(seq)
     db._sync_catalog()
     began = bool(seq) and not db.store.in_transaction
@@ -292,7 +292,7 @@ class Cursor:
     # -- extras ----------------------------------------------------------------------------
     def fetch_arrow_table(self):
         """The remaining rows of the result as a pyarrow Table."""
-        from .arrowio import result_to_arrow
+        from tesseradb.io.arrowio import result_to_arrow
         if self._result is None or self._result.columns is None:
             raise errors.ProgrammingError("no result set to fetch: execute a SELECT first")
         rest = Result(columns=self._result.columns, rows=self.fetchall())

@@ -4,9 +4,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from grammar import ast
+from tesseradb.grammar import ast
 
-from . import ddl, dml, query, session
+from tesseradb.sql import ddl, dml, query, session
 
 Handler = Callable[..., Any]
 

@@ -2,7 +2,7 @@
 ``SELECT ... INTO OUTFILE`` for .csv, .tsv, .jsonl and .parquet files.
 
 Loading streams the file in batches; each batch is converted to the table's column types (a bad
-value names the file, the line and the column) and goes through :func:`engine.dml.write_rows`, the
+value names the file, the line and the column) and goes through :func:`tesseradb.sql.dml.write_rows`, the
 one write path, which embeds model-backed columns batched across the rows. The engine runs the whole
 statement in one transaction, so a bad row anywhere loads nothing.
 """
@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from . import errors
-from .errors import UserError
+from tesseradb import errors
+from tesseradb.errors import UserError
 
 if TYPE_CHECKING:
-    from grammar import ast
+    from tesseradb.grammar import ast
 
-    from .database import Database, Result
-    from .tables import Column, Table
+    from tesseradb.sql.database import Database, Result
+    from tesseradb.catalog.tables import Column, Table
 
 BATCH_ROWS = 1000               # rows per write_rows call ...
 BATCH_BYTES = 4 << 20           # ... or fewer, once their text passes this many bytes
@@ -51,7 +51,7 @@ def _unique(names: list[str]) -> list[str]:
 
 
 def _result(**kw) -> "Result":
-    from .database import Result
+    from tesseradb.sql.database import Result
     return Result(**kw)
 
 
@@ -458,7 +458,7 @@ def _same_id(value: Any, wanted: int) -> bool:
 
 def load_data(db: "Database", stmt: "ast.LoadData") -> "Result":
     """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``, inside the statement's transaction."""
-    from .dml import write_rows
+    from tesseradb.sql.dml import write_rows
     path = stmt.path
     ext = _extension(path, "LOAD DATA")
     table = db.table(stmt.table)

@@ -10,9 +10,9 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.lexers import PygmentsLexer
 from pygments.lexers.sql import MySqlLexer
 
-from .complete import SqlCompleter
-from .runner import QuitShell, Runner
-from .scanner import Scanner, is_complete
+from tesseradb.clients.shell.complete import SqlCompleter
+from tesseradb.clients.shell.runner import QuitShell, Runner
+from tesseradb.clients.shell.scanner import Scanner, is_complete
 
 PROMPT = "tessera> "
 

@@ -5,11 +5,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import engine
-
+import tesseradb
 if TYPE_CHECKING:
-    from .runner import Origin, Runner
-    from .scanner import Command
+    from tesseradb.clients.shell.runner import Origin, Runner
+    from tesseradb.clients.shell.scanner import Command
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,7 @@ def _help(runner: "Runner", cmd: "Command", origin: "Origin") -> None:
 
 @command("quit", "\\q", "Quit tessera. Synonym: exit. Ctrl-D at an empty prompt also quits.")
 def _quit(runner: "Runner", cmd: "Command", origin: "Origin") -> None:
-    from .runner import QuitShell
+    from tesseradb.clients.shell.runner import QuitShell
     raise QuitShell()
 
 
@@ -62,7 +61,7 @@ def _status(runner: "Runner", cmd: "Command", origin: "Origin") -> None:
     mode = "vertical" if opts.vertical else "table" if (opts.table or opts.interactive) else "tab-separated"
     lines = [
         "--------------",
-        f"tessera shell, tesseradb {engine.__version__}",
+        f"tessera shell, tesseradb {tesseradb.__version__}",
         "",
         f"Database:\t\t{runner.db_label}",
         f"In transaction:\t\t{'yes' if runner.con.in_transaction else 'no'}",

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from storage.blobs import pack_array, pack_vector, unpack, vector_count  # noqa: F401 - re-exported
+from tesseradb.storage.blobs import pack_array, pack_vector, unpack, vector_count  # noqa: F401 - re-exported
 
 
 @dataclass(frozen=True)

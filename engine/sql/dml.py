@@ -9,23 +9,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlglot import exp
 
-from grammar import ast
-from storage.catalog import quote
-from storage.chunks import delete_doc_chunks, write_chunks
+from tesseradb.grammar import ast
+from tesseradb.storage.catalog import quote
+from tesseradb.storage.chunks import delete_doc_chunks, write_chunks
 
-from . import errors
-from .embedding import Embedded, embed_texts, source_text
-from .errors import UserError
-from .tables import Column, Table
-from .types import VECTOR_TYPES, pack_array, pack_vector, write_value
-from .values import bind, bind_many, evaluate_row, to_vectors
+from tesseradb import errors
+from tesseradb.embed.rows import Embedded, embed_texts, source_text
+from tesseradb.errors import UserError
+from tesseradb.catalog.tables import Column, Table
+from tesseradb.catalog.types import VECTOR_TYPES, pack_array, pack_vector, write_value
+from tesseradb.catalog.values import bind, bind_many, evaluate_row, to_vectors
 
 if TYPE_CHECKING:
-    from .database import Database, Result
+    from tesseradb.sql.database import Database, Result
 
 
 def _result(**kw):
-    from .database import Result
+    from tesseradb.sql.database import Result
     return Result(**kw)
 
 
@@ -55,7 +55,7 @@ def _rows_of(db: "Database", expr: exp.Insert, bound: dict[str, Any]) -> list[li
     if isinstance(source, exp.Values):
         return [evaluate_row(db, tup.expressions if isinstance(tup, exp.Tuple) else [tup], bound)
                 for tup in source.expressions]
-    from .query import _fill_knn, plan_select      # INSERT ... SELECT may use knn() and LENGTH(v)
+    from tesseradb.sql.query import _fill_knn, plan_select      # INSERT ... SELECT may use knn() and LENGTH(v)
     planned = plan_select(db, source, bound)
     if planned.knn is not None:
         _fill_knn(db, planned.knn)
@@ -201,7 +201,7 @@ def _supplied(col: Column, spec, value: Any, row: int) -> Embedded | None:
     if isinstance(value, (bytes, bytearray, memoryview)):   # INSERT ... SELECT of a vector column
         import struct
 
-        from .types import unpack
+        from tesseradb.catalog.types import unpack
         try:
             value = unpack(bytes(value), col.type == "float_vector_array").tolist() if value else []
         except (ValueError, struct.error):      # a BLOB that is not a stored vector

@@ -2,7 +2,7 @@
 
 Pure: the caller passes the table's columns as ``(name, type, options)`` with the canonical
 lower-case type name and the options as written (names lower-cased, values unquoted), and a
-``resolve_model`` callback. :func:`validate_columns` raises :class:`engine.errors.UserError`
+``resolve_model`` callback. :func:`validate_columns` raises :class:`tesseradb.errors.UserError`
 with Manticore's message texts (see ``docs/vector_columns.md`` for every rule and its order)
 and returns a :class:`VectorSpec` for every KNN-indexed vector column. :func:`render_options`
 writes a spec back as the option text that SHOW CREATE TABLE prints.
@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.errors import UserError
+from tesseradb.errors import UserError
 
 VECTOR_TYPES = ("float_vector", "float_vector_array")
 STRING_TYPES = ("text", "string")

@@ -6,11 +6,10 @@ import argparse
 import os
 import sys
 
-import engine
-
-from .progress import Progress
-from .runner import Options, QuitShell, Runner, ScriptAborted
-from .scanner import Scanner
+import tesseradb
+from tesseradb.clients.shell.progress import Progress
+from tesseradb.clients.shell.runner import Options, QuitShell, Runner, ScriptAborted
+from tesseradb.clients.shell.scanner import Scanner
 
 MEMORY_NOTE = "tessera: no database file given; using a transient in-memory database (nothing is saved)\n"
 
@@ -37,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
                    help="how long a statement runs before its progress shows (default 1)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="interrupt any statement running longer than this")
-    p.add_argument("-V", "--version", action="version", version=f"tessera (tesseradb) {engine.__version__}")
+    p.add_argument("-V", "--version", action="version", version=f"tessera (tesseradb) {tesseradb.__version__}")
     return p
 
 
@@ -48,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(MEMORY_NOTE)
     path = args.database or ":memory:"
     try:
-        con = engine.connect(path, autocommit=True, statement_timeout=args.timeout)
-    except engine.Error as exc:
+        con = tesseradb.connect(path, autocommit=True, statement_timeout=args.timeout)
+    except tesseradb.Error as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
     options = Options(
@@ -63,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     runner = Runner(con, options, sys.stdout, sys.stderr, progress, label)
     try:
         if interactive:
-            from . import repl
-            repl.run(runner, engine.__version__)
+            from tesseradb.clients.shell import repl
+            repl.run(runner, tesseradb.__version__)
         else:
             run_batch(runner, args.execute)
     except ScriptAborted:
@@ -81,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         runner.close()
         try:
             con.close()
-        except engine.Error as exc:
+        except tesseradb.Error as exc:
             sys.stderr.write(f"{exc}\n")
     try:
         sys.stdout.flush()
