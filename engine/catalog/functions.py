@@ -10,7 +10,7 @@ from typing import Any
 
 import apsw
 
-from tesseradb.catalog.types import vector_count
+from tesseradb.catalog.types import vector_count, write_value
 
 
 def _now() -> str:
@@ -68,7 +68,6 @@ def _regexp(pattern: Any, value: Any) -> Any:
 
 def _timestamp(value: Any) -> Any:
     """What a timestamp column stores for a value: a date string becomes Unix seconds (UTC)."""
-    from tesseradb.catalog.types import write_value
     return write_value("timestamp", value)
 
 

@@ -5,16 +5,16 @@ import datetime
 import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from sqlglot import exp
 
+from tesseradb.storage.rowstore import RowStore
+
 from tesseradb import errors
 from tesseradb.errors import UserError
 
-if TYPE_CHECKING:
-    from tesseradb.sql.database import Database
 
 Params = Sequence[Any] | Mapping[str, Any] | None
 
@@ -90,7 +90,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _literal(node: exp.Expression, bound: dict[str, Any]) -> tuple[bool, Any]:
+def literal(node: exp.Expression, bound: dict[str, Any]) -> tuple[bool, Any]:
     """(True, value) when the node is a constant we can read without SQLite."""
     if isinstance(node, exp.Literal):
         if node.is_string:
@@ -111,15 +111,15 @@ def _literal(node: exp.Expression, bound: dict[str, Any]) -> tuple[bool, Any]:
     if isinstance(node, exp.Placeholder):
         return True, bound[str(node.this)]
     if isinstance(node, exp.Neg):
-        ok, value = _literal(node.this, bound)
+        ok, value = literal(node.this, bound)
         if ok and isinstance(value, (int, float)) and not isinstance(value, bool):
             return True, -value
     if isinstance(node, (exp.Array, exp.Tuple)):
-        items = [_literal(e, bound) for e in node.expressions]
+        items = [literal(e, bound) for e in node.expressions]
         if all(ok for ok, _ in items):
             return True, VectorLiteral([v for _, v in items], nested=isinstance(node, exp.Array))
     if isinstance(node, exp.Paren):
-        ok, value = _literal(node.this, bound)
+        ok, value = literal(node.this, bound)
         if ok and isinstance(value, (int, float)) and not isinstance(value, bool):
             return True, VectorLiteral([value], nested=False)
     return False, None
@@ -133,17 +133,17 @@ class VectorLiteral(list):
         self.nested = nested
 
 
-def evaluate_row(db: "Database", row: Sequence[exp.Expression], bound: dict[str, Any]) -> list[Any]:
+def evaluate_row(store: RowStore, row: Sequence[exp.Expression], bound: dict[str, Any]) -> list[Any]:
     values: list[Any] = []
     slow: list[int] = []
     for i, node in enumerate(row):
-        ok, value = _literal(node, bound)
+        ok, value = literal(node, bound)
         values.append(value)
         if not ok:
             slow.append(i)
     if slow:
         select = exp.select(*[row[i] for i in slow])
-        out = db.store.one(select.sql(dialect="sqlite"), bound)
+        out = store.one(select.sql(dialect="sqlite"), bound)
         for i, value in zip(slow, out):
             values[i] = value
     return values

@@ -12,7 +12,11 @@ from tesseradb import grammar
 from tesseradb.grammar import ast
 
 from tesseradb import errors
-from tesseradb.sql.database import Database, Result, translate
+from tesseradb.io.export import result_to_arrow
+from tesseradb.results import Result
+from tesseradb.sql import executor
+from tesseradb.sql.database import Database
+from tesseradb.sql.executor import translate
 
 apilevel = "2.0"
 threadsafety = 1          # threads may share the module, not connections: one connection per thread
@@ -163,9 +167,9 @@ class Connection:
             try:
                 stmt = grammar.parse(sql)
                 if many is not None:
-                    result = _run_many(db, stmt, many)
+                    result = executor.run_many(db, stmt, many)
                 else:
-                    result = db.run(stmt, params)
+                    result = executor.run(db, stmt, params)
                 if isinstance(stmt, ast.Transaction):
                     self._explicit = stmt.verb == "begin"
                 elif self.autocommit and not self._explicit:
@@ -194,30 +198,6 @@ def _split(script: str):
         return grammar.split(script)
     except grammar.GrammarError as exc:
         raise translate(exc) from None
-
-
-def _run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
-    from tesseradb.sql import dml
-    seq = list(seq)
-    db._sync_catalog()
-    began = bool(seq) and not db.store.in_transaction
-    if began:
-        db.begin()
-    try:
-        with db.store.savepoint():
-            if isinstance(stmt, ast.Query) and stmt.kind == "insert":
-                return dml.insert_many(db, stmt, seq)
-            total = Result(rowcount=0)
-            for params in seq:
-                result = db.run(stmt, params)
-                total.rowcount += max(result.rowcount, 0)
-                total.lastrowid = result.lastrowid
-            return total
-    except BaseException:
-        if began:               # the failed batch opened the transaction: end it, empty, and unlock
-            db.store.rollback()
-            db.reload_catalog()
-        raise
 
 
 class Cursor:
@@ -292,7 +272,6 @@ class Cursor:
     # -- extras ----------------------------------------------------------------------------
     def fetch_arrow_table(self):
         """The remaining rows of the result as a pyarrow Table."""
-        from tesseradb.io.arrowio import result_to_arrow
         if self._result is None or self._result.columns is None:
             raise errors.ProgrammingError("no result set to fetch: execute a SELECT first")
         rest = Result(columns=self._result.columns, rows=self.fetchall())

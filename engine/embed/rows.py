@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -10,8 +9,8 @@ from tesseradb import embed
 from tesseradb.embed import chunking
 from tesseradb.vectors.options import VectorSpec
 
-if TYPE_CHECKING:
-    from tesseradb.sql.database import Database
+from tesseradb.context import Context
+from tesseradb.errors import DataError, UserError
 
 SINGLE_VECTOR = {"truncate", "mean"}
 
@@ -32,12 +31,11 @@ def check_text(text: str, label: str) -> None:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        from tesseradb.errors import DataError, UserError
         raise UserError(f"{label}: Incorrect string value: not valid UTF-8 ({exc.reason} at "
                         f"position {exc.start})", DataError) from None
 
 
-def embed_texts(db: "Database", spec: VectorSpec, texts: list[str], labels: list[str]) -> list[Embedded]:
+def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[str]) -> list[Embedded]:
     model = embed.get_model(spec.model_name)
     plans = []
     for text, label in zip(texts, labels):
@@ -63,7 +61,7 @@ def embed_texts(db: "Database", spec: VectorSpec, texts: list[str], labels: list
     return out
 
 
-def _warn_about_loss(db: "Database", spec: VectorSpec, plan: chunking.ChunkPlan, label: str) -> None:
+def _warn_about_loss(db: Context, spec: VectorSpec, plan: chunking.ChunkPlan, label: str) -> None:
     if not plan.dropped_tokens and not plan.merged_overflow:
         return
     kept = plan.total_tokens - plan.dropped_tokens

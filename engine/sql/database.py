@@ -1,48 +1,19 @@
-"""Database: statement -> plan -> run. The single place that turns internal errors into user errors."""
+"""Database: the state of one connection to one file: the row store, the cached catalog, the loaded
+vector indexes, warnings, the time limit and the transaction (whose commit updates the indexes).
+Running statements is the executor's job (``tesseradb.sql.executor``)."""
 from __future__ import annotations
 
-import os
-import re
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
-import apsw
-import sqlglot
-
-from tesseradb import grammar
-from tesseradb.grammar import ast
-from tesseradb.storage import catalog
-from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
-from tesseradb.storage.errors import StorageError
-from tesseradb.storage.rowstore import MEMORY, RowStore
+from collections.abc import Callable
 
 from tesseradb import errors
-from tesseradb.embed import EmbeddingCancelled
-from tesseradb.embed import ModelError as EmbedModelError
-from tesseradb.errors import UserError
+from tesseradb.catalog import functions
 from tesseradb.catalog.tables import Table
-
-
-@dataclass
-class Result:
-    """What one statement produced."""
-    columns: list[tuple[str, str | None]] | None = None   # (name, declared type) of a result set
-    rows: list[tuple] = field(default_factory=list)
-    rowcount: int = -1
-    lastrowid: int | None = None
-    message: str | None = None                          # e.g. for statements with no rows
-
-
-@dataclass(frozen=True)
-class Warn:
-    level: str
-    code: int
-    message: str
-
-
-Params = Sequence[Any] | dict[str, Any] | None
+from tesseradb.errors import UserError
+from tesseradb.results import Warn
+from tesseradb.storage import catalog
+from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
+from tesseradb.storage.rowstore import MEMORY, RowStore
 
 
 class Database:
@@ -58,7 +29,6 @@ class Database:
         self.on_progress: Callable[[int, int], None] | None = None
         self._stop = False
         self._deadline: float | None = None
-        from tesseradb.catalog import functions
         functions.register(self.store.conn)
         catalog.ensure(self.store)
         self.reload_catalog()
@@ -74,7 +44,7 @@ class Database:
     def _current_schema_version(self) -> int:
         return int(self.store.one("PRAGMA schema_version")[0])
 
-    def _sync_catalog(self) -> None:
+    def sync_catalog(self) -> None:
         """Another connection to the same file may have created, altered or dropped a table."""
         if self._current_schema_version() != self._schema_version:
             self.reload_catalog()
@@ -100,44 +70,20 @@ class Database:
         self.pending_warnings.append(Warn(level, code, message))
 
     # -- running statements ----------------------------------------------------------------
-    def execute(self, sql: str, params: Params = None) -> Result:
-        """Run one statement. Raises only :class:`tesseradb.errors.Error` subclasses."""
-        try:
-            stmt = grammar.parse(sql)
-            return self.run(stmt, params)
-        except BaseException as exc:  # noqa: BLE001 - translated below, re-raised otherwise
-            raise translate(exc) from (None if isinstance(exc, errors.Error) else exc)
-
-    def run(self, stmt: ast.Statement, params: Params = None) -> Result:
-        from tesseradb.sql.planner import handler_for, writes
-        handler = handler_for(stmt)
-        self._sync_catalog()
+    def start_statement(self) -> None:
+        """Before each statement: see other connections' DDL, clear its warnings, arm the time limit."""
+        self.sync_catalog()
         self.pending_warnings = []
         self._stop = False
         self._deadline = time.monotonic() + self.timeout if self.timeout else None
         if self._deadline is not None:
             self.store.set_progress_handler(self._progress_check, 1000)
-        began = False
-        try:
-            if writes(stmt):
-                if not self.store.in_transaction:
-                    self.begin()
-                    began = True
-                with self.store.savepoint():
-                    result = handler(self, stmt, params)
-            else:
-                result = handler(self, stmt, params)
-        except BaseException:
-            if began:           # the failed statement opened the transaction: end it, empty, and unlock
-                self.store.rollback()
-            self.reload_catalog()   # DDL handlers update the cached catalog before the savepoint ends
-            raise
-        finally:
-            if self._deadline is not None:
-                self.store.set_progress_handler(None)
-        if not isinstance(stmt, ast.ShowWarnings):
+
+    def end_statement(self, show_warnings: bool) -> None:
+        if self._deadline is not None:
+            self.store.set_progress_handler(None)
+        if not show_warnings:
             self.warnings = self.pending_warnings
-        return result
 
     def _progress_check(self) -> bool:
         return self._stop or (self._deadline is not None and time.monotonic() > self._deadline)
@@ -166,7 +112,7 @@ class Database:
         if not self.store.in_transaction:
             return
         pending = list(self.store.execute(
-            "SELECT chunks, chunk_id, added FROM temp._tessera_pending")) if self._has_pending() else []
+            "SELECT chunks, chunk_id, added FROM temp._tessera_pending")) if self.has_pending() else []
         self.store.commit()
         if pending:
             self.store.execute("DELETE FROM temp._tessera_pending")
@@ -178,7 +124,7 @@ class Database:
         self.store.rollback()
         self.reload_catalog()
 
-    def _has_pending(self) -> bool:
+    def has_pending(self) -> bool:
         return self.store.one("SELECT 1 FROM sqlite_temp_master WHERE name = '_tessera_pending'") is not None
 
     def _apply_pending(self, pending: list[tuple[str, int, int]]) -> None:
@@ -209,92 +155,3 @@ class Database:
             self.store.close()      # even when the above failed: never leave the file open
 
 
-# -- the one place where internal errors become user errors -----------------------------------
-_SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[errors.Error], str]] = [
-    (re.compile(r"no such table: (?:main\.)?(.+)"), errors.NoSuchTable, "table '{0}' does not exist"),
-    (re.compile(r"no such column: (.+?)(?: - should this be a string literal in single-quotes\?)?"),
-     errors.NoSuchColumn, "Unknown column '{0}' in 'field list'"),
-    (re.compile(r"table (\S+) has no column named (.+)"), errors.NoSuchColumn, "Unknown column '{1}' in 'field list'"),
-    (re.compile(r"(?:table|index) (\S+) already exists"), errors.TableExists, "table '{0}' already exists"),
-    (re.compile(r"UNIQUE constraint failed: \S+\.id"), errors.DuplicateKey, "duplicate id"),
-    (re.compile(r"UNIQUE constraint failed: (.+)"), errors.DuplicateKey, "Duplicate entry for unique index on {0}"),
-    (re.compile(r"CHECK constraint failed: (.+)"), errors.DataError, "{0}"),
-    (re.compile(r"integer overflow"), errors.DataError, "Out of range value: integer overflow"),
-    (re.compile(r"NOT NULL constraint failed: \S+\.(.+)"), errors.ConstraintError, "Column '{0}' cannot be null"),
-    (re.compile(r"(.*)"), errors.ProgrammingError, "{0}"),
-]
-
-_APSW_CLASSES: list[tuple[type[BaseException], type[errors.Error]]] = [
-    (apsw.BusyError, errors.Busy),
-    (apsw.LockedError, errors.Busy),
-    (apsw.InterruptError, errors.Interrupted),
-    (apsw.FullError, errors.OperationalError),
-    (apsw.IOError, errors.OperationalError),
-    (apsw.CorruptError, errors.InternalError),
-    (apsw.TooBigError, errors.DataError),
-    (apsw.MismatchError, errors.DataError),
-    (apsw.CantOpenError, errors.OperationalError),     # the file: missing folder, a directory, no access
-    (apsw.ReadOnlyError, errors.OperationalError),
-    (apsw.PermissionsError, errors.OperationalError),
-    (apsw.NotADBError, errors.OperationalError),
-]
-
-
-def _from_sqlite(exc: apsw.Error) -> errors.Error:
-    text = re.sub(r"^\w+Error: ", "", str(exc))
-    for cls, kind in _APSW_CLASSES:
-        if isinstance(exc, cls):
-            return kind("Query execution was interrupted" if kind is errors.Interrupted else text)
-    for pattern, kind, template in _SQLITE_MESSAGES:
-        match = pattern.fullmatch(text.strip())
-        if match:
-            return kind(template.format(*[g.strip('"') for g in match.groups()]))
-    return errors.ProgrammingError(text)
-
-
-_PARSER_DIR = os.path.dirname(sqlglot.__file__) + os.sep
-
-
-def _raised_in_parser(exc: BaseException) -> bool:
-    """True when the exception comes from inside sqlglot: it could not handle the input."""
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith(_PARSER_DIR):
-            return True
-        tb = tb.tb_next
-    return False
-
-
-def translate(exc: BaseException) -> BaseException:
-    """Map any exception raised below the engine to the public error tree."""
-    if isinstance(exc, errors.Error):
-        return exc
-    if isinstance(exc, UserError):
-        return exc.kind(exc.msg)
-    if isinstance(exc, grammar.GrammarError):
-        return errors.SqlSyntaxError(exc.msg)
-    if isinstance(exc, EmbedModelError):
-        return errors.ModelError(str(exc))
-    if isinstance(exc, StorageError):
-        return errors.OperationalError(str(exc))
-    if isinstance(exc, apsw.Error):
-        return _from_sqlite(exc)
-    if isinstance(exc, (KeyboardInterrupt, EmbeddingCancelled)):
-        return errors.Interrupted("Query execution was interrupted")
-    if isinstance(exc, (MemoryError, RecursionError)):
-        return errors.OperationalError(f"statement too large or too deeply nested ({type(exc).__name__})")
-    if isinstance(exc, UnicodeError):     # a str with lone surrogates cannot be stored as UTF-8
-        return errors.DataError(f"Incorrect string value: not valid UTF-8 ({getattr(exc, 'reason', exc)})")
-    if isinstance(exc, OverflowError):    # e.g. an integer beyond 64 bits bound to SQLite
-        return errors.DataError(f"Out of range value: {exc}")
-    if isinstance(exc, TypeError) and str(exc).startswith("Bad binding argument type"):
-        return errors.ProgrammingError(f"Error binding parameter: {str(exc).split(' - ', 1)[-1]} is not supported")
-    if isinstance(exc, OSError):          # the disk: full, read-only, gone
-        return errors.OperationalError(f"{type(exc).__name__}: {exc}")
-    if isinstance(exc, ValueError) and str(exc) == "null character in query":
-        return errors.SqlSyntaxError("syntax error: NUL character in the statement (pass such text as a parameter)")
-    if isinstance(exc, Exception) and _raised_in_parser(exc):
-        return errors.SqlSyntaxError(f"syntax error: the statement could not be parsed ({type(exc).__name__})")
-    if isinstance(exc, Exception):
-        return errors.InternalError(f"internal error: {type(exc).__name__}: {exc}")
-    return exc

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from tesseradb.grammar import ast
 from tesseradb.storage import catalog
@@ -16,13 +15,11 @@ from tesseradb.errors import UserError
 from tesseradb.catalog.tables import ID_COLUMN, Column, Table, column_from_def
 from tesseradb.catalog.types import TYPES, VECTOR_TYPES
 
-if TYPE_CHECKING:
-    from tesseradb.sql.database import Database, Result
+from tesseradb.results import Result
+from tesseradb.sql.database import Database
+from tesseradb.sql.integrity import check_table
+from tesseradb.sql.write import recompute_all
 
-
-def _result(**kw):
-    from tesseradb.sql.database import Result
-    return Result(**kw)
 
 
 def resolve_model(name: str) -> tuple[str, str, int]:
@@ -67,13 +64,13 @@ def _chunk_table_name(table: str, column: str) -> str:
     return f"_tessera_chunks_{safe}_{secrets.token_hex(3)}"
 
 
-def create_table(db: "Database", stmt: ast.CreateTable, params=None) -> "Result":
+def create_table(db: Database, stmt: ast.CreateTable, params=None) -> Result:
     name = stmt.table
     if name.lower().startswith(INTERNAL_PREFIXES):
         raise UserError(f"table name '{name}' is reserved")
     if name.lower() in db.tables:
         if stmt.if_not_exists:
-            return _result(rowcount=0)
+            return Result(rowcount=0)
         raise UserError(f"table '{name}' already exists", errors.TableExists)
     columns = _user_columns(stmt.columns)
     specs = _validate(name, columns)
@@ -83,17 +80,17 @@ def create_table(db: "Database", stmt: ast.CreateTable, params=None) -> "Result"
     _create_vector_storage(db, table, list(specs))
     catalog.save(db.store, name, table.to_json())
     db.tables[name.lower()] = table
-    return _result(rowcount=0)
+    return Result(rowcount=0)
 
 
-def _create_vector_storage(db: "Database", table: Table, columns: list[str]) -> None:
+def _create_vector_storage(db: Database, table: Table, columns: list[str]) -> None:
     for col in columns:
         layout = table.layout(col)
         create_chunk_table(db.store, layout)
         install_pending_triggers(db.store, layout)
 
 
-def drop_table(db: "Database", stmt: ast.DropTable, params=None) -> "Result":
+def drop_table(db: Database, stmt: ast.DropTable, params=None) -> Result:
     for name in stmt.tables:
         if name.lower() not in db.tables:
             if stmt.if_exists:
@@ -111,10 +108,10 @@ def drop_table(db: "Database", stmt: ast.DropTable, params=None) -> "Result":
                 idx.remove_file()
         db.store.execute(f"DROP TABLE {quote(table.name)}")
         catalog.delete(db.store, table.name)
-    return _result(rowcount=0)
+    return Result(rowcount=0)
 
 
-def alter_add_column(db: "Database", stmt: ast.AlterAddColumn, params=None) -> "Result":
+def alter_add_column(db: Database, stmt: ast.AlterAddColumn, params=None) -> Result:
     table = db.table(stmt.table)
     col = column_from_def(stmt.column)
     if col.name.lower() == "id":
@@ -130,12 +127,11 @@ def alter_add_column(db: "Database", stmt: ast.AlterAddColumn, params=None) -> "
         _create_vector_storage(db, table, [col.name.lower()])
     catalog.save(db.store, table.name, table.to_json())
     if spec is not None and spec.model_name:
-        from tesseradb.sql.dml import recompute_all
         recompute_all(db, table, [spec])
-    return _result(rowcount=0)
+    return Result(rowcount=0)
 
 
-def alter_drop_column(db: "Database", stmt: ast.AlterDropColumn, params=None) -> "Result":
+def alter_drop_column(db: Database, stmt: ast.AlterDropColumn, params=None) -> Result:
     table = db.table(stmt.table)
     col = table.column(stmt.column)
     if col is None:
@@ -157,19 +153,19 @@ def alter_drop_column(db: "Database", stmt: ast.AlterDropColumn, params=None) ->
     db.store.execute(f"ALTER TABLE {quote(table.name)} DROP COLUMN {quote(col.name)}")
     table.columns.remove(col)
     catalog.save(db.store, table.name, table.to_json())
-    return _result(rowcount=0)
+    return Result(rowcount=0)
 
 
-def show_tables(db: "Database", stmt: ast.ShowTables, params=None) -> "Result":
+def show_tables(db: Database, stmt: ast.ShowTables, params=None) -> Result:
     import fnmatch
     names = sorted(t.name for t in db.tables.values())
     if stmt.like is not None:
         pattern = stmt.like.replace("%", "*").replace("_", "?")
         names = [n for n in names if fnmatch.fnmatchcase(n.lower(), pattern.lower())]
-    return _result(columns=[("Table", None)], rows=[(n,) for n in names], rowcount=len(names))
+    return Result(columns=[(Table, None)], rows=[(n,) for n in names], rowcount=len(names))
 
 
-def show_create(db: "Database", table: Table) -> "Result":
+def show_create(db: Database, table: Table) -> Result:
     lines = []
     for col in table.columns:
         text = f"{quote_ident(col.name)} {col.type_text if col is not table.columns[0] else 'bigint'}"
@@ -180,7 +176,7 @@ def show_create(db: "Database", table: Table) -> "Result":
             text += " " + " ".join(f"{k}='{v}'" for k, v in col.options)
         lines.append(text)
     sql = f"CREATE TABLE {quote_ident(table.name)} (\n  " + ",\n  ".join(lines) + "\n)"
-    return _result(columns=[("Table", None), ("Create Table", None)], rows=[(table.name, sql)], rowcount=1)
+    return Result(columns=[(Table, None), ("Create Table", None)], rows=[(table.name, sql)], rowcount=1)
 
 
 def quote_ident(name: str) -> str:
@@ -192,7 +188,7 @@ _RESERVED = {"from", "select", "where", "table", "order", "group", "by", "limit"
              "create", "drop", "insert", "update", "delete", "knn", "and", "or", "not", "desc", "asc"}
 
 
-def describe(db: "Database", table: Table) -> "Result":
+def describe(db: Database, table: Table) -> Result:
     rows = []
     for col in table.columns:
         props = ""
@@ -201,32 +197,30 @@ def describe(db: "Database", table: Table) -> "Result":
             props = "knn" + (f" model={spec.model_name} from={','.join(spec.from_columns)}"
                              f" chunk_strategy={spec.chunk_strategy}" if spec.model_name else "")
         rows.append((col.name, col.type, props))
-    return _result(columns=[("Field", None), ("Type", None), ("Properties", None)], rows=rows,
+    return Result(columns=[("Field", None), ("Type", None), ("Properties", None)], rows=rows,
                    rowcount=len(rows))
 
 
-def truncate(db: "Database", table: Table) -> "Result":
+def truncate(db: Database, table: Table) -> Result:
     for layout in table.layouts():
         db.store.execute(f"DELETE FROM {quote(layout.chunks)}")
     db.store.execute(f"DELETE FROM {quote(table.name)}")
-    return _result(rowcount=0)
+    return Result(rowcount=0)
 
 
-def optimize(db: "Database", table: Table) -> "Result":
+def optimize(db: Database, table: Table) -> Result:
     db.commit()     # implicit commit, as in MySQL: the compacted index holds committed data only
     for layout in table.layouts():
         db.column_index(table, layout.column).compact()
-    return _result(columns=[("Table", None), ("Op", None), ("Msg_type", None), ("Msg_text", None)],
+    return Result(columns=[(Table, None), ("Op", None), ("Msg_type", None), ("Msg_text", None)],
                    rows=[(table.name, "optimize", "status", "OK")], rowcount=1)
 
 
-def check(db: "Database", table: Table) -> "Result":
-    from tesseradb.sql.integrity import check_table
+def check(db: Database, table: Table) -> Result:
     return check_table(db, table, repair=False)
 
 
-def repair(db: "Database", table: Table) -> "Result":
-    from tesseradb.sql.integrity import check_table
+def repair(db: Database, table: Table) -> Result:
     return check_table(db, table, repair=True)
 
 
@@ -235,19 +229,19 @@ INDEX_LIST = ("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_
               "AND sql IS NOT NULL AND name NOT LIKE '\\_tessera\\_%' ESCAPE '\\' ORDER BY name")
 
 
-def _index_exists(db: "Database", name: str) -> str | None:
+def _index_exists(db: Database, name: str) -> str | None:
     row = db.store.one("SELECT tbl_name FROM sqlite_master WHERE type = 'index' AND name = ? COLLATE NOCASE",
                        (name,))
     return row[0] if row else None
 
 
-def create_index(db: "Database", stmt: ast.CreateIndex, params=None) -> "Result":
+def create_index(db: Database, stmt: ast.CreateIndex, params=None) -> Result:
     table = db.table(stmt.table)
     if stmt.name.lower().startswith(INTERNAL_PREFIXES):
         raise UserError(f"index name '{stmt.name}' is reserved")
     if _index_exists(db, stmt.name):
         if stmt.if_not_exists:
-            return _result(rowcount=0)
+            return Result(rowcount=0)
         raise UserError(f"Duplicate key name '{stmt.name}'", errors.ProgrammingError, )
     parts = []
     for name, order in stmt.columns:
@@ -260,23 +254,23 @@ def create_index(db: "Database", stmt: ast.CreateIndex, params=None) -> "Result"
         parts.append(f"{quote(col.name)} {order}")
     unique = "UNIQUE " if stmt.unique else ""
     db.store.execute(f"CREATE {unique}INDEX {quote(stmt.name)} ON {quote(table.name)} ({', '.join(parts)})")
-    return _result(rowcount=0)
+    return Result(rowcount=0)
 
 
-def drop_index(db: "Database", stmt: ast.DropIndex, params=None) -> "Result":
+def drop_index(db: Database, stmt: ast.DropIndex, params=None) -> Result:
     owner = _index_exists(db, stmt.name)
     if owner is None or stmt.name.lower().startswith(INTERNAL_PREFIXES) or (
             stmt.table is not None and owner.lower() != stmt.table.lower()):
         if stmt.if_exists:
-            return _result(rowcount=0)
+            return Result(rowcount=0)
         raise UserError(f"Can't DROP '{stmt.name}'; check that column/key exists", errors.ProgrammingError)
     db.store.execute(f"DROP INDEX {quote(stmt.name)}")
-    return _result(rowcount=0)
+    return Result(rowcount=0)
 
 
-def show_index(db: "Database", table: Table) -> "Result":
+def show_index(db: Database, table: Table) -> Result:
     rows = [(table.name, name, sql) for name, sql in db.store.execute(INDEX_LIST, (table.name,))]
-    return _result(columns=[("Table", None), ("Key_name", None), ("Definition", None)], rows=rows,
+    return Result(columns=[(Table, None), ("Key_name", None), ("Definition", None)], rows=rows,
                    rowcount=len(rows))
 
 
@@ -287,5 +281,5 @@ TABLE_COMMANDS = {
 }
 
 
-def table_command(db: "Database", stmt: ast.TableCommand, params=None) -> "Result":
+def table_command(db: Database, stmt: ast.TableCommand, params=None) -> Result:
     return TABLE_COMMANDS[stmt.verb](db, db.table(stmt.table))

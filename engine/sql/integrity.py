@@ -24,7 +24,6 @@ import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,13 +32,14 @@ from tesseradb.storage.chunks import ColumnLayout, create_chunk_table, install_p
 from tesseradb.storage.errors import StorageError
 from tesseradb.storage.vectors import VectorIndex
 
-if TYPE_CHECKING:
-    from tesseradb.sql.database import Database, Result
-    from tesseradb.catalog.tables import Table
+from tesseradb.catalog.tables import Table
+from tesseradb.results import Result
+from tesseradb.sql.database import Database
+from tesseradb.sql.write import recompute
 
 log = logging.getLogger("tesseradb.integrity")
 
-COLUMNS = [("Table", None), ("Op", None), ("Msg_type", None), ("Msg_text", None)]
+COLUMNS = [(Table, None), ("Op", None), ("Msg_type", None), ("Msg_text", None)]
 LISTED = 5                 # example ids quoted per problem
 VECTOR_SAMPLE = 20_000     # chunks whose vectors are looked up in the index (evenly spread)
 DIST_TOL = 1e-3
@@ -68,8 +68,7 @@ class ColumnState:
                     or self.bad_blobs or self.mismatched)
 
 
-def check_table(db: "Database", table: "Table", repair: bool) -> "Result":
-    from tesseradb.sql.database import Result
+def check_table(db: Database, table: Table, repair: bool) -> Result:
     op = "repair" if repair else "check"
     rows: list[tuple[str, str, str, str]] = []
 
@@ -112,7 +111,7 @@ def check_table(db: "Database", table: "Table", repair: bool) -> "Result":
 
 
 # -- SQLite itself ------------------------------------------------------------------------------
-def _sqlite_check(db: "Database", table: "Table") -> list[str]:
+def _sqlite_check(db: Database, table: Table) -> list[str]:
     problems = []
     names = [table.name] + [lay.chunks for lay in table.layouts() if _exists(db, "table", lay.chunks)]
     for name in names:
@@ -122,7 +121,7 @@ def _sqlite_check(db: "Database", table: "Table") -> list[str]:
     return problems
 
 
-def _exists(db: "Database", kind: str, name: str) -> bool:
+def _exists(db: Database, kind: str, name: str) -> bool:
     return db.store.one("SELECT 1 FROM sqlite_master WHERE type = ? AND name = ?", (kind, name)) is not None
 
 
@@ -151,7 +150,7 @@ def _decode(blob: object, layout: ColumnLayout) -> np.ndarray | str:
     return vectors
 
 
-def _chunk_rows(db: "Database", layout: ColumnLayout) -> Iterator[tuple[int, list[tuple[int, int, int, int]]]]:
+def _chunk_rows(db: Database, layout: ColumnLayout) -> Iterator[tuple[int, list[tuple[int, int, int, int]]]]:
     """(doc_id, [(chunk_id, ord, start, end), ...]) per document, by doc id."""
     sql = (f"SELECT doc_id, chunk_id, ord, start, \"end\" FROM {quote(layout.chunks)} "
            "ORDER BY doc_id, ord, chunk_id")
@@ -175,7 +174,7 @@ def _examples(ids: list[int]) -> str:
     return shown + (f" and {len(ids) - LISTED} more" if len(ids) > LISTED else "")
 
 
-def _check_column(db: "Database", table: "Table", layout: ColumnLayout) -> ColumnState:
+def _check_column(db: Database, table: Table, layout: ColumnLayout) -> ColumnState:
     spec = table.vectors[layout.column.lower()]
     state = ColumnState(layout, model=bool(spec.model_name))
     col = f"column '{layout.column}'"
@@ -236,8 +235,8 @@ def _check_column(db: "Database", table: "Table", layout: ColumnLayout) -> Colum
 
 
 # -- one vector column: the index -------------------------------------------------------------
-def _pending_here(db: "Database", layout: ColumnLayout) -> bool:
-    return db._has_pending() and db.store.one(
+def _pending_here(db: Database, layout: ColumnLayout) -> bool:
+    return db.has_pending() and db.store.one(
         "SELECT 1 FROM temp._tessera_pending WHERE chunks = ? LIMIT 1", (layout.chunks,)) is not None
 
 
@@ -251,7 +250,7 @@ def _self_distance(vector: np.ndarray, metric: str) -> float:
     return 1.0 - float(v @ v)
 
 
-def _check_index(db: "Database", table: "Table", state: ColumnState) -> None:
+def _check_index(db: Database, table: Table, state: ColumnState) -> None:
     layout = state.layout
     col = f"column '{layout.column}'"
     if state.missing_table:
@@ -301,7 +300,7 @@ def _check_index(db: "Database", table: "Table", state: ColumnState) -> None:
 
 
 # -- REPAIR -----------------------------------------------------------------------------------
-def _repair_column(db: "Database", table: "Table", state: ColumnState) -> list[str]:
+def _repair_column(db: Database, table: Table, state: ColumnState) -> list[str]:
     layout = state.layout
     col = f"column '{layout.column}'"
     done: list[str] = []
@@ -328,7 +327,6 @@ def _repair_column(db: "Database", table: "Table", state: ColumnState) -> list[s
     if state.bad_blobs:
         sql_changed = True
         if state.model:
-            from tesseradb.sql.dml import recompute
             spec = table.vectors[layout.column.lower()]
             recompute(db, table, [spec], state.bad_blobs)
             done.append(f"{col}: embedded {_n(len(state.bad_blobs), 'row')} again from their 'from' columns "

@@ -6,7 +6,7 @@ from typing import Any
 
 from tesseradb.grammar import ast
 
-from tesseradb.sql import ddl, dml, query, session
+from tesseradb.sql import ddl, dml, load_data, query, session
 
 Handler = Callable[..., Any]
 
@@ -21,7 +21,7 @@ HANDLERS: dict[type, Handler] = {
     ast.ShowTables: ddl.show_tables,
     ast.ShowWarnings: session.show_warnings,
     ast.Transaction: session.transaction,
-    ast.LoadData: session.load_data,
+    ast.LoadData: load_data.load_data,
     ast.Explain: query.explain,
 }
 

@@ -6,7 +6,7 @@ Committed vectors are searched in the column's FAISS index; vectors written by t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from sqlglot import exp
@@ -15,18 +15,18 @@ from tesseradb.storage.chunks import read_vectors
 
 from tesseradb import embed, errors
 from tesseradb.errors import UserError
-from tesseradb.catalog.values import _literal, to_vectors
+from tesseradb.catalog.values import literal, to_vectors
 
-if TYPE_CHECKING:
-    from tesseradb.sql.database import Database
-    from tesseradb.catalog.tables import Table
+from tesseradb.catalog.tables import Table
+from tesseradb.context import Context
+from tesseradb.embed.rows import check_text
 
 KNN_OPTIONS = {"ef"}
 
 
 @dataclass
 class KnnRequest:
-    table: "Table"
+    table: Table
     alias: str
     column: str
     k: int
@@ -37,7 +37,7 @@ class KnnRequest:
     bound: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_call(cls, db: "Database", call: exp.Anonymous, tables: dict[str, "Table"],
+    def from_call(cls, db: Context, call: exp.Anonymous, tables: dict[str, Table],
                   bound: dict[str, Any]) -> "KnnRequest":
         args = call.expressions
         if len(args) not in (3, 4) or not isinstance(args[0], exp.Column):
@@ -55,7 +55,7 @@ class KnnRequest:
         return req
 
 
-def _owner(col: exp.Column, tables: dict[str, "Table"]) -> tuple[str, "Table"]:
+def _owner(col: exp.Column, tables: dict[str, Table]) -> tuple[str, Table]:
     for alias, table in tables.items():
         if (not col.table or col.table.lower() == alias) and table.column(col.name) is not None:
             return alias, table
@@ -63,7 +63,7 @@ def _owner(col: exp.Column, tables: dict[str, "Table"]) -> tuple[str, "Table"]:
 
 
 def _int_arg(node: exp.Expression, bound: dict[str, Any], what: str) -> int:
-    ok, value = _literal(node, bound)
+    ok, value = literal(node, bound)
     if not ok or isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise UserError(f"{what} parameter must be an integer")
     return int(value)
@@ -84,13 +84,12 @@ def _options(node: exp.Expression, bound: dict[str, Any]) -> int | None:
     return ef
 
 
-def _query_vectors(db: "Database", table: "Table", spec, node: exp.Expression,
+def _query_vectors(db: Context, table: Table, spec, node: exp.Expression,
                    bound: dict[str, Any]) -> tuple[np.ndarray, int | None]:
-    ok, value = _literal(node, bound)
+    ok, value = literal(node, bound)
     if not ok:
         raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?")
     if isinstance(value, str):
-        from tesseradb.embed.rows import check_text
         check_text(value, "knn() query")
         if not spec.model_name:
             raise UserError(f"No model loaded for auto embeddings attribute '{spec.column}'")
@@ -110,22 +109,22 @@ def _query_vectors(db: "Database", table: "Table", spec, node: exp.Expression,
     raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?")
 
 
-def _document_vectors(db: "Database", table: "Table", spec, doc_id: int) -> np.ndarray:
+def _document_vectors(db: Context, table: Table, spec, doc_id: int) -> np.ndarray:
     layout = table.layout(spec.column)
     _, _, vectors = read_vectors(db.store, layout, "WHERE c.doc_id = ?", (doc_id,))
     return vectors
 
 
 # -- running --------------------------------------------------------------------------------
-def _allowed(db: "Database", req: KnnRequest) -> np.ndarray | None:
+def _allowed(db: Context, req: KnnRequest) -> np.ndarray | None:
     if req.filter_sql is None:
         return None
     return np.fromiter((r[0] for r in db.store.execute(req.filter_sql, req.bound)), dtype=np.int64)
 
 
-def _pending(db: "Database", chunks: str) -> tuple[list[int], set[int]]:
+def _pending(db: Context, chunks: str) -> tuple[list[int], set[int]]:
     """(chunk ids added, doc ids touched) by the open transaction in one chunk table."""
-    if not db.store.in_transaction or not db._has_pending():
+    if not db.store.in_transaction or not db.has_pending():
         return [], set()
     added, touched = [], set()
     for chunk_id, doc_id, was_added in db.store.execute(
@@ -143,7 +142,7 @@ def distances(vectors: np.ndarray, query: np.ndarray, metric: str) -> np.ndarray
     return 1.0 - vectors @ query
 
 
-def _exact(db: "Database", req: KnnRequest, where: str, params: tuple) -> dict[int, tuple[float, int]]:
+def _exact(db: Context, req: KnnRequest, where: str, params: tuple) -> dict[int, tuple[float, int]]:
     layout = req.table.layout(req.column)
     chunk_ids, doc_ids, vectors = read_vectors(db.store, layout, where, params)
     best: dict[int, tuple[float, int]] = {}
@@ -169,7 +168,7 @@ def _collapse(best: dict[int, tuple[float, int]], k: int) -> list[tuple[int, flo
     return ranked[:k]
 
 
-def run_knn(db: "Database", req: KnnRequest) -> list[tuple[int, float, int]]:
+def run_knn(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
     """The k nearest documents as (doc_id, distance, chunk_id), nearest first."""
     if req.query is None or len(req.query) == 0:
         return []
@@ -200,7 +199,7 @@ def run_knn(db: "Database", req: KnnRequest) -> list[tuple[int, float, int]]:
     return _collapse(best, req.k)
 
 
-def explain_knn(db: "Database", req: KnnRequest) -> list[tuple[str, str]]:
+def explain_knn(db: Context, req: KnnRequest) -> list[tuple[str, str]]:
     allowed = _allowed(db, req)
     index = db.column_index(req.table, req.column).catch_up() if not db.store.in_transaction else \
         db.column_index(req.table, req.column).index

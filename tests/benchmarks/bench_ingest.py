@@ -61,10 +61,10 @@ COLUMNS = {"v_trunc": TRUNC, "v_rec": REC}
 
 # == the engine and the bare model (this process) ===================================================
 class EngineTimer:
-    """Wraps tesseradb.sql.dml.embed_texts and the model's embed to split the engine's time by part."""
+    """Wraps tesseradb.sql.write.embed_texts and the model's embed to split the engine's time by part."""
 
     def __init__(self, model) -> None:
-        from tesseradb.sql import dml
+        from tesseradb.sql import write as dml
         self.per_column: dict[str, float] = {}
         self.model_seconds = 0.0
         self.active = False

@@ -1,4 +1,4 @@
-"""LOAD DATA INFILE and SELECT ... INTO OUTFILE (.csv, .tsv, .jsonl, .parquet) through the DB-API."""
+"""tesseradb.io (file formats and export) and LOAD DATA / INTO OUTFILE through SQL."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import tesseradb
-import tesseradb.io.arrowio as arrowio
+from tesseradb.io import formats
+
 SCALARS = "CREATE TABLE {name} (title text, n int, x float, ok bool, meta json, at timestamp)"
 ROWS = [
     (1, "Hello, world", 3, 0.5, True, {"a": [1, 2]}, 1700000000),
@@ -113,7 +114,7 @@ def test_load_embeds_model_columns_and_answers_knn(con, tmp_path):
 
 
 def test_progress_spans_batches(con, tmp_path, monkeypatch):
-    monkeypatch.setattr(arrowio, "BATCH_ROWS", 2)
+    monkeypatch.setattr(formats, "BATCH_ROWS", 2)
     cur = con.cursor()
     cur.execute("CREATE TABLE d (body text, c float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
                 "model_name='Xenova/all-MiniLM-L6-v2' from='body' chunk_strategy='sentence' max_tokens='32')")
@@ -128,7 +129,7 @@ def test_progress_spans_batches(con, tmp_path, monkeypatch):
 
 
 def test_bad_value_names_file_line_and_column_and_loads_nothing(con, tmp_path, monkeypatch):
-    monkeypatch.setattr(arrowio, "BATCH_ROWS", 2)              # the bad row is in a later batch
+    monkeypatch.setattr(formats, "BATCH_ROWS", 2)              # the bad row is in a later batch
     cur = con.cursor()
     cur.execute(SCALARS.format(name="t"))
     path = tmp_path / "bad.csv"
@@ -297,7 +298,7 @@ def test_result_to_arrow_still_works(filled):
 
 
 def test_progress_of_a_load_with_two_model_columns(con, tmp_path, monkeypatch):
-    monkeypatch.setattr(arrowio, "BATCH_ROWS", 2)
+    monkeypatch.setattr(formats, "BATCH_ROWS", 2)
     cur = con.cursor()
     cur.execute("CREATE TABLE d (body text, "
                 "c1 float_vector_array knn_type='hnsw' hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' "

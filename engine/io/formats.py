@@ -1,11 +1,6 @@
-"""Columnar data in and out through pyarrow: results as Arrow tables, ``LOAD DATA INFILE`` and
-``SELECT ... INTO OUTFILE`` for .csv, .tsv, .jsonl and .parquet files.
-
-Loading streams the file in batches; each batch is converted to the table's column types (a bad
-value names the file, the line and the column) and goes through :func:`tesseradb.sql.dml.write_rows`, the
-one write path, which embeds model-backed columns batched across the rows. The engine runs the whole
-statement in one transaction, so a bad row anywhere loads nothing.
-"""
+"""Reading .csv, .tsv, .jsonl and .parquet files in batches (pyarrow streams them) and converting
+each file value to its column's type. A bad value names the file, the line and the column. Used by
+LOAD DATA (``tesseradb.sql.load_data``)."""
 from __future__ import annotations
 
 import csv
@@ -13,49 +8,22 @@ import datetime
 import json
 import math
 import os
-import re
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 
 from tesseradb import errors
-from tesseradb.errors import UserError
-
-if TYPE_CHECKING:
-    from tesseradb.grammar import ast
-
-    from tesseradb.sql.database import Database, Result
-    from tesseradb.catalog.tables import Column, Table
+from tesseradb.catalog.tables import Column, Table
+from tesseradb.grammar import ast
 
 BATCH_ROWS = 1000               # rows per write_rows call ...
 BATCH_BYTES = 4 << 20           # ... or fewer, once their text passes this many bytes
 CSV_BLOCK = 1 << 20             # bytes pyarrow's CSV reader parses at a time
 NULL_MARK = "\\N"               # NULL in .tsv (as mysql writes it) and, besides an empty field, in .csv
 
-
-# -- results as Arrow -----------------------------------------------------------------------------
-def result_to_arrow(result: "Result") -> pa.Table:
-    return _arrow_table(result, flat=False)
-
-
-def _unique(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
-        out.append(n if seen[n] == 1 else f"{n}_{seen[n]}")
-    return out
-
-
-def _result(**kw) -> "Result":
-    from tesseradb.sql.database import Result
-    return Result(**kw)
-
-
-def _extension(path: str, verb: str) -> str:
+def extension(path: str, verb: str) -> str:
     ext = os.path.splitext(path)[1].lower()
     if ext not in (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet"):
         shown = ext or "(none)"
@@ -347,7 +315,7 @@ CONVERTERS: dict[str, Callable[[Any, bool], Any]] = {
 TEXT_TYPES = ("text", "string")
 
 
-def _convert(columns: list["Column"], batch: Batch, native_json: bool) -> list[list[Any]]:
+def convert(columns: list[Column], batch: Batch, native_json: bool) -> list[list[Any]]:
     converters = [CONVERTERS[c.type] for c in columns]
     out = []
     for row, line in zip(batch.rows, batch.lines):
@@ -364,8 +332,8 @@ def _convert(columns: list["Column"], batch: Batch, native_json: bool) -> list[l
     return out
 
 
-# -- LOAD DATA --------------------------------------------------------------------------------------------
-def _batches(path: str, ext: str, stmt: "ast.LoadData") -> Iterator[Batch]:
+# -- choosing the file's columns for LOAD DATA --------------------------------------------------------------------------------------------
+def batches(path: str, ext: str, stmt: ast.LoadData) -> Iterator[Batch]:
     if ext in (".csv", ".tsv"):
         return read_delimited(path, "\t" if ext == ".tsv" else ",")
     if ext == ".jsonl":
@@ -373,7 +341,7 @@ def _batches(path: str, ext: str, stmt: "ast.LoadData") -> Iterator[Batch]:
     return read_parquet(path, list(stmt.columns) if stmt.columns else None)
 
 
-def _columns_for(table: "Table", batch: Batch, stmt: "ast.LoadData", ext: str) -> tuple[list["Column"], list[int]]:
+def columns_for(table: Table, batch: Batch, stmt: ast.LoadData, ext: str) -> tuple[list[Column], list[int]]:
     """The table columns the batch's fields go to, and which field positions feed them."""
     if stmt.columns and ext in (".csv", ".tsv"):
         if len(stmt.columns) != len(batch.names):
@@ -399,194 +367,10 @@ def _columns_for(table: "Table", batch: Batch, stmt: "ast.LoadData", ext: str) -
     return columns, positions
 
 
-def _pick(batch: Batch, positions: list[int]) -> Batch:
+def pick(batch: Batch, positions: list[int]) -> Batch:
     if positions == list(range(len(batch.names))):
         return batch
     rows = [[row[p] if p >= 0 else None for p in positions] for row in batch.rows]
     return Batch([batch.names[p] if p >= 0 else "" for p in positions], rows, batch.lines, batch.done)
 
 
-class _Progress:
-    """Chunks embedded across all batches (and all model columns), as one count that only grows;
-    the total is estimated from the part of the file read and is exact at the last batch."""
-
-    def __init__(self, report: Callable[[int, int], None]):
-        self.report, self.base, self.fraction = report, 0, 0.0
-        self.last_done = self.last_total = 0
-
-    def batch(self, fraction: float) -> None:
-        self.base += self.last_total
-        self.last_done = self.last_total = 0
-        self.fraction = fraction
-
-    def __call__(self, done: int, total: int) -> None:
-        if done < self.last_done or (self.last_total and self.last_done >= self.last_total):
-            self.base += self.last_total           # the next model column of the same batch
-        self.last_done, self.last_total = done, total
-        known = self.base + total
-        estimate = known if self.fraction >= 1.0 or self.fraction <= 0 else round(known / self.fraction)
-        self.report(self.base + done, max(estimate, self.base + done + 1))   # done == total: finish()
-
-    def finish(self) -> None:
-        if self.base + self.last_total:
-            self.report(self.base + self.last_total, self.base + self.last_total)
-
-
-def _place(exc: UserError, path: str, batch: Batch, rows: list[list[Any]], columns: list["Column"]) -> UserError:
-    """Rewrite a write_rows error ('row N, ...', "duplicate id 'X'") to name the file and line."""
-    msg = exc.msg
-    match = re.match(r"row (\d+)(?: \(id -?\d+\))?", msg)
-    if match and 0 < int(match.group(1)) <= len(batch.lines):
-        return UserError(f"'{path}' line {batch.lines[int(match.group(1)) - 1]}{msg[match.end():]}", exc.kind)
-    match = re.fullmatch(r"duplicate id '(-?\d+)'", msg)
-    names = [c.name.lower() for c in columns]
-    if match and "id" in names:
-        pos, wanted = names.index("id"), int(match.group(1))
-        hits = [line for row, line in zip(rows, batch.lines) if _same_id(row[pos], wanted)]
-        if hits:
-            line = hits[1] if len(hits) > 1 else hits[0]
-            return UserError(f"'{path}' line {line}: {msg}", exc.kind)
-    return UserError(f"'{path}' lines {batch.lines[0]}-{batch.lines[-1]}: {msg}", exc.kind)
-
-
-def _same_id(value: Any, wanted: int) -> bool:
-    try:
-        return int(value) == wanted
-    except (TypeError, ValueError):
-        return False
-
-
-def load_data(db: "Database", stmt: "ast.LoadData") -> "Result":
-    """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``, inside the statement's transaction."""
-    from tesseradb.sql.dml import write_rows
-    path = stmt.path
-    ext = _extension(path, "LOAD DATA")
-    table = db.table(stmt.table)
-    if not os.path.isfile(path):
-        raise errors.OperationalError(f"File '{path}' not found (Errcode: 2 - No such file or directory)",
-                                      errno=29)
-    progress = _Progress(db.on_progress) if db.on_progress is not None else None
-    saved, written = db.on_progress, 0
-    db.on_progress = progress
-    try:
-        for batch in _batches(path, ext, stmt):
-            if db.check_cancelled():
-                raise errors.Interrupted("Query execution was interrupted")
-            columns, positions = _columns_for(table, batch, stmt, ext)
-            batch = _pick(batch, positions)
-            rows = _convert(columns, batch, native_json=ext == ".jsonl")
-            if progress is not None:
-                progress.batch(batch.done)
-            try:
-                written += write_rows(db, table, columns, rows, replace=stmt.replace).rowcount
-            except UserError as exc:
-                raise _place(exc, path, batch, rows, columns) from None
-        if progress is not None:
-            progress.finish()
-    except BadRow as bad:
-        where = f"'{path}'" + (f" {'row' if ext == '.parquet' else 'line'} {bad.line}" if bad.line else "")
-        where += f", column '{bad.column}'" if bad.column else ""
-        raise UserError(f"{where}: {bad.msg}", bad.kind) from None
-    except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
-        raise UserError(f"'{path}': cannot read the file: {exc}", errors.DataError) from None
-    finally:
-        db.on_progress = saved
-    return _result(rowcount=written)
-
-
-# -- SELECT ... INTO OUTFILE ---------------------------------------------------------------------------------
-def _arrow_column(values: list[Any], decl: str | None, flat: bool) -> pa.Array:
-    """One result column as Arrow; ``flat`` (csv) turns vectors and JSON into JSON text."""
-    kind = (decl or "").upper()
-    if kind in ("FLOAT_VECTOR_BLOB", "FLOAT_VECTOR_ARRAY_BLOB", "JSON_TEXT") and (flat or kind == "JSON_TEXT"):
-        return pa.array([None if v is None else json.dumps(v, ensure_ascii=False) for v in values], pa.string())
-    if kind == "FLOAT_VECTOR_BLOB":
-        return pa.array(values, pa.list_(pa.float32()))
-    if kind == "FLOAT_VECTOR_ARRAY_BLOB":
-        return pa.array(values, pa.list_(pa.list_(pa.float32())))
-    if kind == "BOOL_INT" or all(v is None or isinstance(v, bool) for v in values):
-        column = pa.array([None if v is None else bool(v) for v in values], pa.bool_())
-        return column.cast(pa.int8()) if flat else column
-    try:
-        return pa.array(values)
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return pa.array([None if v is None else str(v) for v in values], pa.string())
-
-
-def _arrow_table(result: "Result", flat: bool) -> pa.Table:
-    names = _unique([name for name, _ in result.columns])
-    columns = list(zip(*result.rows)) if result.rows else [() for _ in names]
-    return pa.table({name: _arrow_column(list(col), decl, flat)
-                     for name, (_, decl), col in zip(names, result.columns, columns)})
-
-
-def _tsv_cell(value: Any, decl: str | None = None) -> str:
-    if value is None:
-        return NULL_MARK
-    if (decl or "").upper() == "JSON_TEXT":
-        text = json.dumps(value, ensure_ascii=False)
-    elif isinstance(value, bool):
-        text = "1" if value else "0"
-    elif isinstance(value, (list, dict)):
-        text = json.dumps(value, ensure_ascii=False)
-    elif isinstance(value, bytes):
-        text = value.hex()
-    else:
-        text = str(value)
-    return (text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
-            .replace("\r", "\\r").replace("\0", "\\0"))
-
-
-def _write_csv(f, result: "Result") -> None:
-    import pyarrow.csv as pcsv
-    pcsv.write_csv(_arrow_table(result, flat=True), f,
-                   pcsv.WriteOptions(quoting_style="needed", quoting_header="needed"))
-
-
-def _write_tsv(f, result: "Result") -> None:
-    names = _unique([name for name, _ in result.columns])
-    f.write(("\t".join(_tsv_cell(n) for n in names) + "\n").encode())
-    decls = [decl for _, decl in result.columns]
-    for row in result.rows:
-        f.write(("\t".join(_tsv_cell(v, d) for v, d in zip(row, decls)) + "\n").encode())
-
-
-def _json_value(value: Any) -> Any:
-    return value.hex() if isinstance(value, bytes) else value
-
-
-def _write_jsonl(f, result: "Result") -> None:
-    names = _unique([name for name, _ in result.columns])
-    for row in result.rows:
-        record = {n: _json_value(v) for n, v in zip(names, row)}
-        f.write((json.dumps(record, ensure_ascii=False) + "\n").encode())
-
-
-def _write_parquet(f, result: "Result") -> None:
-    import pyarrow.parquet as pq
-    pq.write_table(_arrow_table(result, flat=False), f)
-
-
-WRITERS = {".csv": _write_csv, ".tsv": _write_tsv, ".jsonl": _write_jsonl, ".parquet": _write_parquet}
-
-
-def write_outfile(path: str, result: "Result") -> "Result":
-    """Write a SELECT's rows to ``path`` (format from the extension), atomically; vectors as lists."""
-    writer = WRITERS[_extension(path, "INTO OUTFILE")]
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".tessera-", suffix=".part", dir=folder)
-    except OSError as exc:
-        raise errors.OperationalError(f"Can't create/write to file '{path}' (Errcode: {exc.errno} - "
-                                      f"{exc.strerror})", errno=1) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            writer(f, result)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise errors.OperationalError(f"Can't create/write to file '{path}' (Errcode: {exc.errno} - "
-                                      f"{exc.strerror})", errno=1) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return _result(rowcount=len(result.rows))

@@ -1,0 +1,203 @@
+"""The one write path: ids, vector values (supplied or embedded from their ``from`` columns), the
+row itself and the chunk rows that index its vectors. INSERT, REPLACE, UPDATE, LOAD DATA, ALTER ADD
+COLUMN and REPAIR all write through here."""
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any
+
+import numpy as np
+
+from tesseradb import errors
+from tesseradb.catalog.tables import Column, Table
+from tesseradb.catalog.types import VECTOR_TYPES, pack_array, pack_vector, unpack, write_value
+from tesseradb.catalog.values import to_vectors
+from tesseradb.embed.rows import Embedded, embed_texts, source_text
+from tesseradb.errors import UserError
+from tesseradb.results import Result
+from tesseradb.sql.database import Database
+from tesseradb.storage.catalog import quote
+from tesseradb.storage.chunks import delete_doc_chunks, write_chunks
+
+
+def _check_width(rows: list[list[Any]], width: int) -> None:
+    for n, row in enumerate(rows, start=1):
+        if len(row) != width:
+            raise UserError(f"Column count doesn't match value count at row {n}", errors.ProgrammingError)
+
+
+def _id_value(value: Any, row: int) -> int | None:
+    if value is None or (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 0):
+        return None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return _id_value(int(value), row)
+    raise UserError(f"Incorrect integer value: '{value}' for column 'id' at row {row}", errors.DataError)
+
+
+def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bool) -> list[int]:
+    explicit = [i for i in given if i is not None]
+    if not replace:
+        seen: set[int] = set()
+        for i in explicit:
+            if i in seen:
+                raise UserError(f"duplicate id '{i}'", errors.DuplicateKey)
+            seen.add(i)
+        for start in range(0, len(explicit), 500):
+            part = explicit[start:start + 500]
+            hit = db.store.one(f"SELECT id FROM {quote(table.name)} WHERE id IN ({','.join('?' * len(part))}) "
+                               "LIMIT 1", part)
+            if hit:
+                raise UserError(f"duplicate id '{hit[0]}'", errors.DuplicateKey)
+    top = db.store.one(f"SELECT COALESCE(MAX(id), 0) FROM {quote(table.name)}")[0]
+    next_id = max([top, *explicit]) + 1
+    ids = []
+    for i in given:
+        if i is None:
+            i, next_id = next_id, next_id + 1
+        ids.append(i)
+    return ids
+
+
+def write_rows(db: Database, table: Table, columns: list[Column], rows: list[list[Any]],
+               replace: bool = False) -> Result:
+    """Insert (or replace) rows of Python values into ``table``: the one write path shared by
+    INSERT, REPLACE, executemany and LOAD DATA."""
+    _check_width(rows, len(columns))
+    if not rows:
+        return Result(rowcount=0)
+    names = [c.name.lower() for c in columns]
+    records = [dict(zip(names, row)) for row in rows]
+    given = [_id_value(r.get("id"), n) for n, r in enumerate(records, start=1)]
+    ids = _assign_ids(db, table, given, replace)
+    if replace:
+        ids, records = _last_of_each(ids, records)
+    for doc_id, rec in zip(ids, records):
+        rec["id"] = doc_id
+    vectors = _vector_values(db, table, names, records, ids)
+    scalar_cols = [c for c in table.columns if c.type not in VECTOR_TYPES and
+                   (c.name.lower() in names or c.name.lower() == "id")]
+    vector_cols = [c for c in table.columns if c.type in VECTOR_TYPES and c.name.lower() in vectors]
+    out_cols = scalar_cols + vector_cols
+    values = []
+    for n, rec in enumerate(records):
+        row = [write_value(c.type, rec.get(c.name.lower())) for c in scalar_cols]
+        row += [_pack(c, vectors[c.name.lower()][n]) for c in vector_cols]
+        values.append(row)
+    deleted = 0
+    if replace:
+        deleted = _delete_ids(db, table, ids)
+    col_sql = ", ".join(quote(c.name) for c in out_cols)
+    db.store.executemany(f"INSERT INTO {quote(table.name)} ({col_sql}) VALUES ({', '.join('?' * len(out_cols))})",
+                         values)
+    _write_chunk_rows(db, table, ids, vectors)
+    return Result(rowcount=len(ids) + deleted, lastrowid=ids[-1])
+
+
+def _last_of_each(ids: list[int], records: list[dict]) -> tuple[list[int], list[dict]]:
+    last = {doc_id: n for n, doc_id in enumerate(ids)}
+    keep = sorted(last.values())
+    return [ids[n] for n in keep], [records[n] for n in keep]
+
+
+def _delete_ids(db: Database, table: Table, ids: list[int]) -> int:
+    db.store.execute(f"DELETE FROM {quote(table.name)} WHERE id IN (SELECT value FROM json_each(?))",
+                     (json.dumps(ids),))
+    return db.store.changes()
+
+
+def _pack(col: Column, value: Embedded | None) -> bytes | None:
+    if value is None:
+        return None if col.type == "float_vector" else b""
+    if col.type == "float_vector":
+        return pack_vector(value.vectors[0]) if len(value.vectors) else None
+    return pack_array(value.vectors)
+
+
+def _vector_values(db: Database, table: Table, names: list[str], records: list[dict],
+                   ids: list[int]) -> dict[str, list[Embedded | None]]:
+    """For every vector column written by this statement: one Embedded (or None) per row."""
+    out: dict[str, list[Embedded | None]] = {}
+    for col in table.columns:
+        if col.type not in VECTOR_TYPES:
+            continue
+        key = col.name.lower()
+        spec = table.vectors.get(key)
+        if key in names:
+            out[key] = [supplied_vectors(col, spec, rec.get(key), n) for n, rec in enumerate(records, start=1)]
+        elif spec is not None and spec.model_name:
+            texts = [source_text(spec, rec) for rec in records]
+            labels = [f"row {n} (id {doc_id})" for n, doc_id in enumerate(ids, start=1)]
+            out[key] = list(embed_texts(db, spec, texts, labels))
+        else:
+            out[key] = [None] * len(records)
+    return out
+
+
+def supplied_vectors(col: Column, spec, value: Any, row: int) -> Embedded | None:
+    if isinstance(value, (bytes, bytearray, memoryview)):   # INSERT ... SELECT of a vector column
+        try:
+            value = unpack(bytes(value), col.type == "float_vector_array").tolist() if value else []
+        except (ValueError, struct.error):      # a BLOB that is not a stored vector
+            raise UserError(f"row {row}, column '{col.name}': incompatible value specified for a float "
+                            "vector column (a BLOB that is not a vector)", errors.DataError) from None
+        if col.type == "float_vector" and value:
+            value = value[0]
+    if value is None:
+        return None
+    matrix = to_vectors(value, is_array=col.type == "float_vector_array",
+                        dims=spec.dims if spec else None,
+                        normalize=spec is not None and spec.similarity == "cosine",
+                        row=row, column=col.name, model=spec.model_name if spec else None)
+    return Embedded(matrix, [(None, None)] * len(matrix))
+
+
+def _write_chunk_rows(db: Database, table: Table, ids: list[int],
+                      vectors: dict[str, list[Embedded | None]]) -> None:
+    for key, per_row in vectors.items():
+        if key not in table.vectors:
+            continue
+        layout = table.layout(key)
+        rows = [(doc_id, ord_, s, e) for doc_id, emb in zip(ids, per_row) if emb is not None
+                for ord_, (s, e) in enumerate(emb.spans)]
+        if rows:
+            write_chunks(db.store, layout, rows)
+
+
+def store_vectors(db: Database, table: Table, col: Column, ids: list[int],
+                   per_row: list[Embedded | None]) -> None:
+    db.store.executemany(f"UPDATE {quote(table.name)} SET {quote(col.name)} = ? WHERE id = ?",
+                         [(_pack(col, emb), doc_id) for doc_id, emb in zip(ids, per_row)])
+    if col.name.lower() in table.vectors:
+        layout = table.layout(col.name)
+        delete_doc_chunks(db.store, layout, ids)
+        _write_chunk_rows(db, table, ids, {col.name.lower(): per_row})
+
+
+def recompute(db: Database, table: Table, specs: list, ids: list[int]) -> None:
+    """Embed the model columns ``specs`` again for the rows ``ids`` from their ``from`` columns."""
+    if not ids:
+        return
+    sources = sorted({f for s in specs for f in s.from_columns}, key=str.lower)
+    cols = ", ".join(quote(table.column(f).name) for f in sources)
+    for start in range(0, len(ids), 2000):
+        part = ids[start:start + 2000]
+        rows = list(db.store.execute(f"SELECT id, {cols} FROM {quote(table.name)} WHERE id IN "
+                                     "(SELECT value FROM json_each(?)) ORDER BY id", (json.dumps(part),)))
+        got_ids = [r[0] for r in rows]
+        records = [dict(zip([f.lower() for f in sources], r[1:])) for r in rows]
+        for spec in specs:
+            texts = [source_text(spec, rec) for rec in records]
+            labels = [f"id {doc_id}" for doc_id in got_ids]
+            store_vectors(db, table, table.column(spec.column), got_ids, embed_texts(db, spec, texts, labels))
+
+
+def recompute_all(db: Database, table: Table, specs: list) -> None:
+    ids = [r[0] for r in db.store.execute(f"SELECT id FROM {quote(table.name)} ORDER BY id")]
+    recompute(db, table, specs, ids)
+
+
