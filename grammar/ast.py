@@ -23,6 +23,7 @@ class CreateTable:
     table: str
     columns: tuple[ColumnDef, ...]
     if_not_exists: bool = False
+    options: tuple[tuple[str, str], ...] = ()   # table options after the column list: (lower-cased key, value)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,14 @@ class AlterAddColumn:
 class AlterDropColumn:
     table: str
     column: str
+
+
+@dataclass(frozen=True)
+class AlterRebuild:
+    """Manticore's ALTER TABLE t REBUILD KNN | REBUILD EMBEDDINGS [column]."""
+    table: str
+    target: str                    # knn, embeddings
+    column: str | None = None
 
 
 @dataclass(frozen=True)
@@ -104,5 +113,5 @@ class Explain:
 
 
 Statement = Any
-EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, TableCommand,
+EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, AlterRebuild, TableCommand,
                    ShowTables, ShowWarnings, Transaction, LoadData, Explain)

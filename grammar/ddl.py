@@ -1,11 +1,14 @@
 """The Lark grammar for extension statements and its Transformer into :mod:`grammar.ast` nodes."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lark import Lark, Token, Transformer, UnexpectedEOF, UnexpectedInput
 from lark.exceptions import VisitError
 
 from . import ast
 from .errors import GrammarError
+from .manticore import flagged_type
 
 # MySQL spellings accepted as aliases of our column types.
 TYPE_ALIASES = {
@@ -40,6 +43,22 @@ def _unquote_string(tok: str) -> str:
     return "".join(out)
 
 
+@dataclass(frozen=True)
+class _Flag:
+    value: str
+
+
+@dataclass(frozen=True)
+class _Columns:
+    items: list
+
+
+@dataclass(frozen=True)
+class _TableOption:
+    key: str
+    value: str
+
+
 class _ToAst(Transformer):
     def ident(self, items):
         return str(items[0])
@@ -70,8 +89,25 @@ class _ToAst(Transformer):
         canonical = TYPE_ALIASES.get(base.lower())
         if canonical is None:
             raise GrammarError(f"unknown column type '{base}'")
+        flags = [i.value for i in items if isinstance(i, _Flag)]
+        items = [i for i in items if not isinstance(i, _Flag)]
         text = "".join(str(i) if not isinstance(i, Token) or i.type != "UNSIGNED" else " unsigned" for i in items)
-        return canonical, text
+        text += "".join(f" {flag}" for flag in flags)
+        return flagged_type(canonical, flags), text
+
+    def field_flag(self, items):
+        return _Flag(str(items[0]).lower())
+
+    def column_defs(self, items):
+        return _Columns(items)
+
+    def table_option(self, items):
+        return _TableOption(items[0], items[1])
+
+    def alter_rebuild(self, items):
+        target = next(str(i).lower() for i in items if isinstance(i, Token) and i.type == "REBUILD_TARGET")
+        names = [i for i in items if not isinstance(i, Token)]
+        return ast.AlterRebuild(table=names[0], target=target, column=names[1] if len(names) > 1 else None)
 
     def column_def(self, items):
         name, (canonical, text), *options = items
@@ -86,7 +122,9 @@ class _ToAst(Transformer):
     def create_table(self, items):
         flag = items[0] == "if_not_exists"
         rest = items[1:] if flag else items
-        return ast.CreateTable(table=rest[0], columns=tuple(rest[1:]), if_not_exists=flag)
+        columns = next((tuple(i.items) for i in rest if isinstance(i, _Columns)), ())
+        options = tuple((o.key, o.value) for o in rest if isinstance(o, _TableOption))
+        return ast.CreateTable(table=rest[0], columns=columns, if_not_exists=flag, options=options)
 
     def index_column(self, items):
         order = str(items[1]).upper() if len(items) > 1 else "ASC"
@@ -169,6 +207,8 @@ def parse_extension(text: str) -> ast.Statement:
     except UnexpectedInput as exc:
         pos = exc.pos_in_stream
         at_end = isinstance(exc, UnexpectedEOF) or getattr(getattr(exc, "token", None), "type", "") == "$END"
+        if at_end and getattr(exc, "expected", None) == {"EQUAL"}:   # a trailing word read as a table option
+            at_end = False
         near = text[pos:].strip() if pos is not None and pos >= 0 and not at_end else ""
         msg = f"syntax error near '{near[:80]}'" if near else "syntax error, unexpected end of statement"
         raise GrammarError(msg, exc.line, exc.column, exc.get_context(text)) from None

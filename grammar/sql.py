@@ -9,6 +9,7 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
 from . import ast
 from .errors import GrammarError
+from .manticore import rewrite_knn_dist
 
 # Top-level expression classes we accept, and the statement kind each one is.
 QUERY_KINDS: dict[type, str] = {
@@ -57,6 +58,7 @@ def parse_query(text: str) -> ast.Query:
     if kind is None:
         word = text.strip().split(None, 1)[0] if text.strip() else ""
         raise GrammarError(f"syntax error, unexpected '{word[:40]}'")
+    expr = rewrite_knn_dist(expr)       # Manticore's @knn_dist is knn_dist(), not a variable
     if expr.find(exp.Parameter, exp.SessionParameter) is not None:
         raise GrammarError("variables (@name, @@name) are not supported")
     if (kind == "insert" and expr.expression is None) or (kind == "update" and not expr.expressions):
