@@ -73,11 +73,23 @@ CHUNK_ONLY = "chunk_strategy, max_tokens, overlap_tokens and max_chunks"
 
 ERRORS = [
     # option names
-    (f"v float_vector {KNN} knn_dims='4' hnsw_similarity='l2' quantization='8bit'",
-     "unknown option 'quantization' for column 'v' of table 't'; expected one of "
+    (f"v float_vector {KNN} knn_dims='4' hnsw_similarity='l2' quantisation='8bit'",
+     "unknown option 'quantisation' for column 'v' of table 't'; expected one of "
      + ", ".join(KNOWN_OPTIONS)),
-    ("n int engine='columnar'",
-     "unknown option 'engine' for column 'n' of table 't'; expected one of " + ", ".join(KNOWN_OPTIONS)),
+    ("n int storage='columnar'",
+     "unknown option 'storage' for column 'n' of table 't'; expected one of " + ", ".join(KNOWN_OPTIONS)),
+    # Manticore's engine, quantization and remote-model options
+    ("n int engine='heap'", "unknown engine: heap"),
+    (f"v float_vector {KNN} knn_dims='4' hnsw_similarity='l2' quantization='4bit'",
+     "4-bit quantization is no longer supported"),
+    (f"v float_vector {KNN} knn_dims='4' hnsw_similarity='l2' quantization='2bit'", "Unknown quantization '2bit'"),
+    ("n int quantization='8bit'", "quantization can only be used with float_vector and float_vector_array attributes"),
+    ("v float_vector quantization='8bit'", "quantization requires knn_type='hnsw'"),
+    ("n int api_key='x'", "api_key can only be used with float_vector and float_vector_array attributes"),
+    (f"{VECTOR_MODEL} api_timeout='-1'", "API_TIMEOUT must be a non-negative integer (0 means use default, "
+     "positive value is timeout in seconds)"),
+    (f"{VECTOR_MODEL} api_timeout='soon'", "API_TIMEOUT must be a non-negative integer (0 means use default, "
+     "positive value is timeout in seconds)"),
     # knn_type
     (f"n int {KNN}", "knn_type='hnsw' can only be used with float_vector and float_vector_array attributes"),
     (f"s text {KNN}", "knn_type='hnsw' can only be used with float_vector and float_vector_array attributes"),
@@ -114,23 +126,23 @@ ERRORS = [
     (f"{ARRAY_MODEL} chunk_strategy=''",
      "unknown chunk_strategy ''; expected truncate, mean, fixed, recursive or sentence"),
     # numbers (case 9): rejected, never "0 assumed"
-    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='abc'", 'invalid number "abc"'),
-    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='1.5'", 'invalid number "1.5"'),
-    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens=''", 'invalid number ""'),
+    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='abc'", 'invalid number "abc", 0 assumed'),
+    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='1.5'", 'invalid number "1.5", 0 assumed'),
+    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens=''", 'invalid number "", 0 assumed'),
     (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='-1'", "max_tokens: '-1' is out of range (0..2147483647)"),
     (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='2147483648'",
      "max_tokens: '2147483648' is out of range (0..2147483647)"),
     (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='8' overlap_tokens='-3'",
      "overlap_tokens: '-3' is out of range (0..2147483647)"),
-    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_chunks='x'", 'invalid number "x"'),
-    (f"v float_vector {KNN} knn_dims='abc' hnsw_similarity='l2'", 'invalid number "abc"'),
+    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_chunks='x'", 'invalid number "x", 0 assumed'),
+    (f"v float_vector {KNN} knn_dims='abc' hnsw_similarity='l2'", 'invalid number "abc", 0 assumed'),
     (f"v float_vector {KNN} knn_dims='0' hnsw_similarity='l2'", "knn_dims: '0' is out of range (1..2147483647)"),
     (f"v float_vector {KNN} knn_dims='4' hnsw_similarity='l2' hnsw_m='1'", "hnsw_m: '1' is out of range (2..1024)"),
     (f"v float_vector {KNN} knn_dims='4' hnsw_similarity='l2' hnsw_m='4096'",
      "hnsw_m: '4096' is out of range (2..1024)"),
     (f"v float_vector {KNN} knn_dims='4' hnsw_similarity='l2' hnsw_ef_construction='0'",
      "hnsw_ef_construction: '0' is out of range (1..2147483647)"),
-    (f"v float_vector {KNN} knn_dims='4' hnsw_similarity='l2' hnsw_ef_construction='many'", 'invalid number "many"'),
+    (f"v float_vector {KNN} knn_dims='4' hnsw_similarity='l2' hnsw_ef_construction='many'", 'invalid number "many", 0 assumed'),
     # dims and similarity (cases 32, 40)
     (f"v float_vector {KNN} model_name='{MODEL}' from='title' knn_dims='384'",
      "knn_dims can't be used together with model_name"),
@@ -145,8 +157,6 @@ ERRORS = [
     (f"v float_vector {KNN} model_name='{MODEL}' from='title' hnsw_similarity='dot'", "Unknown knn similarity 'DOT'"),
     # from (cases 16, 33)
     (f"c float_vector_array {KNN} model_name='{MODEL}'", "'from' setting empty for KNN attribute 'c'"),
-    (f"c float_vector_array {KNN} model_name='{MODEL}' from=''", "'from' setting empty for KNN attribute 'c'"),
-    (f"c float_vector_array {KNN} model_name='{MODEL}' from=' , '", "'from' setting empty for KNN attribute 'c'"),
     (f"v float_vector {KNN} model_name='{MODEL}' from='non_existent_field'",
      "embedding source 'non_existent_field' not found"),
     (f"v float_vector {KNN} model_name='{MODEL}' from='title,nope'", "embedding source 'nope' not found"),
@@ -199,10 +209,10 @@ RULE_ORDER = [
     (f"{ARRAY_MODEL} chunk_strategy='truncate' max_tokens='abc'",
      "chunk_strategy='truncate' ignores max_tokens, overlap_tokens and max_chunks"),
     # rule 7 leaves a malformed max_tokens to the number check
-    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='abc' overlap_tokens='5'", 'invalid number "abc"'),
+    (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='abc' overlap_tokens='5'", 'invalid number "abc", 0 assumed'),
     # numbers before similarity and dims
-    (f"v float_vector {KNN} knn_dims='abc' hnsw_similarity='bogus'", 'invalid number "abc"'),
-    (f"v float_vector {KNN} model_name='{MODEL}' from='title' knn_dims='x'", 'invalid number "x"'),
+    (f"v float_vector {KNN} knn_dims='abc' hnsw_similarity='bogus'", 'invalid number "abc", 0 assumed'),
+    (f"v float_vector {KNN} model_name='{MODEL}' from='title' knn_dims='x'", 'invalid number "x", 0 assumed'),
     # an unknown similarity before knn_dims-with-model
     (f"v float_vector {KNN} model_name='{MODEL}' from='title' knn_dims='4' hnsw_similarity='bad'",
      "Unknown knn similarity 'BAD'"),
@@ -306,6 +316,15 @@ ACCEPTED = [
     (f"c float_vector_array {KNN} model_name='{MODEL}' from='body\ttag'", spec(from_columns=("body", "tag"))),
     (f"c float_vector_array {KNN} model_name='{MODEL}' from=',title,,body,'", spec(from_columns=("title", "body"))),
     (f"c float_vector_array {KNN} model_name='{MODEL}' from='tag'", spec(from_columns=("tag",))),
+    # from='' (and a from of separators only): every text and string column, in table order
+    (f"c float_vector_array {KNN} model_name='{MODEL}' from=''", spec(from_columns=("title", "body", "tag"))),
+    (f"c float_vector_array {KNN} model_name='{MODEL}' from=' , '", spec(from_columns=("title", "body", "tag"))),
+    # Manticore's engine / quantization / remote-model options
+    (f"{ARRAY_MODEL} engine='columnar'", spec()),
+    (f"{ARRAY_MODEL} quantization='8BIT'", spec(quantization="8bit")),
+    (f"{ARRAY_MODEL} quantization='1bitsimple'", spec(quantization="1bit")),
+    (f"{ARRAY_MODEL} quantization='none'", spec()),
+    (f"{ARRAY_MODEL} api_key='k' api_url='http://localhost' api_timeout='0' cache_path='/tmp' use_gpu='0'", spec()),
     # names of options and values of knn_type / similarity / strategy are case-insensitive
     (f"c float_vector_array KNN_TYPE='HNSW' MODEL_NAME='{MODEL}' FROM='title' CHUNK_STRATEGY='Sentence' "
      "HNSW_SIMILARITY='Cosine'", spec(chunk_strategy="sentence")),
@@ -380,8 +399,16 @@ def test_render_model_column_writes_every_implicit_option():
                      "max_tokens='100' overlap_tokens='50'")
     assert render_options(specs["c"]) == (
         f"knn_type='hnsw' hnsw_similarity='cosine' hnsw_m='16' hnsw_ef_construction='200' "
-        f"model_name='{MODEL}' from='title,body' chunk_strategy='fixed' max_tokens='100' "
+        f"model_name='{MODEL}' from='title body' chunk_strategy='fixed' max_tokens='100' "
         "overlap_tokens='50' max_chunks='0'")
+
+
+def test_render_keeps_model_name_and_from_as_written():
+    specs = validate(f"c float_vector_array {KNN} model_name='MiniLM' from='' quantization='8bit'")
+    assert specs["c"].model_name == MODEL and specs["c"].from_columns == ("title", "body", "tag")
+    assert render_options(specs["c"]) == (
+        "knn_type='hnsw' hnsw_similarity='cosine' hnsw_m='16' hnsw_ef_construction='200' quantization='8bit' "
+        "model_name='MiniLM' from='' chunk_strategy='truncate'")
 
 
 def test_render_truncate_writes_no_numbers():

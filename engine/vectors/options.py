@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tesseradb.errors import UserError
 
@@ -24,8 +24,18 @@ SIMILARITIES = ("l2", "ip", "cosine")
 CHUNK_OPTIONS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks")
 CHUNK_NUMBERS = ("max_tokens", "overlap_tokens", "max_chunks")
 #: Options that mean something only on a KNN-indexed vector column, in the order they are named.
-KNN_OPTIONS = ("knn_dims", "hnsw_similarity", "hnsw_m", "hnsw_ef_construction", "model_name", "from")
-KNOWN_OPTIONS = ("knn_type",) + KNN_OPTIONS + CHUNK_OPTIONS
+KNN_OPTIONS = ("knn_dims", "hnsw_similarity", "hnsw_m", "hnsw_ef_construction", "model_name", "from",
+               "quantization")
+#: Manticore's settings of remote models: accepted on a model column, ignored (our models are local).
+REMOTE_MODEL_OPTIONS = ("api_key", "api_url", "api_timeout", "cache_path", "use_gpu")
+#: Manticore's storage options of any column: checked, then ignored (SQLite stores every column).
+STORAGE_OPTIONS = ("engine",)
+KNOWN_OPTIONS = ("knn_type",) + KNN_OPTIONS + CHUNK_OPTIONS + REMOTE_MODEL_OPTIONS + STORAGE_OPTIONS
+ENGINES = ("columnar", "rowwise")
+#: quantization='...' (case-insensitive) -> what the catalog keeps; 1bitsimple is served by 1bit.
+QUANTIZATIONS = {"none": None, "8bit": "8bit", "1bit": "1bit", "1bitsimple": "1bit"}
+API_TIMEOUT_ERROR = ("API_TIMEOUT must be a non-negative integer (0 means use default, "
+                     "positive value is timeout in seconds)")
 
 DEFAULT_HNSW_M = 16
 DEFAULT_HNSW_EF_CONSTRUCTION = 200
@@ -63,6 +73,11 @@ class VectorSpec:
     max_tokens: int
     overlap_tokens: int
     max_chunks: int
+    quantization: str | None = None          # None, '8bit' or '1bit' (the index's codes; see storage)
+    # model_name and from exactly as written (SHOW CREATE TABLE prints them); the engine uses the
+    # canonical model_name/model_fingerprint and the resolved from_columns above
+    model_text: str | None = field(default=None, compare=False)
+    from_text: str | None = field(default=None, compare=False)
 
 
 ResolveModel = Callable[[str], "tuple[str, str, int]"]
@@ -102,8 +117,11 @@ def render_options(spec: VectorSpec) -> str:
         ("hnsw_m", str(spec.hnsw_m)),
         ("hnsw_ef_construction", str(spec.hnsw_ef_construction)),
     ]
+    if spec.quantization is not None:
+        parts.append(("quantization", spec.quantization))
     if spec.model_name is not None:
-        parts += [("model_name", spec.model_name), ("from", ",".join(spec.from_columns))]
+        written_from = spec.from_text if spec.from_text is not None else ",".join(spec.from_columns)
+        parts += [("model_name", spec.model_text or spec.model_name), ("from", written_from)]
         parts.append(("chunk_strategy", spec.chunk_strategy))
         # truncate takes no numbers, and overlap needs a non-zero max_tokens (rules 5 and 7)
         if spec.chunk_strategy != "truncate":
@@ -149,10 +167,12 @@ def _validate_column(
     _check_knn_type(type_, options)
     _check_chunk_rules(type_, options)
     _check_stray_options(type_, options)
+    _check_storage_options(options)
     numbers = {key: _parse_number(key, options[key]) for key in NUMBER_RANGES if key in options}
     if "knn_type" not in options:
         return None
     similarity = _check_similarity(options)
+    quantization = _check_quantization(options)
     if "model_name" not in options:
         if "from" in options:
             raise UserError("from requires model_name")
@@ -162,9 +182,10 @@ def _validate_column(
             hnsw_m=numbers.get("hnsw_m", DEFAULT_HNSW_M),
             hnsw_ef_construction=numbers.get("hnsw_ef_construction", DEFAULT_HNSW_EF_CONSTRUCTION),
             model_name=None, model_fingerprint=None, from_columns=(),
-            chunk_strategy="truncate", max_tokens=0, overlap_tokens=0, max_chunks=0,
+            chunk_strategy="truncate", max_tokens=0, overlap_tokens=0, max_chunks=0, quantization=quantization,
         )
     model_name, fingerprint, dims = resolve_model(options["model_name"])
+    _check_remote_options(options)
     sources = _check_sources(name, options, types)
     return VectorSpec(
         column=name, is_array=type_ == "float_vector_array", knn_type="hnsw",
@@ -176,6 +197,7 @@ def _validate_column(
         max_tokens=numbers.get("max_tokens", 0),
         overlap_tokens=numbers.get("overlap_tokens", 0),
         max_chunks=numbers.get("max_chunks", 0),
+        quantization=quantization, model_text=options["model_name"], from_text=options.get("from"),
     )
 
 
@@ -229,7 +251,7 @@ def _is_zero_or_missing(value: str | None) -> bool:
 
 def _check_stray_options(type_: str, options: Mapping[str, str]) -> None:
     """KNN options on a column that cannot use them are errors, never silently ignored."""
-    stray = next((key for key in KNN_OPTIONS if key in options), None)
+    stray = next((key for key in KNN_OPTIONS + REMOTE_MODEL_OPTIONS if key in options), None)
     if stray is None:
         return
     if type_ not in VECTOR_TYPES:
@@ -241,7 +263,7 @@ def _check_stray_options(type_: str, options: Mapping[str, str]) -> None:
 def _parse_number(key: str, value: str) -> int:
     text = value.strip()
     if not _NUMBER.fullmatch(text):
-        raise UserError(f'invalid number "{value}"')
+        raise UserError(f'invalid number "{value}", 0 assumed')
     number = int(text)
     low, high = NUMBER_RANGES[key]
     if not low <= number <= high:
@@ -264,10 +286,15 @@ def _check_similarity(options: Mapping[str, str]) -> str:
 
 
 def _check_sources(column: str, options: Mapping[str, str], types: Mapping[str, tuple[str, str]]) -> tuple[str, ...]:
-    """The ``from`` columns: required and non-empty, existing, of type text or string."""
-    names = [part for part in _FROM_SEPARATORS.split(options.get("from", "")) if part]
-    if not names:
+    """The ``from`` columns: required, existing, of type text or string. ``from=''`` (written, and
+    empty) means every text and string column in table order, as in Manticore."""
+    if "from" not in options:
         raise UserError(f"'from' setting empty for KNN attribute '{column}'")
+    names = [part for part in _FROM_SEPARATORS.split(options["from"]) if part]
+    if not names:
+        names = [declared for declared, type_ in types.values() if type_ in STRING_TYPES]
+    if not names:
+        raise UserError(f"'from' setting empty for KNN attribute '{column}': the table has no text or string column")
     sources = []
     for source in names:
         declared = types.get(source.lower())
@@ -279,3 +306,46 @@ def _check_sources(column: str, options: Mapping[str, str], types: Mapping[str, 
             raise UserError(f"embedding source attribute '{source}' is not a string")
         sources.append(declared[0])
     return tuple(sources)
+
+
+def _check_quantization(options: Mapping[str, str]) -> str | None:
+    value = options.get("quantization")
+    if value is None:
+        return None
+    key = value.strip().lower()
+    if key == "4bit":
+        raise UserError("4-bit quantization is no longer supported")
+    if key not in QUANTIZATIONS:
+        raise UserError(f"Unknown quantization '{value}'")
+    return QUANTIZATIONS[key]
+
+
+def _check_storage_options(options: Mapping[str, str]) -> None:
+    engine = options.get("engine")
+    if engine is not None and engine.strip().lower() not in ENGINES:
+        raise UserError(f"unknown engine: {engine}")
+
+
+def _check_remote_options(options: Mapping[str, str]) -> None:
+    timeout = options.get("api_timeout")
+    if timeout is not None and not (timeout.strip().isdigit()):
+        raise UserError(API_TIMEOUT_ERROR)
+
+
+def check_table_options(options: Sequence[tuple[str, str]]) -> None:
+    """Table options after CREATE TABLE's column list: Manticore's ``engine='columnar'|'rowwise'``."""
+    for key, value in options:
+        if key not in STORAGE_OPTIONS:
+            raise UserError(f"unknown table option '{key}'; expected one of {', '.join(STORAGE_OPTIONS)}")
+        _check_storage_options({key: value})
+
+
+def ignored_options(columns: Sequence[tuple[str, str, Mapping[str, str]]]) -> list[str]:
+    """Warnings for accepted options that change nothing here: remote-model settings on a local model."""
+    notes = []
+    for name, _, options in columns:
+        for key in REMOTE_MODEL_OPTIONS:
+            if key in {str(k).lower() for k in options}:
+                notes.append(f"{key} is ignored for column '{name}': tesseradb runs local models only "
+                             "(as Manticore ignores it for local models)")
+    return notes
