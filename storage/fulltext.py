@@ -1,0 +1,223 @@
+"""Full-text indexes: SQLite FTS5 tables kept in step with the rows by triggers (same transaction).
+
+Two kinds, neither holding a second copy of the text:
+
+* **row level** ``_tessera_fts_<table>``: an *external-content* FTS5 table over every ``text`` column
+  of the table (``content=<table>``, ``content_rowid=id``). Triggers on the table add, remove and
+  re-index a row's text inside the statement that writes it; ``highlight()``/``snippet()`` read the
+  text from the row itself.
+* **chunk level** ``_tessera_ftsc_<chunk table>``: a *contentless* FTS5 table (``content=''``,
+  ``contentless_delete=1``) with one entry per chunk of a model column: the chunk's span of the
+  column's ``from`` text, cut by SQLite from the row when the chunk row is inserted (the chunk rows
+  are written after their row). Deleting a chunk row deletes its entry.
+
+The tokenizer comes from Manticore's ``morphology`` table option (``TOKENIZERS``); ``_`` is a word
+character, as in Manticore's default ``charset_table`` (``max_matches`` is one word).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import apsw
+
+from .catalog import quote
+from .rowstore import RowStore
+
+TOKENIZERS = {
+    "none": "unicode61 tokenchars '_'",
+    "stem_en": "porter unicode61 tokenchars '_'",
+}
+REBUILD_BATCH = 5000
+Progress = Callable[[int, int], None] | None
+
+
+def fts_name(table: str) -> str:
+    return f"_tessera_fts_{table.lower()}"
+
+
+def chunk_fts_name(chunks: str) -> str:
+    return f"_tessera_ftsc_{chunks[len('_tessera_chunks_'):] if chunks.startswith('_tessera_chunks_') else chunks}"
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _exists(store: RowStore, name: str) -> bool:
+    return store.one("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
+
+
+# -- row level ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TextIndex:
+    """The row-level full-text index of one table."""
+    table: str
+    columns: tuple[str, ...]            # the table's text columns, in table order
+    tokenize: str
+
+    @property
+    def name(self) -> str:
+        return fts_name(self.table)
+
+    def _cols(self, prefix: str = "") -> str:
+        return ", ".join(f"{prefix}{quote(c)}" for c in self.columns)
+
+    def create(self, store: RowStore) -> None:
+        """Create the FTS5 table and its triggers (empty: call :meth:`rebuild` for existing rows)."""
+        if not self.columns:
+            return
+        f, t = quote(self.name), quote(self.table)
+        store.execute(f"CREATE VIRTUAL TABLE {f} USING fts5({self._cols()}, content={_sql_string(self.table)}, "
+                      f"content_rowid='id', tokenize={_sql_string(self.tokenize)})")
+        add = f"INSERT INTO {f} (rowid, {self._cols()}) VALUES (NEW.id, {self._cols('NEW.')});"
+        remove = (f"INSERT INTO {f} ({f}, rowid, {self._cols()}) VALUES ('delete', OLD.id, {self._cols('OLD.')});")
+        watched = ", ".join(quote(c) for c in ("id",) + self.columns)
+        store.execute(f"CREATE TRIGGER {quote(self.name + '_ai')} AFTER INSERT ON {t} BEGIN {add} END")
+        store.execute(f"CREATE TRIGGER {quote(self.name + '_ad')} AFTER DELETE ON {t} BEGIN {remove} END")
+        store.execute(f"CREATE TRIGGER {quote(self.name + '_au')} AFTER UPDATE OF {watched} ON {t} "
+                      f"BEGIN {remove} {add} END")
+
+    def drop(self, store: RowStore) -> None:
+        for suffix in ("_ai", "_ad", "_au"):
+            store.execute(f"DROP TRIGGER IF EXISTS {quote(self.name + suffix)}")
+        store.execute(f"DROP TABLE IF EXISTS {quote(self.name)}")
+
+    def exists(self, store: RowStore) -> bool:
+        return _exists(store, self.name)
+
+    def triggers_exist(self, store: RowStore) -> bool:
+        return all(_exists(store, self.name + s) for s in ("_ai", "_ad", "_au"))
+
+    def rebuild(self, store: RowStore, on_progress: Progress = None) -> int:
+        """Index every row again, in batches of ids (``on_progress(done, total)`` after each)."""
+        if not self.columns:
+            return 0
+        f, t = quote(self.name), quote(self.table)
+        store.execute(f"INSERT INTO {f} ({f}) VALUES ('delete-all')")
+        total = int(store.one(f"SELECT COUNT(*) FROM {t}")[0])
+        done, last = 0, None
+        while True:
+            where = "" if last is None else "WHERE id > ?"
+            ids = [r[0] for r in store.execute(f"SELECT id FROM {t} {where} ORDER BY id LIMIT {REBUILD_BATCH}",
+                                                () if last is None else (last,))]
+            if not ids:
+                break
+            store.execute(f"INSERT INTO {f} (rowid, {self._cols()}) SELECT id, {self._cols()} FROM {t} "
+                          "WHERE id BETWEEN ? AND ?", (ids[0], ids[-1]))
+            done, last = done + len(ids), ids[-1]
+            if on_progress is not None:
+                on_progress(done, total)
+        return done
+
+    def check(self, store: RowStore) -> list[str]:
+        """What is wrong with the index, compared with the rows (empty: nothing)."""
+        if not self.columns:
+            return []
+        if not self.exists(store):
+            return [f"the full-text index {self.name} is missing"]
+        problems = [] if self.triggers_exist(store) else [f"a trigger that keeps {self.name} in step is missing"]
+        f = quote(self.name)
+        try:
+            store.execute(f"INSERT INTO {f} ({f}, rank) VALUES ('integrity-check', 1)")
+        except apsw.Error as exc:      # CorruptError and kin: FTS5 found a mismatch
+            problems.append(f"the full-text index {self.name} does not match the rows: "
+                            f"{str(exc).split(': ', 1)[-1]}")
+        return problems
+
+    # -- querying ------------------------------------------------------------------------------
+    def bm25(self, weights: dict[str, float] | None = None) -> str:
+        """SQL for the BM25 relevance of the current match, higher is better (FTS5's bm25() is negated)."""
+        args = ""
+        if weights:
+            args = ", " + ", ".join(repr(float(weights.get(c.lower(), 1.0))) for c in self.columns)
+        return f"-bm25({quote(self.name)}{args})"
+
+    def column_index(self, column: str) -> int | None:
+        low = [c.lower() for c in self.columns]
+        return low.index(column.lower()) if column.lower() in low else None
+
+
+# -- chunk level ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ChunkTextIndex:
+    """The chunk-level full-text index of one model column: each chunk's span of the ``from`` text."""
+    table: str
+    chunks: str                         # the column's chunk table
+    sources: tuple[str, ...]            # the column's ``from`` columns, in order
+    tokenize: str
+
+    @property
+    def name(self) -> str:
+        return chunk_fts_name(self.chunks)
+
+    def source_sql(self, row: str = "") -> str:
+        """The ``from`` text as SQL: the columns joined by one space, NULL as '' (as the embedder does)."""
+        return " || ' ' || ".join(f"COALESCE(CAST({row}{quote(c)} AS TEXT), '')" for c in self.sources)
+
+    def _span_sql(self, chunk: str, row: str) -> str:
+        return f"substr({self.source_sql(row)}, {chunk}start + 1, {chunk}\"end\" - {chunk}start)"
+
+    def create(self, store: RowStore) -> None:
+        f, c, t = quote(self.name), quote(self.chunks), quote(self.table)
+        store.execute(f"CREATE VIRTUAL TABLE {f} USING fts5(body, content='', contentless_delete=1, "
+                      f"tokenize={_sql_string(self.tokenize)})")
+        store.execute(f"CREATE TRIGGER {quote(self.name + '_ai')} AFTER INSERT ON {c} WHEN NEW.start IS NOT NULL "
+                      f"BEGIN INSERT INTO {f} (rowid, body) SELECT NEW.chunk_id, {self._span_sql('NEW.', 'r.')} "
+                      f"FROM {t} r WHERE r.id = NEW.doc_id; END")
+        store.execute(f"CREATE TRIGGER {quote(self.name + '_ad')} AFTER DELETE ON {c} "
+                      f"BEGIN DELETE FROM {f} WHERE rowid = OLD.chunk_id; END")
+
+    def drop(self, store: RowStore) -> None:
+        for suffix in ("_ai", "_ad"):
+            store.execute(f"DROP TRIGGER IF EXISTS {quote(self.name + suffix)}")
+        store.execute(f"DROP TABLE IF EXISTS {quote(self.name)}")
+
+    def exists(self, store: RowStore) -> bool:
+        return _exists(store, self.name)
+
+    def rebuild(self, store: RowStore, on_progress: Progress = None) -> int:
+        f, c, t = quote(self.name), quote(self.chunks), quote(self.table)
+        store.execute(f"DELETE FROM {f}")
+        total = int(store.one(f"SELECT COUNT(*) FROM {c} WHERE start IS NOT NULL")[0])
+        done, last = 0, 0
+        while True:
+            row = store.one(f"SELECT MAX(chunk_id), COUNT(*) FROM (SELECT chunk_id FROM {c} WHERE chunk_id > ? "
+                            f"AND start IS NOT NULL ORDER BY chunk_id LIMIT {REBUILD_BATCH})", (last,))
+            if not row or row[0] is None:
+                break
+            store.execute(f"INSERT INTO {f} (rowid, body) SELECT k.chunk_id, {self._span_sql('k.', 'r.')} "
+                          f"FROM {c} k JOIN {t} r ON r.id = k.doc_id WHERE k.chunk_id > ? AND k.chunk_id <= ? "
+                          "AND k.start IS NOT NULL", (last, row[0]))
+            done, last = done + int(row[1]), int(row[0])
+            if on_progress is not None:
+                on_progress(done, total)
+        return done
+
+    def check(self, store: RowStore) -> list[str]:
+        if not self.exists(store):
+            return [f"the chunk full-text index {self.name} is missing"]
+        problems = []
+        if not all(_exists(store, self.name + s) for s in ("_ai", "_ad")):
+            problems.append(f"a trigger that keeps {self.name} in step is missing")
+        f, c = quote(self.name), quote(self.chunks)
+        try:
+            store.execute(f"INSERT INTO {f} ({f}) VALUES ('integrity-check')")
+        except apsw.Error as exc:      # CorruptError and kin
+            problems.append(f"the chunk full-text index {self.name} is corrupt: {str(exc).split(': ', 1)[-1]}")
+            return problems
+        missing = store.one(f"SELECT COUNT(*) FROM {c} WHERE start IS NOT NULL AND chunk_id NOT IN "
+                            f"(SELECT rowid FROM {f})")[0]
+        extra = store.one(f"SELECT COUNT(*) FROM {f} WHERE rowid NOT IN (SELECT chunk_id FROM {c})")[0]
+        if missing or extra:
+            problems.append(f"the chunk full-text index {self.name} lacks {missing} chunk(s) and has {extra} "
+                            "of deleted chunks")
+        return problems
+
+
+def create_all(store: RowStore, indexes: Sequence[TextIndex | ChunkTextIndex], on_progress: Progress = None) -> None:
+    """Create and fill indexes (a database written before full-text search existed)."""
+    for index in indexes:
+        index.drop(store)
+        index.create(store)
+        index.rebuild(store, on_progress)
