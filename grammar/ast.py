@@ -86,6 +86,11 @@ class ShowWarnings:
 
 
 @dataclass(frozen=True)
+class ShowModels:
+    like: str | None = None
+
+
+@dataclass(frozen=True)
 class Transaction:
     verb: str                      # begin, commit, rollback
 
@@ -114,4 +119,4 @@ class Explain:
 
 Statement = Any
 EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, AlterRebuild, TableCommand,
-                   ShowTables, ShowWarnings, Transaction, LoadData, Explain)
+                   ShowTables, ShowWarnings, ShowModels, Transaction, LoadData, Explain)

@@ -174,6 +174,9 @@ class _ToAst(Transformer):
     def show_warnings(self, _):
         return ast.ShowWarnings()
 
+    def show_models(self, items):
+        return ast.ShowModels(like=_unquote_string(str(items[0])) if items else None)
+
     def transaction(self, _):
         return ast.Transaction("begin")
 

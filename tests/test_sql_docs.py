@@ -20,6 +20,7 @@ STATEMENT_WORDS = {
     ast.DropIndex: "DROP INDEX", ast.AlterAddColumn: "ADD COLUMN", ast.AlterDropColumn: "DROP COLUMN",
     ast.TableCommand: "SHOW CREATE TABLE", ast.ShowTables: "SHOW TABLES", ast.ShowWarnings: "SHOW WARNINGS",
     ast.Transaction: "ROLLBACK", ast.LoadData: "LOAD DATA", ast.Explain: "EXPLAIN",
+    ast.ShowModels: "SHOW MODELS",
 }
 TABLE_VERBS = ["DESCRIBE", "TRUNCATE TABLE", "OPTIMIZE TABLE", "CHECK TABLE", "REPAIR TABLE", "SHOW INDEX"]
 FUNCTIONS = ["knn(", "knn_dist()", "LENGTH(", "INTO OUTFILE"]

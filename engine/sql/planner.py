@@ -6,7 +6,7 @@ from typing import Any
 
 from tesseradb.grammar import ast
 
-from tesseradb.sql import ddl, dml, load_data, query, session
+from tesseradb.sql import ddl, dml, load_data, models, query, session
 
 Handler = Callable[..., Any]
 
@@ -20,6 +20,7 @@ HANDLERS: dict[type, Handler] = {
     ast.TableCommand: ddl.table_command,
     ast.ShowTables: ddl.show_tables,
     ast.ShowWarnings: session.show_warnings,
+    ast.ShowModels: models.show_models,
     ast.Transaction: session.transaction,
     ast.LoadData: load_data.load_data,
     ast.Explain: query.explain,
