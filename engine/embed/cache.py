@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tesseradb.embed.integrity import sha256_bytes
+from tesseradb.embed.integrity import sha256_bytes, sha256_file
 
 CACHE_ENV = "TESSERA_CACHE_DIR"
 log = logging.getLogger(__name__)
@@ -96,6 +96,18 @@ def read_valid(path: Path, weights_fingerprint: str) -> CachedGraph | None:
     if sha256_bytes(data) != meta.get("onnx_sha256"):
         return None
     return CachedGraph(data, path, False, meta)
+
+
+def is_cached(path: Path, weights_fingerprint: str) -> bool:
+    """Whether ``path`` holds a valid graph for these weights (the check ``read_valid`` makes,
+    streamed and memoized per file version instead of reading the graph into memory)."""
+    try:
+        meta = json.loads(_sidecar(path).read_text(encoding="utf-8"))
+        if not isinstance(meta, dict) or meta.get("weights_fingerprint") != weights_fingerprint:
+            return False
+        return sha256_file(path) == meta.get("onnx_sha256")
+    except (OSError, ValueError):
+        return False
 
 
 def _remove_stale_temps(directory: Path, stem: str) -> None:

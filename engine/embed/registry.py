@@ -3,10 +3,30 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
-from tesseradb.embed import default, local
+from tesseradb.embed import cache, default, int8, local
 from tesseradb.embed.errors import ModelError
 from tesseradb.embed.model import Model, ModelInfo
+
+
+@dataclass(frozen=True)
+class Builtin:
+    """A model the engine ships: its names, identity, where its graph is cached, how to open it."""
+
+    info: ModelInfo
+    aliases: tuple[str, ...]
+    precision: str
+    graph_path: Callable[[], Path]
+    open: Callable[[], Model]
+
+
+BUILTINS: tuple[Builtin, ...] = (
+    Builtin(default.INFO, default.ALIASES_DISPLAY, "float32", default.graph_path, default.open_model),
+    Builtin(int8.INFO, int8.ALIASES_DISPLAY, "int8", int8.graph_path, int8.open_model),
+)
+_BY_ALIAS = {alias.lower(): b for b in BUILTINS for alias in b.aliases}  # matched case-insensitively
 
 _models: dict[str, Model] = {}
 _infos: dict[str, ModelInfo] = {}
@@ -17,7 +37,7 @@ _key_locks: dict[str, threading.Lock] = {}
 def _unknown(model_name: str) -> ModelError:
     return ModelError(
         f"unknown model '{model_name}': not a built-in model name "
-        f"({', '.join(default.ALIASES_DISPLAY)}) and not a directory with model.onnx "
+        f"({', '.join(a for b in BUILTINS for a in b.aliases)}) and not a directory with model.onnx "
         f"(or onnx/model.onnx) and tokenizer.json"
     )
 
@@ -26,8 +46,9 @@ def _opener(model_name: str) -> tuple[str, Callable[[], Model]]:
     """The cache key for ``model_name`` and how to open it; ModelError for an unknown name."""
     if not isinstance(model_name, str) or not model_name:
         raise ModelError(f"unknown model '{model_name}': a model name must be a non-empty string")
-    if model_name.lower() in default.ALIASES:
-        return default.NAME, default.open_model
+    builtin = _BY_ALIAS.get(model_name.lower())
+    if builtin is not None:
+        return builtin.info.name, builtin.open
     layout = local.find_layout(model_name)
     if layout is None:
         raise _unknown(model_name)
@@ -59,9 +80,10 @@ def resolve(model_name: str) -> ModelInfo:
     if info is not None:
         return info
     key, _ = _opener(model_name)
-    if key == default.NAME and key not in _models:
-        default.verify_model_files()
-        info = default.INFO
+    builtin = _BY_ALIAS.get(model_name.lower())
+    if builtin is not None and key not in _models:
+        default.verify_model_files()  # every built-in model is made from the default's files
+        info = builtin.info
     else:
         info = get_model(model_name).info
     _infos[model_name] = info
@@ -73,3 +95,27 @@ def clear() -> None:
     with _lock:
         _models.clear()
         _infos.clear()
+
+
+def list_models() -> list[dict]:
+    """Every built-in model the engine can load, for ``SHOW MODELS``: one dict per model.
+
+    Keys: name, aliases, dimensions, window (content tokens), pooling, precision, distribution,
+    version and path (where the files come from), license, weights_sha256 (the pinned hash of the
+    weights), fingerprint (what a column records; vectors of different fingerprints never mix),
+    graph_cached (whether its ONNX graph is already built in the cache) and graph_path.
+    Local directory models are not listed: any directory with the Xenova layout can be named.
+    """
+    try:
+        path, version = str(default.package_dir()), default.distribution_version()
+    except ModelError:
+        path, version = None, None
+    return [{
+        "name": b.info.name, "aliases": list(b.aliases), "dimensions": b.info.dims,
+        "window": b.info.window, "pooling": "mean, L2-normalized", "precision": b.precision,
+        "distribution": default.DISTRIBUTION, "version": version, "path": path,
+        "license": default.LICENSE, "weights_sha256": default.EXPECTED_SHA256[default.WEIGHTS],
+        "fingerprint": b.info.fingerprint,
+        "graph_cached": cache.is_cached(b.graph_path(), default.EXPECTED_SHA256[default.WEIGHTS]),
+        "graph_path": str(b.graph_path()),
+    } for b in BUILTINS]

@@ -1,0 +1,97 @@
+"""all-MiniLM-L6-v2-int8: the built-in model with int8 weights, an opt-in name.
+
+Made from the same verified weights as the float32 model: its fused float32 graph (built and cached
+by :mod:`tesseradb.embed.default`) goes through ``onnxruntime.quantization.quantize_dynamic`` with
+int8 weights on every quantizable operator (the fused Attention and the embedding layer included;
+activations are quantized per batch at run time). The result is cached like the float32 graph, under
+its own name, and keyed by the weights' hash.
+
+Why every operator: measured with tests/benchmarks/bench_quantize.py on recursive 256/32 chunks of
+the manual, quantizing all operators ran 1.76-1.90x float32's tokens/s against 1.50-1.52x for
+MatMul-only per-channel weights, with deep recall@5 on the manual's headings within a point of
+float32's for both (docs/benchmarks.md). Single vectors move more (cosine to float32 about 0.94
+on average), so int8 vectors are a different model: their own fingerprint, never mixed with
+float32 vectors in one column.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from pathlib import Path
+
+import onnx
+import onnxruntime as ort
+
+from tesseradb.embed import default
+from tesseradb.embed.cache import CachedGraph, cache_root, load_or_build
+from tesseradb.embed.errors import ModelError
+from tesseradb.embed.integrity import sha256_bytes
+from tesseradb.embed.model import Model, ModelInfo
+
+NAME = f"{default.NAME}-int8"
+ALIASES_DISPLAY = (NAME,)  # matched case-insensitively, like the float32 names
+# Bump when the quantization recipe changes: the cache file name carries it.
+QUANT_VERSION = 1
+RECIPE = {"method": "onnxruntime quantize_dynamic", "weights": "int8, per tensor, symmetric",
+          "activations": "uint8, dynamic", "operators": "all quantizable (fused graph)"}
+FINGERPRINT = sha256_bytes(json.dumps({
+    "base_fingerprint": default.FINGERPRINT, "quantization": RECIPE, "version": QUANT_VERSION,
+}, sort_keys=True).encode())
+INFO = ModelInfo(NAME, FINGERPRINT, default.DIMS, default.WINDOW)
+_MS_DOMAIN = "com.microsoft"
+
+
+def graph_path(root: Path | None = None) -> Path:
+    return (root or cache_root()) / "models" / NAME / f"bert-int8-v{QUANT_VERSION}.onnx"
+
+
+class _DropPreprocessHint(logging.Filter):
+    """quantize_dynamic logs a 'consider pre-processing' hint on the root logger; it is not for users."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "pre-processing before quantization" not in record.getMessage()
+
+
+def quantize(float_graph: bytes) -> bytes:
+    """int8 graph bytes for a fused float32 graph (``quantize_dynamic``, the recipe above)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model = onnx.load_from_string(float_graph)
+    if not any(o.domain == _MS_DOMAIN for o in model.opset_import):
+        # the fused operators live in com.microsoft; ONNX shape inference needs the domain declared
+        model.opset_import.append(onnx.helper.make_opsetid(_MS_DOMAIN, 1))
+    hint = _DropPreprocessHint()
+    logging.getLogger().addFilter(hint)
+    try:
+        with tempfile.TemporaryDirectory(prefix="tessera-int8.") as tmp:
+            out = Path(tmp) / "model.onnx"
+            quantize_dynamic(model, out, weight_type=QuantType.QInt8, per_channel=False,
+                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+            return out.read_bytes()
+    finally:
+        logging.getLogger().removeFilter(hint)
+
+
+def _build(directory: Path | None) -> tuple[bytes, dict]:
+    base = default.load_graph(directory)
+    if base.meta.get("variant") != "fused":
+        raise ModelError(f"model '{NAME}' is quantized from the fused float32 graph, but onnxruntime "
+                         f"{ort.__version__} could not fuse it (variant {base.meta.get('variant')!r}); "
+                         f"use '{default.NAME}'")
+    return quantize(base.data), {"model": NAME, "quant_version": QUANT_VERSION, "recipe": RECIPE,
+                                 "base_onnx_sha256": base.meta.get("onnx_sha256"),
+                                 "onnxruntime": ort.__version__}
+
+
+def load_graph(directory: Path | None = None, cache: Path | None = None) -> CachedGraph:
+    """The cached int8 graph, quantized on first use from the verified float32 graph."""
+    default.verify_model_files(directory)
+    return load_or_build(graph_path(cache), default.EXPECTED_SHA256[default.WEIGHTS],
+                         lambda: _build(directory))
+
+
+def open_model(directory: str | Path | None = None) -> Model:
+    """The int8 model from verified files; its graph is loaded (or built) when first needed."""
+    root = default.verify_model_files(directory)
+    return Model(INFO, str(root / default.TOKENIZER), lambda: load_graph(root).data)

