@@ -18,7 +18,7 @@ __all__ = ["parse", "split", "Piece", "GrammarError", "ast", "TYPE_ALIASES"]
 # First keyword -> which front end parses the statement.
 _EXTENSION_WORDS = {
     "create", "drop", "alter", "show", "describe", "desc", "truncate", "optimize", "check",
-    "repair", "begin", "start", "commit", "rollback", "load",
+    "repair", "begin", "start", "commit", "rollback", "load", "call",
 }
 _QUERY_WORDS = {"select", "insert", "replace", "update", "delete", "with", "("}
 _FIRST_WORD = re.compile(r"\s*(?:(?:--[^\n]*|#[^\n]*)\n\s*|/\*.*?\*/\s*)*(\(|[A-Za-z_]+)", re.DOTALL)

@@ -117,6 +117,36 @@ class Explain:
     statement: Any
 
 
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A ``?`` in an extension statement: the ``index``-th parameter (0-based)."""
+    index: int
+
+
+@dataclass(frozen=True)
+class ShowChunks:
+    """SHOW CHUNKS FROM table.column [WHERE/ORDER BY/LIMIT]: ``documents`` is a sqlglot
+    ``SELECT id FROM table ...`` that picks the documents, in order."""
+    table: str
+    column: str
+    documents: Any
+
+
+@dataclass(frozen=True)
+class CallChunks:
+    """CALL CHUNKS(text, strategy, ...): positional arguments and ``value AS name`` options."""
+    args: tuple[Any, ...]
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class AlterModifyColumn:
+    table: str
+    column: ColumnDef
+
+
 Statement = Any
 EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, AlterRebuild, TableCommand,
-                   ShowTables, ShowWarnings, ShowModels, Transaction, LoadData, Explain)
+                   ShowTables, ShowWarnings, ShowModels, Transaction, LoadData, Explain,
+                   ShowChunks, CallChunks, AlterModifyColumn)

@@ -8,6 +8,7 @@ from lark.exceptions import VisitError
 
 from . import ast
 from .errors import GrammarError
+from .sql import parse_query
 from .manticore import flagged_type
 
 # MySQL spellings accepted as aliases of our column types.
@@ -198,6 +199,29 @@ class _ToAst(Transformer):
         path = _unquote_string(str(items[0]))
         columns = items[2] if len(items) > 2 else ()
         return ast.LoadData(path=path, table=items[1], columns=columns, replace=replace)
+
+    # -- chunks: SHOW CHUNKS, CALL CHUNKS, ALTER TABLE ... MODIFY COLUMN -----------------------------
+    def show_chunks(self, items):
+        table, column, *tail = items
+        quoted = "`" + table.replace("`", "``") + "`"
+        documents = parse_query(f"SELECT id FROM {quoted} {tail[0] if tail else ''}").expr
+        return ast.ShowChunks(table=table, column=column, documents=documents)
+
+    def placeholder(self, _):
+        self._placeholders = getattr(self, "_placeholders", 0) + 1
+        return ast.Placeholder(self._placeholders - 1)
+
+    def call_arg(self, items):
+        return (str(items[2]).lower(), items[0]) if len(items) == 3 else items[0]
+
+    def call_chunks(self, items):
+        args = tuple(i for i in items if not isinstance(i, tuple))
+        options = tuple(i for i in items if isinstance(i, tuple))
+        return ast.CallChunks(args=args, options=options)
+
+    def alter_modify(self, items):
+        items = [i for i in items if not isinstance(i, Token)]
+        return ast.AlterModifyColumn(table=items[0], column=items[1])
 
     def start(self, items):
         return items[0]

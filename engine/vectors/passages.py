@@ -7,10 +7,8 @@ that the rewritten query reads (``knn_chunk()``, ``knn_chunk_text()``, ``knn_chu
 ``knn_chunk_end()``, ``knn_chunks(n)``; see ``tesseradb.sql.passage_calls``).
 
 Offsets are Python ``str`` indices (code points) into the source text, the ``from`` columns joined
-with one space exactly as the embedder joined them. The span is what the model saw: a chunk longer
-than the model's window (``truncate``, or the last chunk that ``max_chunks`` stretched) ends at its
-last kept token; ``mean`` stores one vector for the whole text, so its span is the whole text.
-Supplied vectors have no text: their text and offsets are NULL.
+with one space exactly as the embedder joined them; spans are what the model saw
+(``tesseradb.embed.spans``). Supplied vectors have no text: their text and offsets are NULL.
 """
 from __future__ import annotations
 
@@ -26,6 +24,7 @@ from tesseradb.storage.chunks import read_vectors
 
 from tesseradb import embed
 from tesseradb.embed.rows import source_text
+from tesseradb.embed.spans import kept_end, may_be_cut
 
 if TYPE_CHECKING:
     from tesseradb.catalog.tables import Table
@@ -120,30 +119,13 @@ def _source_texts(db: Any, table: "Table", spec: "VectorSpec", doc_ids: Iterable
             for row in db.store.execute(sql, (json.dumps(sorted(doc_ids)),))}
 
 
-def kept_end(model: Any, text: str, start: int, end: int) -> int:
-    """Where the model stopped reading ``text[start:end]``: the end of its last token within the
-    model's window (``end`` itself when the span fits)."""
-    if end - start <= model.window:           # every token covers at least one character
-        return end
-    offsets = model.token_offsets(text[start:end])
-    if len(offsets) <= model.window:
-        return end
-    return start + offsets[model.window - 1][1]
-
-
-def may_be_cut(spec: "VectorSpec", row_ord: int, n_chunks: int) -> bool:
-    """Whether the model may have truncated this chunk: truncate, or the last chunk max_chunks stretched."""
-    return spec.chunk_strategy == "truncate" or (
-        spec.chunk_strategy != "mean" and spec.max_chunks > 0 and row_ord == n_chunks - 1)
-
-
 def span_of(spec: "VectorSpec", model: Any, text: str | None, row: _ChunkRow,
             n_chunks: int) -> tuple[int | None, int | None, str | None]:
     """(start, end, text) of a chunk as the model saw it; NULLs for supplied vectors."""
     if text is None or row.start is None or row.end is None:
         return None, None, None
     start, end = row.start, min(row.end, len(text))
-    if model is not None and may_be_cut(spec, row.ord, n_chunks):
+    if model is not None and may_be_cut(spec.chunk_strategy, spec.max_chunks, row.ord, n_chunks):
         end = kept_end(model, text, start, end)
     return start, end, text[start:end]
 
