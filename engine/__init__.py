@@ -18,5 +18,12 @@ __all__ = [
     "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
     "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
-    "TimeFromTicks", "TimestampFromTicks", "Binary",
+    "TimeFromTicks", "TimestampFromTicks", "Binary", "serve",
 ]
+
+
+def serve(database: str, **options):
+    """Serve ``database`` over the MySQL protocol (``tessera serve``; docs/server.md). Blocks until
+    SIGTERM / Ctrl-C, or with ``background=True`` returns a handle with ``.port`` and ``.stop()``."""
+    from tesseradb.clients.server import serve as _serve   # the protocol stack loads only when used
+    return _serve(database, **options)

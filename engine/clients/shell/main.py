@@ -41,6 +41,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:           # tessera serve DB [options]: the MySQL-protocol server
+        from tesseradb.clients.server.cli import main as serve_main
+        return serve_main(argv[1:])
     args = parser().parse_args(argv)
     interactive = sys.stdin.isatty() and args.execute is None and not args.batch
     if args.database is None:

@@ -1,0 +1,209 @@
+"""The server: listens, gives every client its own session and engine connection, stops cleanly.
+
+``serve()`` blocks until SIGTERM or Ctrl-C (then every open transaction rolls back, every engine
+connection closes and saves the vector indexes it loaded, and it returns 0). ``serve(...,
+background=True)`` runs the same server on a thread and returns a handle with ``port`` and ``stop()``.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+from mysql_mimic.constants import KillKind
+from mysql_mimic.control import LocalControl
+from mysql_mimic.stream import MysqlStream
+from mysql_mimic.variables import GlobalVariables, SYSTEM_VARIABLES
+
+import tesseradb
+from tesseradb.clients.server import config, wire
+from tesseradb.clients.server.auth import Accounts
+from tesseradb.clients.server.config import ServerOptions
+from tesseradb.clients.server.protocol import SERVER_CAPABILITIES, WireConnection, error_packet
+from tesseradb.clients.server.session import EngineSession, Shared
+
+log = logging.getLogger("tesseradb.server")
+
+SHUTDOWN_GRACE = 30.0       # seconds a running statement gets to notice the interrupt at shutdown
+
+
+def server_variables(options: ServerOptions) -> GlobalVariables:
+    """MySQL's defaults where mysql-mimic's differ from what clients rely on (its sql_mode 'ANSI'
+    makes SQLAlchemy quote identifiers with double quotes, which MySQL reads as strings)."""
+    schema = dict(SYSTEM_VARIABLES)
+    defaults = {
+        "version": "8.0.36-tesseradb", "version_comment": f"tesseradb {tesseradb.__version__}",
+        "sql_mode": "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+                    "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
+        "transaction_isolation": "SERIALIZABLE", "default_storage_engine": "tesseradb",
+        "default_tmp_storage_engine": "tesseradb", "max_allowed_packet": options.max_packet,
+        "wait_timeout": int(options.idle_timeout or 0), "interactive_timeout": int(options.idle_timeout or 0),
+        "transaction_read_only": options.read_only,
+    }
+    for name, value in defaults.items():
+        kind, _, dynamic = schema[name]
+        schema[name] = (kind, value, dynamic)
+    schema["tx_isolation"] = schema["transaction_isolation"]
+    schema["read_only"] = (bool, options.read_only, False)
+    return GlobalVariables(schema)
+
+
+class EngineControl(LocalControl):
+    """KILL [QUERY|CONNECTION] id: interrupt the engine statement the session is running, too."""
+
+    async def kill(self, connection_id: int, kind: KillKind = KillKind.CONNECTION) -> None:
+        conn = self._connections.get(connection_id)
+        if conn is None:
+            return
+        conn.session.interrupt()
+        if kind == KillKind.CONNECTION:
+            conn.kill(kind)
+
+
+class Server:
+    def __init__(self, options: ServerOptions):
+        config.check(options)
+        self.options = options
+        self.ssl = config.ssl_context(options)
+        self.shared = Shared(path=options.database, name=options.name, variables=server_variables(options),
+                             read_only=options.read_only, statement_timeout=options.statement_timeout)
+        self.accounts = Accounts(options.user, options.password)
+        self.control = EngineControl()
+        self.clients: dict[asyncio.Task, Any] = {}
+        self.port: int | None = None
+        self._listener: asyncio.base_events.Server | None = None
+
+    async def start(self) -> None:
+        tesseradb.connect(self.options.database).close()     # create it now; report a bad path at once
+        loop = asyncio.get_running_loop()
+        self._listener = await wire.listen(loop, self._on_client, self.options.host, self.options.port,
+                                           idle_timeout=self.options.idle_timeout,
+                                           max_packet=self.options.max_packet)
+        self.port = self._listener.sockets[0].getsockname()[1]
+
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        stream = MysqlStream(reader, writer)
+        if len(self.clients) >= self.options.max_connections:
+            await stream.write(error_packet(SERVER_CAPABILITIES, 1040, "08004", "Too many connections"))
+            writer.close()
+            return
+        session = EngineSession(self.shared)
+        conn = WireConnection(stream=stream, session=session, control=self.control,
+                              identity_provider=self.accounts, server_capabilities=SERVER_CAPABILITIES,
+                              ssl=self.ssl)
+        task = asyncio.current_task()
+        self.clients[task] = conn
+        conn.connection_id = await self.control.add(conn)
+        try:
+            await conn.start()
+        except asyncio.CancelledError:
+            pass
+        except Exception:  # noqa: BLE001 - one client's broken handshake or socket never stops the server
+            log.debug("client %s ended with an error", conn.connection_id, exc_info=True)
+        finally:
+            await session.close()
+            writer.close()
+            await self.control.remove(conn.connection_id)
+            self.clients.pop(task, None)
+
+    async def stop(self) -> None:
+        """Stop listening; interrupt what clients run; roll back, close and save every session."""
+        if self._listener is not None:
+            self._listener.close()
+        for conn in list(self.clients.values()):
+            conn.session.interrupt()
+            conn.stream.writer.close()
+        pending = list(self.clients)
+        if pending:
+            done, still = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE)
+            for task in still:
+                task.cancel()
+            if still:
+                await asyncio.wait(still, timeout=SHUTDOWN_GRACE)
+        if self._listener is not None:
+            await self._listener.wait_closed()
+
+
+# -- running it ---------------------------------------------------------------------------------
+def serve(database: str, *, host: str = "127.0.0.1", port: int = config.DEFAULT_PORT,
+          user: str | None = None, password: str | None = None, ssl_cert: str | None = None,
+          ssl_key: str | None = None, max_connections: int = config.DEFAULT_MAX_CONNECTIONS,
+          idle_timeout: float | None = config.DEFAULT_IDLE_TIMEOUT, read_only: bool = False,
+          statement_timeout: float | None = None, background: bool = False):
+    """Serve ``database`` over the MySQL protocol. Blocks until SIGTERM / Ctrl-C and returns 0, or
+    with ``background=True`` returns a :class:`Background` handle at once (``.port``, ``.stop()``)."""
+    if password and user is None:
+        user = "root"
+    options = ServerOptions(database=database, host=host, port=port, user=user, password=password,
+                            ssl_cert=ssl_cert, ssl_key=ssl_key, max_connections=max_connections,
+                            idle_timeout=idle_timeout, read_only=read_only,
+                            statement_timeout=statement_timeout)
+    server = Server(options)
+    if background:
+        return Background(server)
+    return asyncio.run(_run_forever(server))
+
+
+async def _run_forever(server: Server) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await server.start()
+    where = f"{server.options.host}:{server.port}"
+    sys.stderr.write(f"tessera serve: {server.options.database} on {where} (database `{server.options.name}`); "
+                     "Ctrl-C or SIGTERM stops it\n")
+    sys.stderr.flush()
+    await stop.wait()
+    sys.stderr.write("tessera serve: stopping: rolling back open transactions, saving indexes\n")
+    await server.stop()
+    sys.stderr.write("tessera serve: stopped\n")
+    return 0
+
+
+class Background:
+    """A server on its own thread and event loop (tests, notebooks, an application's side port)."""
+
+    def __init__(self, server: Server):
+        self.server = server
+        self.loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name="tessera-serve", daemon=True)
+        self._thread.start()
+        self._started.wait()
+        if self._error is not None:
+            raise self._error
+
+    @property
+    def port(self) -> int:
+        assert self.server.port is not None
+        return self.server.port
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self.server.start())
+        except BaseException as exc:  # noqa: BLE001 - handed to the thread that started us
+            self._error = exc
+            self._started.set()
+            return
+        self._started.set()
+        self.loop.run_forever()
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join()
+        self.loop.close()
+
+    def __enter__(self) -> "Background":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,52 @@
+"""``tessera serve DB [options]``: the command line of the server."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import tesseradb
+from tesseradb.clients.server import config
+from tesseradb.clients.server.app import serve
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tessera serve", description="Serve a tesseradb database over the MySQL protocol, so any "
+        "MySQL client or driver can connect (mysql -h 127.0.0.1 -P 9306).")
+    p.add_argument("database", help="database file (created if missing)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; any other needs a password)")
+    p.add_argument("--port", type=int, default=config.DEFAULT_PORT,
+                   help=f"TCP port (default {config.DEFAULT_PORT}, Manticore's; 0 picks a free one)")
+    p.add_argument("--user", help="the one user name accepted (default root when a password is set; "
+                   "any name without one)")
+    p.add_argument("--password-file", metavar="FILE", help="file whose first line is the password")
+    p.add_argument("--ssl-cert", metavar="PEM", help="TLS certificate (with --ssl-key)")
+    p.add_argument("--ssl-key", metavar="PEM", help="TLS private key")
+    p.add_argument("--max-connections", type=int, default=config.DEFAULT_MAX_CONNECTIONS, metavar="N",
+                   help=f"clients connected at once (default {config.DEFAULT_MAX_CONNECTIONS})")
+    p.add_argument("--idle-timeout", type=float, default=config.DEFAULT_IDLE_TIMEOUT, metavar="SECONDS",
+                   help="disconnect a client silent this long (default 28800, MySQL's wait_timeout)")
+    p.add_argument("--statement-timeout", type=float, default=None, metavar="SECONDS",
+                   help="interrupt any statement running longer than this")
+    p.add_argument("--read-only", action="store_true", help="refuse every statement that writes")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    try:
+        password = config.read_password(args.password_file) if args.password_file else None
+        return serve(args.database, host=args.host, port=args.port, user=args.user, password=password,
+                     ssl_cert=args.ssl_cert, ssl_key=args.ssl_key, max_connections=args.max_connections,
+                     idle_timeout=args.idle_timeout, read_only=args.read_only,
+                     statement_timeout=args.statement_timeout)
+    except config.ConfigError as exc:
+        sys.stderr.write(f"tessera serve: {exc}\n")
+        return 2
+    except tesseradb.Error as exc:
+        sys.stderr.write(f"tessera serve: {exc}\n")
+        return 1
+    except OSError as exc:
+        sys.stderr.write(f"tessera serve: cannot listen on {args.host}:{args.port}: {exc.strerror}\n")
+        return 1

@@ -1,0 +1,247 @@
+"""The command phase of one client connection, on top of mysql-mimic's packet layer.
+
+What mysql-mimic's :class:`Connection` gets wrong for a database, and what this subclass does instead:
+
+- COM_STMT_EXECUTE spliced parameters into the SQL text (``'{value}'``, no escaping: an injection);
+  here they are bound as parameters of the engine statement.
+- OK packets said 0 affected rows, last insert id 0 and no warnings; here they carry the statement's
+  rowcount, lastrowid and warning count, and the autocommit / in-transaction status flags.
+- Error packets used mysql-mimic's own code table (SQLSTATE HY000 for most); here they carry the
+  engine's errno and SQLSTATE.
+- A multi-statement COM_QUERY ran every statement but returned only the last result; here every
+  statement sends its own result (SERVER_MORE_RESULTS_EXISTS between them) and the first error stops it.
+- COM_FIELD_LIST read columns 0 and 4 of ``SHOW COLUMNS``; here it asks the engine for the fields.
+- A client that stays silent longer than the idle timeout is disconnected (MySQL's error 4031).
+"""
+from __future__ import annotations
+
+import asyncio
+import io
+import logging
+from typing import Any
+
+from mysql_mimic import packets, types
+from mysql_mimic.connection import Connection
+from mysql_mimic.errors import ErrorCode, MysqlError, get_sqlstate
+from mysql_mimic.prepared import PreparedStatement
+from mysql_mimic.results import ResultSet
+from mysql_mimic.stream import ConnectionClosed
+from mysql_mimic.types import Capabilities, Commands, ServerStatus
+from mysql_mimic.utils import aiterate, cooperative_iterate
+
+import tesseradb
+from tesseradb.clients.server import statements
+from tesseradb.clients.server.session import Ok, Outcome, Rows
+from tesseradb.clients.server.wire import IdleTimeout, PacketTooLarge
+
+log = logging.getLogger("tesseradb.server")
+
+SERVER_CAPABILITIES = (
+    Capabilities(154699593)     # mysql-mimic's DEFAULT_SERVER_CAPABILITIES
+    | Capabilities.CLIENT_MULTI_STATEMENTS | Capabilities.CLIENT_MULTI_RESULTS
+    | Capabilities.CLIENT_PS_MULTI_RESULTS | Capabilities.CLIENT_TRANSACTIONS
+)
+
+# SQLSTATEs for the error numbers mysql-mimic raises that its own table leaves at HY000.
+SQLSTATES = {1045: "28000", 1040: "08004", 1043: "08S01", 1047: "08S01", 1064: "42000", 1193: "HY000",
+             1235: "42000", 1835: "HY000", 3162: "HY000", 4031: "HY000", 1153: "08S01"}
+
+
+def error_packet(capabilities: Capabilities, errno: int, sqlstate: str, msg: str) -> bytes:
+    parts = [types.uint_1(0xFF), types.uint_2(errno)]
+    if Capabilities.CLIENT_PROTOCOL_41 in capabilities:
+        parts += [b"#", sqlstate.encode("ascii")[:5].ljust(5, b"0")]
+    parts.append(str(msg).encode("utf-8", "replace"))
+    return b"".join(parts)
+
+
+class WireConnection(Connection):
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.status_flags = ServerStatus.SERVER_STATUS_AUTOCOMMIT    # MySQL's default, told at handshake
+        self._warnings = 0
+        self._parsed: dict[int, statements.Statement] = {}
+        self.commands = {
+            Commands.COM_QUERY: self.handle_query,
+            Commands.COM_STMT_PREPARE: self.handle_stmt_prepare,
+            Commands.COM_STMT_SEND_LONG_DATA: self.handle_stmt_send_long_data,
+            Commands.COM_STMT_EXECUTE: self.handle_stmt_execute,
+            Commands.COM_STMT_FETCH: self.handle_stmt_fetch,
+            Commands.COM_STMT_RESET: self.handle_stmt_reset,
+            Commands.COM_STMT_CLOSE: self.handle_stmt_close,
+            Commands.COM_PING: self.handle_ping,
+            Commands.COM_CHANGE_USER: self.handle_change_user,
+            Commands.COM_RESET_CONNECTION: self.handle_reset_connection,
+            Commands.COM_DEBUG: self.handle_debug,
+            Commands.COM_INIT_DB: self.handle_init_db,
+            Commands.COM_FIELD_LIST: self.handle_field_list,
+        }
+
+    # -- the command loop ------------------------------------------------------------------
+    async def command_phase(self) -> None:
+        while True:
+            try:
+                data = await self.stream.read()
+            except (ConnectionClosed, ConnectionError, asyncio.IncompleteReadError):
+                return
+            except IdleTimeout:
+                await self._write_error(4031, "HY000", "The client was disconnected by the server because of inactivity")
+                return
+            except PacketTooLarge as exc:
+                await self._write_error(1153, "08S01", str(exc))
+                return
+            if not data or data[0] == Commands.COM_QUIT:
+                return
+            await self._command(data)
+
+    async def _command(self, data: bytes) -> None:
+        try:
+            handler = self.commands.get(data[0])
+            if handler is None:
+                raise MysqlError(f"Unsupported command: {hex(data[0])}", ErrorCode.UNKNOWN_COM_ERROR)
+            await handler(data[1:])
+        except tesseradb.Error as exc:
+            await self._write_error(exc.errno, exc.sqlstate, exc.msg)
+        except MysqlError as exc:
+            await self._write_error(int(exc.code), _sqlstate(int(exc.code)), exc.msg)
+        except (ConnectionError, ConnectionClosed):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a malformed packet must cost the client, not the server
+            log.debug("command failed", exc_info=True)
+            await self._write_error(1835 if isinstance(exc, (IndexError, ValueError, EOFError)) else 1105,
+                                    "HY000", f"malformed packet: {type(exc).__name__}")
+        finally:
+            self._warnings = 0
+            self.stream.reset_seq()
+
+    async def _write_error(self, errno: int, sqlstate: str, msg: str) -> None:
+        try:
+            await self.stream.write(error_packet(self.capabilities, errno, sqlstate, msg))
+        except (ConnectionError, RuntimeError):
+            pass
+
+    def error(self, msg: Any = "", code: int = ErrorCode.UNKNOWN_ERROR, **_: Any) -> bytes:
+        return error_packet(self.capabilities, int(code), _sqlstate(int(code)), str(msg))
+
+    def ok_or_eof(self, affected_rows: int = 0, last_insert_id: int = 0, warnings: int = 0,
+                  flags: int = 0) -> bytes:
+        return super().ok_or_eof(affected_rows, last_insert_id, warnings or self._warnings, flags)
+
+    # -- text protocol -------------------------------------------------------------------------
+    async def handle_query(self, data: bytes) -> None:
+        com_query = packets.parse_com_query(capabilities=self.capabilities,
+                                            client_charset=self.client_charset, data=data)
+        stmts = statements.split(com_query.sql)
+        if not stmts:
+            raise MysqlError("Query was empty", ErrorCode.EMPTY_QUERY)
+        if len(stmts) > 1 and Capabilities.CLIENT_MULTI_STATEMENTS not in self.capabilities:
+            raise MysqlError("several statements in one query need the client's CLIENT_MULTI_STATEMENTS "
+                             "option", ErrorCode.PARSE_ERROR)
+        for i, stmt in enumerate(stmts):
+            outcome = await self.session.run(stmt)
+            await self.write_outcome(outcome, more=i < len(stmts) - 1)
+
+    async def write_outcome(self, outcome: Outcome, more: bool = False, binary: bool = False,
+                            stmt: PreparedStatement | None = None, use_cursor: bool = False) -> None:
+        self.status_flags = self.session.status | (ServerStatus.SERVER_MORE_RESULTS_EXISTS if more else 0)
+        self._warnings = outcome.warnings
+        try:
+            if isinstance(outcome, Ok) or not outcome.columns:
+                await self.stream.write(self.ok(affected_rows=getattr(outcome, "affected", 0),
+                                                last_insert_id=getattr(outcome, "last_id", 0),
+                                                warnings=outcome.warnings))
+            elif binary:
+                await self.write_binary_resultset(outcome, stmt, use_cursor)
+            else:
+                await self.write_text_resultset(ResultSet(outcome.rows, outcome.columns))
+        finally:
+            self.status_flags = self.session.status
+            self._warnings = 0
+
+    # -- prepared statements: parameters are bound, never spliced ------------------------------
+    async def handle_stmt_prepare(self, data: bytes) -> None:
+        sql = self.client_charset.decode(data)
+        parsed = statements.one(sql)
+        stmt_id = next(self.prepared_stmt_seq)
+        stmt = PreparedStatement(stmt_id=stmt_id, sql=sql, num_params=parsed.params)
+        self.prepared_stmts[stmt_id] = stmt
+        self._parsed[stmt_id] = parsed
+        for packet in self.com_stmt_prepare_response(stmt):
+            await self.stream.write(packet, drain=False)
+        await self.stream.drain()
+
+    async def handle_stmt_close(self, data: bytes) -> None:
+        await super().handle_stmt_close(data)
+        self._parsed = {k: v for k, v in self._parsed.items() if k in self.prepared_stmts}
+
+    async def handle_stmt_execute(self, data: bytes) -> None:
+        r = io.BytesIO(data)
+        stmt = self.get_stmt(types.read_uint_4(r))
+        use_cursor, count_available = packets._read_cursor_flags(r)
+        types.read_uint_4(r)                     # iteration count: always 1
+        count = stmt.num_params
+        if (count > 0 or count_available) and Capabilities.CLIENT_QUERY_ATTRIBUTES in self.capabilities:
+            count = types.read_uint_len(r)
+        params = packets._read_params(self.capabilities, self.client_charset, r, count,
+                                      stmt.param_buffers) if count else []
+        stmt.param_buffers = None
+        if len(params) < stmt.num_params:
+            raise MysqlError(f"statement needs {stmt.num_params} parameters, got {len(params)}",
+                             ErrorCode.PARSE_ERROR)
+        bound = [_param(value) for _, value in params[:stmt.num_params]]
+        outcome = await self.session.run(self._parsed[stmt.stmt_id], bound)
+        await self.write_outcome(outcome, binary=True, stmt=stmt, use_cursor=use_cursor)
+
+    async def write_binary_resultset(self, outcome: Rows, stmt: PreparedStatement | None,
+                                     use_cursor: bool) -> None:
+        columns = outcome.columns
+        await self.stream.write(types.uint_len(len(columns)))
+        for column in columns:
+            await self.stream.write(packets.make_column_definition_41(
+                server_charset=self.server_charset, name=column.name, column_type=column.type,
+                character_set=column.character_set))
+
+        async def rows():
+            async for row in cooperative_iterate(aiterate(outcome.rows)):
+                yield packets.make_binary_resultrow(row, columns)
+
+        if use_cursor and stmt is not None:
+            stmt.cursor = rows()
+            await self.stream.write(self.ok_or_eof(flags=ServerStatus.SERVER_STATUS_CURSOR_EXISTS))
+            return
+        if not self.deprecate_eof():
+            await self.stream.write(self.eof())
+        async for row in rows():
+            await self.stream.write(row, drain=False)
+        await self.stream.write(self.ok_or_eof())
+
+    # -- small commands ------------------------------------------------------------------------
+    async def handle_field_list(self, data: bytes) -> None:
+        request = packets.parse_com_field_list(self.client_charset, data)
+        fields = await self.session.fields(request.table)
+        for name, _ in fields:
+            await self.stream.write(packets.make_column_definition_41(
+                server_charset=self.server_charset, table=request.table, name=name,
+                is_com_field_list=True), drain=False)
+        await self.stream.write(self.ok_or_eof())
+
+    async def handle_reset_connection(self, data: bytes) -> None:
+        await self.session.reset()
+        self.prepared_stmts.clear()
+        self._parsed.clear()
+        self.status_flags = self.session.status
+        await self.stream.write(self.ok())
+
+
+def _sqlstate(code: int) -> str:
+    return SQLSTATES.get(code) or get_sqlstate(code).decode()
+
+
+def _param(value: Any) -> Any:
+    """A bound value as the engine takes it: bytes sent for a text column are text."""
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return bytes(value)
+    return value

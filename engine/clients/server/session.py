@@ -1,0 +1,267 @@
+"""One client connection's session: its own tesseradb connection, run on its own thread.
+
+mysql-mimic's :class:`Session` answers what clients probe (``SET NAMES``, ``SELECT @@version_comment``,
+``SHOW VARIABLES``, ``information_schema`` from the schema we give it). Everything else goes to the
+engine through the public DB-API, with the client's parameters bound, never spliced. Fixed here
+against mysql-mimic's defaults: BEGIN / COMMIT / ROLLBACK are real (its middlewares made them
+no-ops), ``SET autocommit`` reaches the engine connection, ``USE`` accepts only this database.
+
+A statement runs on the session's single worker thread (one engine connection is used by one thread
+only), so one slow embedding never stalls the event loop or any other client.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from mysql_mimic import ResultColumn, Session
+from mysql_mimic.results import ensure_result_set
+from mysql_mimic.schema import Column, InfoSchema
+from mysql_mimic.types import ServerStatus
+from mysql_mimic.variables import SessionVariables, Variables
+
+import tesseradb
+from tesseradb.clients.server import statements, values
+from tesseradb.clients.server.statements import Route, Statement
+
+
+@dataclass
+class Ok:
+    affected: int = 0
+    last_id: int = 0
+    warnings: int = 0
+
+
+@dataclass
+class Rows:
+    rows: list[tuple]
+    columns: list[ResultColumn]
+    warnings: int = 0
+
+
+Outcome = Ok | Rows
+
+
+class NotAProbe(Exception):
+    """mysql-mimic reached the end of its middlewares: the statement is not one it answers."""
+
+
+class ServerError(tesseradb.DatabaseError):
+    """An error the server itself raises, with MySQL's number and SQLSTATE."""
+
+
+def unknown_database(name: str) -> ServerError:
+    return ServerError(f"Unknown database '{name}'", 1049, "42000")
+
+
+def read_only_refused() -> ServerError:
+    return ServerError("The server is running with --read-only so it cannot execute this statement",
+                       1290, "HY000")
+
+
+@dataclass
+class Shared:
+    """What every session of one server shares."""
+    path: str
+    name: str                                   # the database name clients see (SHOW DATABASES, USE)
+    variables: Variables
+    read_only: bool = False
+    statement_timeout: float | None = None
+    sessions: set["EngineSession"] = field(default_factory=set)
+
+
+PROBE_DATABASES = {"information_schema", "mysql", "performance_schema", "sys"}
+
+
+class EngineSession(Session):
+    def __init__(self, shared: Shared):
+        super().__init__(SessionVariables(shared.variables))
+        no_ops = {self._begin_middleware, self._commit_middleware, self._rollback_middleware}
+        self.middlewares = [m for m in self.middlewares if m not in no_ops]
+        self.shared = shared
+        self.database = shared.name
+        self.con: tesseradb.Connection | None = None
+        self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-client")
+        self._running = threading.Event()
+        self._closed = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    async def init(self, connection: Any) -> None:
+        await super().init(connection)
+        self.con = await self._call(tesseradb.connect, self.shared.path, autocommit=True,
+                                    statement_timeout=self.shared.statement_timeout)
+        self.shared.sessions.add(self)
+
+    async def close(self) -> None:
+        """The client left (or the server stops): roll back what it left open, close its engine
+        connection (which saves the vector indexes it loaded)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.shared.sessions.discard(self)
+        self.interrupt()
+        if self.con is not None:
+            await asyncio.get_running_loop().run_in_executor(self._worker, _close, self.con)
+        self._worker.shutdown(wait=False)
+        await super().close()
+
+    async def reset(self) -> None:
+        """COM_RESET_CONNECTION / COM_CHANGE_USER: a fresh session on the same engine connection."""
+        if self.con is not None:
+            await self._call(_reset, self.con)
+        self.variables = SessionVariables(self.shared.variables)
+        self.database = self.shared.name
+        self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
+
+    def interrupt(self) -> None:
+        """Stop the statement this session is running (KILL QUERY, shutdown, client gone)."""
+        if self.con is not None and self._running.is_set():
+            self.con.interrupt()
+
+    async def _call(self, fn, *args, **kwargs):
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._worker, lambda: fn(*args, **kwargs))
+
+    # -- statements ------------------------------------------------------------------------
+    async def run(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
+        if params and stmt.route != Route.ENGINE:
+            raise ServerError("this statement takes no parameters", 1210, "HY000")
+        return await RUNNERS[stmt.route](self, stmt, params)
+
+    async def _engine(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        if self.shared.read_only and not statements.allowed_read_only(stmt):
+            raise read_only_refused()
+        outcome, self.status = await self._call(self._execute, stmt.text, params)
+        return outcome
+
+    def _execute(self, text: str, params: list[Any] | None) -> tuple[Outcome, ServerStatus]:
+        assert self.con is not None
+        self._running.set()
+        try:
+            cur = self.con.cursor()
+            cur.execute(text, params if params else None)
+            warnings = len(self.con.warnings)
+            if cur.description is None:
+                outcome: Outcome = Ok(max(cur.rowcount, 0), cur.lastrowid or 0, warnings)
+            else:
+                rows, columns = values.result_set(cur.description, cur.fetchall())
+                outcome = Rows(rows, columns, warnings)
+            return outcome, _status(self.con)
+        finally:
+            self._running.clear()
+
+    async def _probe(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
+        result = await ensure_result_set(await super().handle_query(stmt.text, {}))
+        if not result.columns:
+            return Ok()
+        rows = result.rows if isinstance(result.rows, list) else [r async for r in _aiter(result.rows)]
+        return Rows(list(rows), list(result.columns))
+
+    async def _probe_fallback(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        try:
+            return await self._engine(stmt, params)
+        except tesseradb.ProgrammingError as exc:
+            if exc.errno != 1064:
+                raise
+            try:
+                return await self._probe(stmt)
+            except Exception:  # noqa: BLE001 - mysql-mimic cannot answer it either: the engine's error stands
+                raise exc from None
+
+    async def _use(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        name = stmt.tokens[1].text if len(stmt.tokens) == 2 else ""
+        await self.use(name)
+        return Ok()
+
+    async def _set(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        await self._probe(stmt)
+        wanted = bool(self.variables.get("autocommit"))
+        if self.con is not None and wanted != self.con.autocommit:
+            self.status = await self._call(_set_autocommit, self.con, wanted)
+        return Ok()
+
+    async def use(self, database: str) -> None:
+        if database.lower() != self.shared.name.lower() and database.lower() not in PROBE_DATABASES:
+            raise unknown_database(database)
+        self.database = database
+
+    async def query(self, expression, sql, attrs):
+        raise NotAProbe(sql)
+
+    # -- what mysql-mimic serves information_schema and SHOW DATABASES from --------------------
+    async def schema(self) -> InfoSchema:
+        columns = await self._call(self._columns)
+        return InfoSchema.from_columns(columns)
+
+    def _columns(self) -> list[Column]:
+        assert self.con is not None
+        out = []
+        for table, fields in describe_all(self.con).items():
+            out += [Column(name=name, type=values.schema_type(kind), table=table, schema=self.shared.name,
+                           is_nullable=name != "id") for name, kind in fields]
+        return out
+
+    async def fields(self, table: str) -> list[tuple[str, str]]:
+        """COM_FIELD_LIST: (name, MySQL type) of each column of ``table``."""
+        return await self._call(lambda: [(n, values.schema_type(k)) for n, k in describe(self.con, table)])
+
+
+RUNNERS = {
+    Route.ENGINE: EngineSession._engine,
+    Route.PROBE: EngineSession._probe,
+    Route.PROBE_FALLBACK: EngineSession._probe_fallback,
+    Route.USE: EngineSession._use,
+    Route.SET: EngineSession._set,
+}
+
+
+# -- engine calls, always on the session's worker thread -------------------------------------------
+def _status(con: tesseradb.Connection) -> ServerStatus:
+    status = ServerStatus(0)
+    if con.autocommit:
+        status |= ServerStatus.SERVER_STATUS_AUTOCOMMIT
+    if con.in_transaction:
+        status |= ServerStatus.SERVER_STATUS_IN_TRANS
+    return status
+
+
+def _set_autocommit(con: tesseradb.Connection, on: bool) -> ServerStatus:
+    """MySQL: switching autocommit on commits the open transaction."""
+    if on and con.in_transaction:
+        con.commit()
+    con.autocommit = on
+    return _status(con)
+
+
+def _reset(con: tesseradb.Connection) -> None:
+    con.rollback()
+    con.autocommit = True
+
+
+def _close(con: tesseradb.Connection) -> None:
+    try:
+        con.rollback()
+    finally:
+        con.close()
+
+
+def describe(con: tesseradb.Connection | None, table: str) -> list[tuple[str, str]]:
+    assert con is not None
+    cur = con.cursor()
+    cur.execute(f"DESCRIBE `{table.replace('`', '``')}`")
+    return [(row[0], row[1]) for row in cur.fetchall()]
+
+
+def describe_all(con: tesseradb.Connection) -> dict[str, list[tuple[str, str]]]:
+    cur = con.cursor()
+    cur.execute("SHOW TABLES")
+    return {row[0]: describe(con, row[0]) for row in cur.fetchall()}
+
+
+async def _aiter(rows):
+    async for row in rows:
+        yield row

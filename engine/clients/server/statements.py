@@ -1,0 +1,145 @@
+"""What the server needs to know about a statement before it runs: where one statement ends in a
+multi-statement COM_QUERY, how many ``?`` placeholders a prepared statement has, and who answers it
+(the engine, or the protocol layer for what clients probe at connect time).
+
+Everything here reads sqlglot's MySQL *tokens*, never a regular expression over the text: quotes,
+backticks and comments are the tokenizer's business (mysql-mimic counts placeholders with a regex
+that miscounts a ``?`` after an escaped quote). Text is never rewritten: a statement is a slice of
+what the client sent.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.errors import TokenError
+from sqlglot.tokens import Token, TokenType
+
+_DIALECT = MySQL()
+
+
+class Route(enum.Enum):
+    ENGINE = "engine"        # tesseradb runs it (everything a user means as SQL)
+    PROBE = "probe"          # mysql-mimic answers it from server variables and our schema
+    PROBE_FALLBACK = "probe_fallback"   # the engine first; if it says "syntax error", mysql-mimic
+    USE = "use"              # change the default database
+    SET = "set"              # session variables (autocommit reaches the engine connection)
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str
+    tokens: tuple[Token, ...]
+    route: Route
+
+    @property
+    def params(self) -> int:
+        return sum(1 for t in self.tokens if t.token_type == TokenType.PLACEHOLDER)
+
+    @property
+    def first(self) -> str:
+        return self.tokens[0].text.upper() if self.tokens else ""
+
+
+# SHOW forms the protocol layer owns: server state, not tables (the engine answers SHOW TABLES,
+# SHOW CREATE TABLE, SHOW COLUMNS, SHOW INDEX, SHOW WARNINGS...).
+PROBE_SHOW = {"DATABASES", "SCHEMAS", "VARIABLES", "STATUS", "SESSION", "GLOBAL", "COLLATION",
+              "CHARACTER", "CHARSET", "ENGINES", "PLUGINS", "PROCESSLIST", "ERRORS", "PRIVILEGES",
+              "GRANTS"}
+# Functions a connecting client asks about the session; answered with the server's values.
+PROBE_FUNCTIONS = {"DATABASE", "SCHEMA", "USER", "CURRENT_USER", "SESSION_USER", "SYSTEM_USER",
+                   "CONNECTION_ID", "VERSION", "CURRENT_SCHEMA"}
+INFO_SCHEMA = {"INFORMATION_SCHEMA", "MYSQL", "PERFORMANCE_SCHEMA", "SYS"}
+# Read-only mode: statements that may run (anything else is refused before it reaches the engine).
+READ_ONLY_FIRST = {"SELECT", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "SET", "USE", "BEGIN", "START",
+                   "COMMIT", "ROLLBACK", "WITH", "("}
+
+
+def tokenize(sql: str) -> list[Token] | None:
+    try:
+        return _DIALECT.tokenize(sql)
+    except TokenError:
+        return None
+
+
+def split(sql: str) -> list[Statement]:
+    """The statements of a COM_QUERY, in order. Text the tokenizer cannot read is one statement:
+    the engine then reports the error in its own words."""
+    tokens = tokenize(sql)
+    if tokens is None:
+        text = sql.strip().rstrip(";").strip()
+        return [Statement(text, (), Route.ENGINE)] if text else []
+    out: list[Statement] = []
+    current: list[Token] = []
+    for token in tokens + [None]:
+        if token is None or token.token_type == TokenType.SEMICOLON:
+            if current:
+                text = sql[current[0].start:current[-1].end + 1]
+                out.append(Statement(text, tuple(current), route(current)))
+            current = []
+        else:
+            current.append(token)
+    return out
+
+
+def one(sql: str) -> Statement:
+    """A prepared statement: the whole text is one statement (a trailing ``;`` is allowed)."""
+    parts = split(sql)
+    if len(parts) == 1:
+        return parts[0]
+    tokens = tokenize(sql) or []
+    return Statement(sql.strip(), tuple(tokens), Route.ENGINE)
+
+
+# -- routing -----------------------------------------------------------------------------------
+def _words(tokens: list[Token]) -> list[str]:
+    return [t.text.upper() for t in tokens]
+
+
+def _is_probe_select(tokens: list[Token]) -> bool:
+    words = _words(tokens)
+    if any(w in INFO_SCHEMA and i + 1 < len(words) and words[i + 1] == "."
+           for i, w in enumerate(words)):
+        return True
+    if "FROM" in words:
+        return False
+    session = any(t.token_type == TokenType.SESSION_PARAMETER for t in tokens)
+    called = any(w in PROBE_FUNCTIONS and i + 1 < len(words) and words[i + 1] == "("
+                 for i, w in enumerate(words))
+    return session or called
+
+
+def _show_route(tokens: list[Token]) -> Route:
+    words = _words(tokens)
+    second = words[1] if len(words) > 1 else ""
+    if second in PROBE_SHOW or (second == "FULL" and len(words) > 2 and words[2] == "PROCESSLIST"):
+        return Route.PROBE
+    return Route.PROBE_FALLBACK
+
+
+def _select_route(tokens: list[Token]) -> Route:
+    return Route.PROBE if _is_probe_select(tokens) else Route.ENGINE
+
+
+ROUTES = {
+    "SET": lambda tokens: Route.SET,
+    "USE": lambda tokens: Route.USE,
+    "SHOW": _show_route,
+    "SELECT": _select_route,
+    "KILL": lambda tokens: Route.PROBE,
+}
+
+
+def route(tokens: list[Token]) -> Route:
+    first = tokens[0].text.upper() if tokens else ""
+    decide = ROUTES.get(first)
+    return decide(tokens) if decide else Route.ENGINE
+
+
+def allowed_read_only(stmt: Statement) -> bool:
+    """Read-only mode admits reads and session statements; SELECT ... INTO OUTFILE writes a file."""
+    words = _words(list(stmt.tokens))
+    if not words or words[0] not in READ_ONLY_FIRST:
+        return False
+    return not any(w in ("OUTFILE", "DUMPFILE") for w in words)

@@ -1,0 +1,89 @@
+"""Engine values -> MySQL column types and wire values.
+
+The declared type of each result column comes from ``cursor.description`` (tesseradb's type codes);
+computed columns (no declared type) are typed from their values. Vectors travel as text in
+Manticore's form (``0.100000,0.200000`` and ``[[...],[...]]``), exactly as the shell prints them,
+and JSON as JSON text: a MySQL client has no vector type, and every client can read text.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mysql_mimic import ResultColumn
+from mysql_mimic.types import ColumnType
+
+from tesseradb.clients.shell.render import VECTOR_DECLS, cell
+
+# tesseradb's declared type codes (cursor.description[i][1]) -> the MySQL type sent to clients.
+DECLARED: dict[str, ColumnType] = {
+    "INTEGER": ColumnType.LONGLONG, "BIGINT": ColumnType.LONGLONG, "INT": ColumnType.LONGLONG,
+    "TIMESTAMP_INT": ColumnType.LONGLONG, "BOOL_INT": ColumnType.TINY,
+    "FLOAT": ColumnType.DOUBLE, "REAL": ColumnType.DOUBLE, "DOUBLE": ColumnType.DOUBLE,
+    "TEXT": ColumnType.VAR_STRING, "STRING_TEXT": ColumnType.VAR_STRING,
+    "JSON_TEXT": ColumnType.VAR_STRING, "FLOAT_VECTOR_BLOB": ColumnType.VAR_STRING,
+    "FLOAT_VECTOR_ARRAY_BLOB": ColumnType.VAR_STRING, "BLOB": ColumnType.BLOB,
+}
+AS_TEXT = VECTOR_DECLS | {"JSON_TEXT"}
+
+# Python value type -> MySQL type, for columns without a declared type (expressions, knn_dist()).
+BY_VALUE: list[tuple[type, ColumnType]] = [
+    (bool, ColumnType.LONGLONG), (int, ColumnType.LONGLONG), (float, ColumnType.DOUBLE),
+    (bytes, ColumnType.BLOB), (str, ColumnType.VAR_STRING),
+]
+
+# tesseradb column types (DESCRIBE's Type) -> what information_schema and COM_FIELD_LIST report.
+SCHEMA_TYPES: dict[str, str] = {
+    "bigint": "BIGINT", "int": "INT", "integer": "INT", "float": "DOUBLE", "bool": "TINYINT(1)",
+    "timestamp": "BIGINT", "json": "JSON", "text": "TEXT", "string": "VARCHAR(255)",
+    "float_vector": "TEXT", "float_vector_array": "TEXT",
+}
+
+
+def _from_values(values: list[Any]) -> ColumnType:
+    kinds = {type(v) for v in values if v is not None}
+    if not kinds:
+        return ColumnType.VAR_STRING
+    if kinds <= {int, bool}:
+        return ColumnType.LONGLONG
+    if kinds <= {int, bool, float}:
+        return ColumnType.DOUBLE
+    if kinds <= {bytes, bytearray, memoryview}:
+        return ColumnType.BLOB
+    return ColumnType.VAR_STRING
+
+
+def column_types(description: Sequence[tuple], rows: list[tuple]) -> list[ColumnType]:
+    types = []
+    for i, d in enumerate(description):
+        declared = DECLARED.get((d[1] or "").upper())
+        types.append(declared if declared is not None else _from_values([r[i] for r in rows]))
+    return types
+
+
+def _convert(value: Any, decl: str, kind: ColumnType) -> Any:
+    """One value as the wire type expects it (NULL stays None)."""
+    if value is None:
+        return None
+    if decl in AS_TEXT or (kind == ColumnType.VAR_STRING and not isinstance(value, str)):
+        return cell(value, decl or None)
+    if kind == ColumnType.LONGLONG or kind == ColumnType.TINY:
+        return int(value)
+    if kind == ColumnType.DOUBLE:
+        return float(value)
+    if kind == ColumnType.BLOB and not isinstance(value, bytes):
+        return bytes(value) if isinstance(value, (bytearray, memoryview)) else str(value).encode()
+    return value
+
+
+def result_set(description: Sequence[tuple], rows: list[tuple]) -> tuple[list[tuple], list[ResultColumn]]:
+    """Rows and typed columns for mysql-mimic's text and binary result writers."""
+    types = column_types(description, rows)
+    decls = [(d[1] or "").upper() for d in description]
+    columns = [ResultColumn(name=str(d[0]), type=t) for d, t in zip(description, types)]
+    out = [tuple(_convert(v, decl, t) for v, decl, t in zip(row, decls, types)) for row in rows]
+    return out, columns
+
+
+def schema_type(engine_type: str) -> str:
+    return SCHEMA_TYPES.get(engine_type.lower(), engine_type.upper())

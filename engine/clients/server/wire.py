@@ -1,0 +1,70 @@
+"""The socket side: a stream reader that bounds what one client can make the server wait for or hold.
+
+mysql-mimic's packet reader waits forever for the next packet and joins continuation packets without
+a limit. :class:`GuardedReader` is the ``asyncio.StreamReader`` it reads from: every wait is bounded by
+the idle timeout (MySQL's ``wait_timeout``) and a packet longer than ``max_packet`` bytes is refused
+before its payload is read (MySQL's ``max_allowed_packet``). It watches the 4-byte packet headers as
+mysql-mimic reads them, so the protocol code stays mysql-mimic's.
+"""
+from __future__ import annotations
+
+import asyncio
+import struct
+
+
+class IdleTimeout(Exception):
+    """The client sent nothing for longer than the idle timeout."""
+
+
+class PacketTooLarge(Exception):
+    """The client announced a packet longer than max_allowed_packet."""
+
+
+CONTINUED = 0xFFFFFF        # a payload of this length continues in the next packet
+
+
+class GuardedReader(asyncio.StreamReader):
+    def __init__(self, *, idle_timeout: float | None, max_packet: int, **kwargs):
+        super().__init__(**kwargs)
+        self.idle_timeout = idle_timeout
+        self.max_packet = max_packet
+        self._packet_bytes = 0          # payload announced so far for the packet being read
+
+    async def _bounded(self, waiter):
+        try:
+            return await asyncio.wait_for(waiter, self.idle_timeout)
+        except asyncio.TimeoutError:
+            raise IdleTimeout() from None
+
+    async def read(self, n: int = -1) -> bytes:
+        """mysql-mimic reads a packet header with ``read(4)``, which may return part of it: read all 4
+        (or nothing, at the end of the stream)."""
+        if n != 4:
+            return await self._bounded(super().read(n))
+        try:
+            return await self.readexactly(4)
+        except asyncio.IncompleteReadError:
+            return b""
+
+    async def readexactly(self, n: int) -> bytes:
+        data = await self._bounded(super().readexactly(n))
+        if n == 4:
+            self._check_header(data)
+        return data
+
+    def _check_header(self, header: bytes) -> None:
+        length = struct.unpack("<I", header)[0] & 0xFFFFFF
+        self._packet_bytes += length
+        if self._packet_bytes > self.max_packet:
+            raise PacketTooLarge(f"Got a packet bigger than 'max_allowed_packet' bytes ({self.max_packet})")
+        if length < CONTINUED:
+            self._packet_bytes = 0
+
+
+async def listen(loop: asyncio.AbstractEventLoop, on_client, host: str, port: int, *,
+                 idle_timeout: float | None, max_packet: int) -> asyncio.base_events.Server:
+    """``asyncio.start_server`` with :class:`GuardedReader` as every client's reader."""
+    def protocol():
+        reader = GuardedReader(idle_timeout=idle_timeout, max_packet=max_packet, limit=2 ** 16, loop=loop)
+        return asyncio.StreamReaderProtocol(reader, on_client, loop=loop)
+    return await loop.create_server(protocol, host, port, reuse_address=True)
