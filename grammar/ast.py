@@ -110,6 +110,7 @@ class Query:
     kind: str                      # select, insert, update, delete
     replace: bool = False
     outfile: str | None = None
+    options: tuple = ()            # SELECT ... OPTION name=value, ...: ((lower-cased name, value), ...)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 from . import ast
 from .errors import GrammarError
 from .manticore import rewrite_knn_dist
+from .select_ext import lift as lift_select_extensions
 
 # Top-level expression classes we accept, and the statement kind each one is.
 QUERY_KINDS: dict[type, str] = {
@@ -37,6 +38,7 @@ def parse_query(text: str) -> ast.Query:
         text = _REPLACE.sub("INSERT INTO", text, count=1)
         replace = True
     text, outfile = _strip_outfile(text)
+    text, options = lift_select_extensions(text)     # OPTION, MATCH('q'), MATCH(...) AS side
     try:
         expressions = sqlglot.parse(text, read="mysql", error_level=ErrorLevel.RAISE)
     except ParseError as exc:
@@ -65,4 +67,4 @@ def parse_query(text: str) -> ast.Query:
         raise GrammarError("syntax error, incomplete statement")
     if outfile is not None and kind != "select":
         raise GrammarError("INTO OUTFILE is only valid in SELECT")
-    return ast.Query(expr=expr, kind=kind, replace=replace, outfile=outfile)
+    return ast.Query(expr=expr, kind=kind, replace=replace, outfile=outfile, options=options)

@@ -24,6 +24,7 @@ class Table:
     columns: list[Column]                       # id first
     vectors: dict[str, VectorSpec] = field(default_factory=dict)   # column (lower) -> spec, knn columns
     chunk_tables: dict[str, str] = field(default_factory=dict)     # column (lower) -> chunk table name
+    options: dict[str, str] = field(default_factory=dict)          # table options (morphology='stem_en')
 
     def column(self, name: str) -> Column | None:
         low = name.lower()
@@ -53,6 +54,7 @@ class Table:
             "columns": [[c.name, c.type, c.type_text, [list(o) for o in c.options]] for c in self.columns],
             "vectors": {k: asdict(v) for k, v in self.vectors.items()},
             "chunk_tables": self.chunk_tables,
+            "options": self.options,
         }
 
     @classmethod
@@ -60,7 +62,7 @@ class Table:
         columns = [Column(n, t, tt, tuple(tuple(o) for o in opts)) for n, t, tt, opts in data["columns"]]
         vectors = {k: VectorSpec(**{**v, "from_columns": tuple(v["from_columns"])})
                    for k, v in data["vectors"].items()}
-        return cls(data["name"], columns, vectors, dict(data["chunk_tables"]))
+        return cls(data["name"], columns, vectors, dict(data["chunk_tables"]), dict(data.get("options", {})))
 
 
 ID_COLUMN = Column("id", "bigint", "bigint")

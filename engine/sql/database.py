@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from tesseradb import errors
-from tesseradb.catalog import functions
+from tesseradb.catalog import fulltext, functions
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.results import Warn
@@ -32,6 +32,7 @@ class Database:
         functions.register(self.store.conn)
         catalog.ensure(self.store)
         self.reload_catalog()
+        fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
 
     # -- catalog ---------------------------------------------------------------------------
     def reload_catalog(self) -> None:

@@ -10,6 +10,7 @@ from tesseradb.storage.catalog import INTERNAL_PREFIXES, quote
 from tesseradb.storage.chunks import create_chunk_table, drop_chunk_table, install_pending_triggers
 
 from tesseradb import embed, errors
+from tesseradb.catalog import fulltext
 from tesseradb.vectors import options as vector_options
 from tesseradb.errors import UserError
 from tesseradb.catalog.tables import ID_COLUMN, Column, Table, column_from_def
@@ -42,10 +43,15 @@ def _validate(table: str, columns: Sequence[Column]) -> dict[str, vector_options
         if col.name.lower() in seen:
             raise UserError(f"Duplicate column name '{col.name}'", errors.DuplicateColumn)
         seen.add(col.name.lower())
-    specs = vector_options.validate_columns(
-        table, [(c.name, c.type, dict(c.options)) for c in columns if c is not ID_COLUMN],
-        resolve_model=resolve_model)
+    described = [(c.name, c.type, dict(c.options)) for c in columns if c is not ID_COLUMN]
+    specs = vector_options.validate_columns(table, described, resolve_model=resolve_model)
     return {k.lower(): v for k, v in specs.items()}
+
+
+def _warn_ignored(db: Database, columns: Sequence[Column]) -> None:
+    """Manticore's remote-model options (api_key, ...) are accepted and do nothing here: say so."""
+    for note in vector_options.ignored_options([(c.name, c.type, dict(c.options)) for c in columns]):
+        db.warn(note, 1287)
 
 
 def _user_columns(defs: Sequence[ast.ColumnDef]) -> list[Column]:
@@ -73,11 +79,15 @@ def create_table(db: Database, stmt: ast.CreateTable, params=None) -> Result:
             return Result(rowcount=0)
         raise UserError(f"table '{name}' already exists", errors.TableExists)
     columns = _user_columns(stmt.columns)
+    text_options = fulltext.table_options(stmt.options)
+    vector_options.check_table_options([o for o in stmt.options if o[0] not in fulltext.TABLE_OPTION_KEYS])
     specs = _validate(name, columns)
+    _warn_ignored(db, columns)
     body = ", ".join(["\"id\" INTEGER PRIMARY KEY"] + [_column_sql(c) for c in columns[1:]])
     db.store.execute(f"CREATE TABLE {quote(name)} ({body})")
-    table = Table(name, columns, specs, {k: _chunk_table_name(name, k) for k in specs})
+    table = Table(name, columns, specs, {k: _chunk_table_name(name, k) for k in specs}, text_options)
     _create_vector_storage(db, table, list(specs))
+    fulltext.create(db.store, table)
     catalog.save(db.store, name, table.to_json())
     db.tables[name.lower()] = table
     return Result(rowcount=0)
@@ -106,6 +116,7 @@ def drop_table(db: Database, stmt: ast.DropTable, params=None) -> Result:
             idx = db.indexes.pop((table.name.lower(), layout.column.lower()), None)
             if idx is not None:
                 idx.remove_file()
+        fulltext.drop_all(db.store, table)
         db.store.execute(f"DROP TABLE {quote(table.name)}")
         catalog.delete(db.store, table.name)
     return Result(rowcount=0)
@@ -117,6 +128,7 @@ def alter_add_column(db: Database, stmt: ast.AlterAddColumn, params=None) -> Res
     if col.name.lower() == "id":
         raise UserError("Duplicate column name 'id'", errors.DuplicateColumn)
     specs = _validate(table.name, table.columns + [col])
+    _warn_ignored(db, [col])
     default = " DEFAULT x''" if col.type == "float_vector_array" else ""   # existing rows: [] (no vectors)
     db.store.execute(f"ALTER TABLE {quote(table.name)} ADD COLUMN {_column_sql(col)}{default}")
     table.columns.append(col)
@@ -125,6 +137,11 @@ def alter_add_column(db: Database, stmt: ast.AlterAddColumn, params=None) -> Res
         table.vectors[col.name.lower()] = spec
         table.chunk_tables[col.name.lower()] = _chunk_table_name(table.name, col.name)
         _create_vector_storage(db, table, [col.name.lower()])
+        if (index := fulltext.chunk_index(table, col.name)) is not None:
+            index.create(db.store)               # before the embedding below writes the chunk rows
+    if col.type == "text":                      # a new full-text field: the row index over all of them
+        fulltext.drop(db.store, table)
+        fulltext.recreate_row_index(db.store, table, db.on_progress)
     catalog.save(db.store, table.name, table.to_json())
     if spec is not None and spec.model_name:
         recompute_all(db, table, [spec])
@@ -142,8 +159,12 @@ def alter_drop_column(db: Database, stmt: ast.AlterDropColumn, params=None) -> R
     if users:
         raise UserError(f"column '{col.name}' is the embedding source of '{users[0]}'; drop that column first")
     key = col.name.lower()
+    if col.type == "text":                      # its triggers name the column: SQLite refuses the drop
+        fulltext.drop(db.store, table)
     if key in table.vectors:
         layout = table.layout(key)
+        if (index := fulltext.chunk_index(table, key)) is not None:
+            index.drop(db.store)
         drop_chunk_table(db.store, layout)
         idx = db.indexes.pop((table.name.lower(), key), None)
         if idx is not None:
@@ -152,6 +173,8 @@ def alter_drop_column(db: Database, stmt: ast.AlterDropColumn, params=None) -> R
         del table.chunk_tables[key]
     db.store.execute(f"ALTER TABLE {quote(table.name)} DROP COLUMN {quote(col.name)}")
     table.columns.remove(col)
+    if col.type == "text":
+        fulltext.recreate_row_index(db.store, table, db.on_progress)
     catalog.save(db.store, table.name, table.to_json())
     return Result(rowcount=0)
 
@@ -176,6 +199,7 @@ def show_create(db: Database, table: Table) -> Result:
             text += " " + " ".join(f"{k}='{v}'" for k, v in col.options)
         lines.append(text)
     sql = f"CREATE TABLE {quote_ident(table.name)} (\n  " + ",\n  ".join(lines) + "\n)"
+    sql += "".join(f" {k}='{v}'" for k, v in table.options.items())
     return Result(columns=[(Table, None), ("Create Table", None)], rows=[(table.name, sql)], rowcount=1)
 
 

@@ -1,0 +1,147 @@
+"""Which full-text indexes a table has (from its catalog entry), and creating, dropping, rebuilding
+and upgrading them. As in Manticore, every ``text`` column is a full-text field; ``string`` columns
+are not. Each model-backed vector column also gets a chunk-level index of its chunks' text.
+
+Table options (Manticore's spelling): ``morphology='stem_en'`` stems English words (Porter);
+``morphology='none'`` (the default) indexes words as written, case-folded.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+
+import apsw
+
+from tesseradb.errors import NotSupportedError, UserError
+from tesseradb.storage import fulltext as fts
+from tesseradb.storage.fulltext import ChunkTextIndex, TextIndex
+from tesseradb.storage.rowstore import RowStore
+
+from tesseradb.catalog.tables import Table
+
+log = logging.getLogger("tesseradb.fulltext")
+DEFAULT_MORPHOLOGY = "none"
+TABLE_OPTION_KEYS = frozenset({"morphology", "stopwords"})
+Progress = Callable[[int, int], None] | None
+
+
+def table_options(options: Sequence[tuple[str, object]]) -> dict[str, str]:
+    """The full-text options of CREATE TABLE ... morphology='stem_en', validated (others are left alone)."""
+    out: dict[str, str] = {}
+    for key, value in options:
+        if key == "morphology":
+            out["morphology"] = morphology(str(value))
+        elif key == "stopwords":
+            raise UserError("table option stopwords is not supported yet (full-text indexes keep every word)",
+                            NotSupportedError)
+    return out
+
+
+def morphology(value: str) -> str:
+    parts = [p.strip().lower() for p in value.split(",") if p.strip()] or [DEFAULT_MORPHOLOGY]
+    if len(parts) > 1 or parts[0] not in fts.TOKENIZERS:
+        raise UserError(f"morphology '{value}' is not supported: use 'stem_en' (English stemming) or 'none'",
+                        NotSupportedError)
+    return parts[0]
+
+
+def tokenizer(table: Table) -> str:
+    return fts.TOKENIZERS[table.options.get("morphology", DEFAULT_MORPHOLOGY)]
+
+
+def text_columns(table: Table) -> tuple[str, ...]:
+    return tuple(c.name for c in table.columns if c.type == "text")
+
+
+def text_index(table: Table) -> TextIndex | None:
+    columns = text_columns(table)
+    return TextIndex(table.name, columns, tokenizer(table)) if columns else None
+
+
+def chunk_index(table: Table, column: str) -> ChunkTextIndex | None:
+    spec = table.vectors.get(column.lower())
+    if spec is None or not spec.model_name or not spec.from_columns:
+        return None
+    sources = tuple(table.column(c).name for c in spec.from_columns if table.column(c) is not None)
+    return ChunkTextIndex(table.name, table.chunk_tables[column.lower()], sources, tokenizer(table))
+
+
+def chunk_indexes(table: Table) -> list[ChunkTextIndex]:
+    return [i for i in (chunk_index(table, c) for c in table.vectors) if i is not None]
+
+
+def all_indexes(table: Table) -> list[TextIndex | ChunkTextIndex]:
+    row = text_index(table)
+    return ([row] if row else []) + chunk_indexes(table)
+
+
+# -- lifecycle ---------------------------------------------------------------------------------
+def create(store: RowStore, table: Table) -> None:
+    for index in all_indexes(table):
+        index.create(store)
+
+
+def drop(store: RowStore, table: Table) -> None:
+    """Drop the table's row-level index (its columns change) or, before DROP TABLE, every index."""
+    TextIndex(table.name, (), "").drop(store)      # by name: also when no text column is left
+
+
+def drop_all(store: RowStore, table: Table) -> None:
+    drop(store, table)
+    for index in chunk_indexes(table):
+        index.drop(store)
+
+
+def recreate_row_index(store: RowStore, table: Table, on_progress: Progress = None) -> None:
+    """After ALTER TABLE ADD/DROP COLUMN: the row-level index over the new set of text columns."""
+    row = text_index(table)
+    if row is not None:
+        row.create(store)
+        row.rebuild(store, on_progress)
+
+
+def rebuild(store: RowStore, table: Table, on_progress: Progress = None) -> list[str]:
+    """Drop, create and fill every index of the table (REPAIR TABLE). Returns what was rebuilt."""
+    done = []
+    for index in all_indexes(table):
+        index.drop(store)
+        index.create(store)
+        rows = index.rebuild(store, on_progress)
+        done.append(f"full-text index {index.name} rebuilt ({rows} entries)")
+    return done
+
+
+def check(store: RowStore, table: Table) -> list[str]:
+    return [p for index in all_indexes(table) for p in index.check(store)]
+
+
+def missing(store: RowStore, tables: Iterable[Table]) -> list[tuple[Table, TextIndex | ChunkTextIndex]]:
+    return [(t, i) for t in tables for i in all_indexes(t) if not i.exists(store)]
+
+
+def upgrade(store: RowStore, tables: Iterable[Table], on_progress: Progress = None) -> int:
+    """Build the indexes a database written before full-text search lacks (once, when it is opened).
+    Returns how many were built. Runs in its own transaction; a busy or read-only file is left as it
+    is (MATCH() on it reports the missing index) and tried again at the next open."""
+    tables = list(tables)
+    if not missing(store, tables) or store.in_transaction:
+        return 0
+    try:
+        store.begin()
+        todo = missing(store, tables)           # again, under the write lock
+        for table, index in todo:
+            log.info("building the full-text index %s of table %s", index.name, table.name)
+            index.drop(store)
+            index.create(store)
+
+            def progress(done: int, total: int, name=index.name) -> None:
+                log.info("full-text index %s: %d of %d", name, done, total)
+                if on_progress is not None:
+                    on_progress(done, total)
+            index.rebuild(store, progress)
+        store.commit()
+        return len(todo)
+    except apsw.Error as exc:         # busy, read-only, disk full: nothing is lost
+        store.rollback()
+        log.warning("could not build the full-text indexes now (%s); retrying at the next open", exc)
+        return 0
