@@ -185,7 +185,7 @@ def show_tables(db: Database, stmt: ast.ShowTables, params=None) -> Result:
     if stmt.like is not None:
         pattern = stmt.like.replace("%", "*").replace("_", "?")
         names = [n for n in names if fnmatch.fnmatchcase(n.lower(), pattern.lower())]
-    return Result(columns=[(Table, None)], rows=[(n,) for n in names], rowcount=len(names))
+    return Result(columns=[("Table", None)], rows=[(n,) for n in names], rowcount=len(names))
 
 
 def show_create(db: Database, table: Table) -> Result:
@@ -200,7 +200,7 @@ def show_create(db: Database, table: Table) -> Result:
         lines.append(text)
     sql = f"CREATE TABLE {quote_ident(table.name)} (\n  " + ",\n  ".join(lines) + "\n)"
     sql += "".join(f" {k}='{v}'" for k, v in table.options.items())
-    return Result(columns=[(Table, None), ("Create Table", None)], rows=[(table.name, sql)], rowcount=1)
+    return Result(columns=[("Table", None), ("Create Table", None)], rows=[(table.name, sql)], rowcount=1)
 
 
 def quote_ident(name: str) -> str:
@@ -236,7 +236,7 @@ def optimize(db: Database, table: Table) -> Result:
     db.commit()     # implicit commit, as in MySQL: the compacted index holds committed data only
     for layout in table.layouts():
         db.column_index(table, layout.column).compact()
-    return Result(columns=[(Table, None), ("Op", None), ("Msg_type", None), ("Msg_text", None)],
+    return Result(columns=[("Table", None), ("Op", None), ("Msg_type", None), ("Msg_text", None)],
                    rows=[(table.name, "optimize", "status", "OK")], rowcount=1)
 
 
@@ -294,7 +294,7 @@ def drop_index(db: Database, stmt: ast.DropIndex, params=None) -> Result:
 
 def show_index(db: Database, table: Table) -> Result:
     rows = [(table.name, name, sql) for name, sql in db.store.execute(INDEX_LIST, (table.name,))]
-    return Result(columns=[(Table, None), ("Key_name", None), ("Definition", None)], rows=rows,
+    return Result(columns=[("Table", None), ("Key_name", None), ("Definition", None)], rows=rows,
                    rowcount=len(rows))
 
 

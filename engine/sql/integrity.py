@@ -39,7 +39,7 @@ from tesseradb.sql.write import recompute
 
 log = logging.getLogger("tesseradb.integrity")
 
-COLUMNS = [(Table, None), ("Op", None), ("Msg_type", None), ("Msg_text", None)]
+COLUMNS = [("Table", None), ("Op", None), ("Msg_type", None), ("Msg_text", None)]
 LISTED = 5                 # example ids quoted per problem
 VECTOR_SAMPLE = 20_000     # chunks whose vectors are looked up in the index (evenly spread)
 DIST_TOL = 1e-3

@@ -71,7 +71,7 @@ def _same_id(value: Any, wanted: int) -> bool:
         return False
 
 
-def load_data(db: Database, stmt: ast.LoadData) -> Result:
+def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``, inside the statement's transaction."""
     path = stmt.path
     ext = extension(path, "LOAD DATA")
