@@ -7,6 +7,7 @@ from typing import Any
 from tesseradb.grammar import ast
 
 from tesseradb.sql import ddl, dml, load_data, models, query, session
+from tesseradb.sql import chunk_listing
 
 Handler = Callable[..., Any]
 
@@ -24,6 +25,8 @@ HANDLERS: dict[type, Handler] = {
     ast.Transaction: session.transaction,
     ast.LoadData: load_data.load_data,
     ast.Explain: query.explain,
+    ast.ShowChunks: chunk_listing.show_chunks,
+    ast.CallChunks: chunk_listing.call_chunks,
 }
 
 QUERY_HANDLERS: dict[str, Handler] = {

@@ -12,6 +12,8 @@ from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.sql.database import Database
 from tesseradb.vectors.search import KnnRequest, run_knn
+from tesseradb.vectors import passages
+from tesseradb.sql import passage_calls
 
 KNN_TABLE = "_tessera_knn"
 CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "
@@ -81,6 +83,7 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any]) -> Pl
     if not knn_calls:
         if dist_calls:
             raise UserError("KNN_DIST() attribute not available in this context")
+        passage_calls.reject_outside_knn(expr)
         return Planned(expr.sql(dialect="sqlite"), bound)
     if len(knn_calls) > 1:
         raise UserError("only one knn() is supported per query")
@@ -104,7 +107,7 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
                     if isinstance(p, exp.Alias) and any(_is_call(n, "knn_dist") for n in p.find_all(exp.Anonymous))}
 
     def is_post(cond: exp.Expression) -> bool:
-        return any(_is_call(n, "knn_dist") for n in cond.find_all(exp.Anonymous)) or any(
+        return passage_calls.mentions(cond) or any(_is_call(n, "knn_dist") for n in cond.find_all(exp.Anonymous)) or any(
             c.name.lower() in dist_aliases and not c.table for c in cond.find_all(exp.Column))
 
     rest = [c for c in _conjuncts(select.args.get("where")) if c is not call]
@@ -120,6 +123,7 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     for node in list(select.find_all(exp.Anonymous)):
         if _is_call(node, "knn_dist"):
             node.replace(exp.column("dist", table="_knn"))
+    request.passages = passage_calls.rewrite(select, request.alias, bound)
     on = exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}")
     knn_table = exp.to_table(KNN_TABLE).as_("_knn")
     first = select.args["from_"].this
@@ -157,5 +161,7 @@ def fill_knn(db: Database, request: KnnRequest) -> None:
     db.store.execute(CREATE_KNN_TABLE)
     db.store.execute(f"DELETE FROM temp.{KNN_TABLE}")
     db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?)", hits)
+    if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
+        passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages)
 
 

@@ -35,6 +35,7 @@ class KnnRequest:
     ef: int | None = None
     filter_sql: str | None = None            # SELECT of the allowed document ids
     bound: dict[str, Any] = field(default_factory=dict)
+    passages: Any = None                     # passages.Needs: what knn_chunk*() read, or None
 
     @classmethod
     def from_call(cls, db: Context, call: exp.Anonymous, tables: dict[str, Table],
