@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from tesseradb import errors
 from tesseradb.io.formats import NULL_MARK, extension
 from tesseradb.results import Result
 

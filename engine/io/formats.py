@@ -8,7 +8,8 @@ import datetime
 import json
 import math
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
