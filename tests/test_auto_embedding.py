@@ -161,7 +161,7 @@ def test_empty_text_gives_one_vector_and_empty_query_is_valid(cur):
 
 def test_text_query_on_a_column_without_model(cur):
     cur.execute("CREATE TABLE t (v float_vector knn_type='hnsw' knn_dims='2' hnsw_similarity='l2')")
-    with pytest.raises(tesseradb.ProgrammingError, match="No model loaded for auto embeddings attribute 'v'"):
+    with pytest.raises(tesseradb.ProgrammingError, match="Embeddings generation string specified, but embeddings are not loaded"):
         cur.execute("SELECT id FROM t WHERE knn(v, 1, 'hello')")
 
 

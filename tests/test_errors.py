@@ -31,7 +31,7 @@ CASES = [
     ("SELECT id FROM t WHERE knn(plain, 1, (0,0))", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064,
      "42000", "KNN index not enabled for attribute 'plain'"),
     ("SELECT knn_dist() FROM t", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000",
-     "KNN_DIST() attribute not available in this context"),
+     "knn_dist() is only allowed for KNN() queries"),
     ("CREATE TABLE m (t text, v float_vector knn_type='hnsw' model_name='no/such-model' from='t')",
      tesseradb.ProgrammingError, errors.ModelError, 1064, "42000", "unknown model 'no/such-model'"),
     # 1146 / 1050 / 1054 / 1060

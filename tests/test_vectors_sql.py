@@ -121,7 +121,7 @@ def test_malformed_array_values_name_row_and_column_and_insert_nothing(con, valu
 
 
 SINGLE_ERRORS = [
-    ("(1,2,3)", "vectors have 3 values, index 'v' needs 4 values"),
+    ("(1,2,3)", "data has 3 values, index 'v' needs 4 values"),
     ("[[1,2,3,4]]", "nested vector syntax is only valid for float_vector_array attributes"),
     ("'1,2,3,4'", "incompatible value specified for a float vector column"),
     ("(1,2,'x',4)", "incompatible value specified for a float vector column"),
@@ -565,8 +565,8 @@ def test_explain_shows_exact_or_graph(con):
      "requested KNN search attribute 'nope' not found"),
     ("SELECT id FROM t WHERE knn(v, 1, (0,0)) AND knn(v, 2, (1,1))", None, tesseradb.ProgrammingError,
      "only one knn() is supported per query"),
-    ("SELECT knn_dist() FROM t", None, tesseradb.ProgrammingError, "KNN_DIST() attribute not available in this context"),
-    ("SELECT id FROM t ORDER BY knn_dist()", None, tesseradb.ProgrammingError, "KNN_DIST() attribute not available"),
+    ("SELECT knn_dist() FROM t", None, tesseradb.ProgrammingError, "knn_dist() is only allowed for KNN() queries"),
+    ("SELECT id FROM t ORDER BY knn_dist()", None, tesseradb.ProgrammingError, "knn_dist() is only allowed for KNN() queries"),
     ("SELECT id FROM t WHERE knn(v, 1, ?)", [[0, float("nan")]], tesseradb.DataError, "NaN or infinity"),
 ])
 def test_knn_errors(con, sql, params, cls, message):
@@ -620,11 +620,11 @@ def test_select_star_with_subqueries_and_joins(con):
     con.execute("INSERT INTO t (id, tag, v) VALUES (1, 1, [[0,0]]), (2, 2, [[1,1]])")
     con.execute("INSERT INTO tags (tag, label) VALUES (1, 'one'), (2, 'two')")
     assert rows(con, "SELECT * FROM t WHERE knn(v, 5, (0,0)) AND tag IN (SELECT tag FROM tags WHERE label = 'two')") \
-        == [(2, 2, [[1.0, 1.0]])]
+        == [(2, 2, [[1.0, 1.0]], 2.0)]            # SELECT * of a knn query ends with @knn_dist
     assert rows(con, "SELECT * FROM tags g JOIN t ON t.tag = g.tag WHERE knn(t.v, 1, (0,0))") == \
-        [(1, 1, "one", 1, 1, [[0.0, 0.0]])]
+        [(1, 1, "one", 1, 1, [[0.0, 0.0]], 0.0)]
     assert rows(con, "SELECT * FROM t JOIN (SELECT tag, label FROM tags) s ON s.tag = t.tag WHERE knn(v, 1, (1,1))") \
-        == [(2, 2, [[1.0, 1.0]], 2, "two")]
+        == [(2, 2, [[1.0, 1.0]], 2, "two", 0.0)]
 
 
 def test_insert_select_with_knn_and_length(con):

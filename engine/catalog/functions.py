@@ -10,6 +10,7 @@ from typing import Any
 
 import apsw
 
+from tesseradb.catalog import vector_text
 from tesseradb.catalog.types import vector_count, write_value
 
 
@@ -94,8 +95,12 @@ FUNCTIONS: dict[str, tuple[Any, int]] = {
     "_tessera_timestamp": (_timestamp, 1),
     "_tessera_vector_length": (_vector_length, 1),
     "_tessera_array_length": (_array_length, 1),
+    "to_string": (vector_text.to_string, 1),
+    "_tessera_vector_text": (vector_text.vector_text, 1),
+    "_tessera_array_text": (vector_text.array_text, 1),
 }
-DETERMINISTIC = {"left", "right", "reverse", "repeat", "regexp", "_tessera_vector_length", "_tessera_array_length",
+DETERMINISTIC = {"to_string", "_tessera_vector_text", "_tessera_array_text",
+                 "left", "right", "reverse", "repeat", "regexp", "_tessera_vector_length", "_tessera_array_length",
                  "_tessera_timestamp"}
 
 

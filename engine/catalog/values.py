@@ -173,7 +173,7 @@ def to_vectors(value: Any, *, is_array: bool, dims: int | None, normalize: bool,
         return np.zeros((0, dims or 0), np.float32)
     fast = _numeric_matrix(value, is_array)
     if fast is not None:
-        return _checked(fast, dims=dims, normalize=normalize, row=row, column=column, model=model)
+        return _checked(fast, dims=dims, normalize=normalize, row=row, column=column, model=model, is_array=is_array)
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
@@ -200,7 +200,8 @@ def to_vectors(value: Any, *, is_array: bool, dims: int | None, normalize: bool,
     with np.errstate(over="ignore"):
         matrix = np.array(vectors, dtype=np.float32).reshape(len(vectors), -1) if vectors else \
             np.zeros((0, dims or 0), np.float32)
-    return _checked(matrix, dims=dims, normalize=normalize, row=row, column=column, model=model)
+    return _checked(matrix, dims=dims, normalize=normalize, row=row, column=column, model=model,
+                    is_array=is_array)
 
 
 def _numeric_matrix(value: Any, is_array: bool) -> np.ndarray | None:
@@ -223,7 +224,7 @@ def _numeric_matrix(value: Any, is_array: bool) -> np.ndarray | None:
 
 
 def _checked(matrix: np.ndarray, *, dims: int | None, normalize: bool, row: int, column: str,
-             model: str | None) -> np.ndarray:
+             model: str | None, is_array: bool = True) -> np.ndarray:
     if not np.isfinite(matrix).all():   # finite as a double but beyond float32 (|x| > 3.4e38)
         n = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0]) + 1
         raise _fail(row, column, f"vector #{n} has a value out of the float32 range")
@@ -231,7 +232,8 @@ def _checked(matrix: np.ndarray, *, dims: int | None, normalize: bool, row: int,
         if model:
             raise _fail(row, column, f"attribute '{column}' has model_name={model} specified, but vector "
                                      f"contents with {matrix.shape[1]} values is provided")
-        raise _fail(row, column, f"vectors have {matrix.shape[1]} values, index '{column}' needs {dims} values")
+        what = "vectors have" if is_array else "data has"     # Manticore's two wordings
+        raise _fail(row, column, f"{what} {matrix.shape[1]} values, index '{column}' needs {dims} values")
     if normalize and len(matrix):
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)

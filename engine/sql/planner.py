@@ -6,7 +6,7 @@ from typing import Any
 
 from tesseradb.grammar import ast
 
-from tesseradb.sql import ddl, dml, load_data, models, query, session
+from tesseradb.sql import ddl, dml, load_data, models, query, rebuild, session
 from tesseradb.sql import chunk_listing
 
 Handler = Callable[..., Any]
@@ -18,6 +18,7 @@ HANDLERS: dict[type, Handler] = {
     ast.DropIndex: ddl.drop_index,
     ast.AlterAddColumn: ddl.alter_add_column,
     ast.AlterDropColumn: ddl.alter_drop_column,
+    ast.AlterRebuild: rebuild.alter_rebuild,
     ast.TableCommand: ddl.table_command,
     ast.ShowTables: ddl.show_tables,
     ast.ShowWarnings: session.show_warnings,
@@ -53,6 +54,8 @@ def writes(stmt: ast.Statement) -> bool:
         return stmt.kind != "select"
     if isinstance(stmt, ast.TableCommand):
         return stmt.verb not in READ_ONLY_COMMANDS
+    if isinstance(stmt, ast.AlterRebuild):
+        return rebuild.writes(stmt)
     return isinstance(stmt, (ast.CreateTable, ast.DropTable, ast.CreateIndex, ast.DropIndex,
                              ast.AlterAddColumn, ast.AlterDropColumn,
                              ast.LoadData))

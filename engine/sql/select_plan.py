@@ -11,6 +11,7 @@ from sqlglot import exp
 from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.sql.database import Database
+from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
 from tesseradb.sql import passage_calls
@@ -63,6 +64,25 @@ def _rewrite_lengths(db: Database, select: exp.Expression) -> None:
             node.replace(exp.Anonymous(this=fn, expressions=[arg.copy()]))
 
 
+# Manticore's TO_STRING(vector column): its text form (catalog/vector_text.py), by column type
+TO_STRING_OF = {"float_vector": "_tessera_vector_text", "float_vector_array": "_tessera_array_text"}
+
+
+def _rewrite_to_string(db: Database, select: exp.Expression) -> None:
+    if not isinstance(select, exp.Select):
+        return
+    tables = _tables_in_from(db, select)
+    for node in [n for n in select.find_all(exp.Anonymous) if _is_call(n, "to_string")]:
+        arg = node.expressions[0] if len(node.expressions) == 1 else None
+        if not isinstance(arg, exp.Column):
+            continue
+        owners = [t for alias, t in tables.items() if (not arg.table or arg.table.lower() == alias)
+                  and t.is_vector(arg.name)]
+        if owners:
+            fn = TO_STRING_OF[owners[0].column(arg.name).type]
+            node.replace(exp.Anonymous(this=fn, expressions=[arg.copy()]))
+
+
 def _keep_names(select: exp.Expression) -> None:
     """Projections that the planner rewrites (knn_dist(), LENGTH()) keep the name the user wrote."""
     if not isinstance(select, exp.Select):
@@ -78,11 +98,12 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any]) -> Pl
     _check_internal(expr)
     _keep_names(expr)
     _rewrite_lengths(db, expr)
+    _rewrite_to_string(db, expr)
     knn_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn")]
     dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn_dist")]
     if not knn_calls:
-        if dist_calls:
-            raise UserError("KNN_DIST() attribute not available in this context")
+        if dist_calls:      # Manticore's text, with the spelling the user wrote (@knn_dist or knn_dist())
+            raise UserError(f"{dist_calls[0].meta.get('spelling', 'knn_dist()')} is only allowed for KNN() queries")
         passage_calls.reject_outside_knn(expr)
         return Planned(expr.sql(dialect="sqlite"), bound)
     if len(knn_calls) > 1:
@@ -102,7 +123,7 @@ def _check_internal(expr: exp.Expression) -> None:
 
 def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict[str, Any]) -> Planned:
     tables = _tables_in_from(db, select)
-    request = KnnRequest.from_call(db, call, tables, bound)
+    request = KnnRequest.from_call(db, call, tables, bound, default_k=limit_k(select, bound))
     dist_aliases = {p.alias.lower() for p in select.expressions
                     if isinstance(p, exp.Alias) and any(_is_call(n, "knn_dist") for n in p.find_all(exp.Anonymous))}
 
@@ -150,6 +171,8 @@ def _star_to_tables(select: exp.Select, tables: dict[str, Any]) -> None:
     sources = [select.args["from_"].this] + [j.this for j in select.args.get("joins") or []]
     names = [t.alias_or_name for t in sources if t.alias_or_name]    # not tables of subqueries
     expanded = [exp.Column(this=exp.Star(), table=exp.to_identifier(n)) for n in names]
+    # as in Manticore, SELECT * of a knn query ends with the distance, named @knn_dist
+    expanded.append(exp.alias_(exp.column("dist", table="_knn"), "@knn_dist", quoted=True))
     new = []
     for p in select.expressions:
         new.extend(expanded if isinstance(p, exp.Star) else [p])

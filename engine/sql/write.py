@@ -152,7 +152,7 @@ def supplied_vectors(col: Column, spec, value: Any, row: int) -> Embedded | None
     matrix = to_vectors(value, is_array=col.type == "float_vector_array",
                         dims=spec.dims if spec else None,
                         normalize=spec is not None and spec.similarity == "cosine",
-                        row=row, column=col.name, model=spec.model_name if spec else None)
+                        row=row, column=col.name, model=(spec.model_text or spec.model_name) if spec else None)
     return Embedded(matrix, [(None, None)] * len(matrix))
 
 

@@ -20,9 +20,8 @@ from tesseradb.catalog.values import literal, to_vectors
 from tesseradb.catalog.tables import Table
 from tesseradb.context import Context
 from tesseradb.embed.rows import check_text
-
-KNN_OPTIONS = {"ef"}
-
+from tesseradb.vectors.knn_options import (MANTICORE_DEFAULT_LIMIT, KnnOptions, parse_options, resolve_k,
+                                           split_arguments)
 
 @dataclass
 class KnnRequest:
@@ -35,24 +34,27 @@ class KnnRequest:
     ef: int | None = None
     filter_sql: str | None = None            # SELECT of the allowed document ids
     bound: dict[str, Any] = field(default_factory=dict)
+    options: KnnOptions = field(default_factory=KnnOptions)
     passages: Any = None                     # passages.Needs: what knn_chunk*() read, or None
 
     @classmethod
     def from_call(cls, db: Context, call: exp.Anonymous, tables: dict[str, Table],
-                  bound: dict[str, Any]) -> "KnnRequest":
-        args = call.expressions
-        if len(args) not in (3, 4) or not isinstance(args[0], exp.Column):
-            raise UserError("knn() expects (column, k, query [, {options}])")
-        alias, table = _owner(args[0], tables)
-        spec = table.vectors.get(args[0].name.lower())
+                  bound: dict[str, Any], default_k: int = MANTICORE_DEFAULT_LIMIT) -> "KnnRequest":
+        """``default_k``: k when the call has none (the query's LIMIT + OFFSET, see knn_options)."""
+        args = split_arguments(call)
+        alias, table = _owner(args.column, tables)
+        spec = table.vectors.get(args.column.name.lower())
         if spec is None:
-            raise UserError(f"KNN index not enabled for attribute '{args[0].name}'")
-        k = _int_arg(args[1], bound, "k")
-        if k <= 0:
+            raise UserError(f"KNN index not enabled for attribute '{args.column.name}'")
+        positional = None if args.k is None else _int_arg(args.k, bound, "k")
+        if positional is not None and positional <= 0:
             raise UserError("k parameter must be positive")
-        ef = _options(args[3], bound) if len(args) == 4 else None
-        req = cls(table, alias, spec.column, k, None, ef=ef, bound=bound)
-        req.query, req.exclude_doc = _query_vectors(db, table, spec, args[2], bound)
+        options = parse_options(args.options, bound) if args.options is not None else KnnOptions()
+        k = resolve_k(positional, options, default_k)
+        req = cls(table, alias, spec.column, k, None, ef=options.ef, bound=bound, options=options)
+        req.query, req.exclude_doc = _query_vectors(db, table, spec, args.query, bound)
+        if req.exclude_doc is not None and args.k is None:     # as in Manticore: knn(col, k, doc_id)
+            raise UserError("knn() expects (column, [k,] query [, {options}]); a document id needs k")
         return req
 
 
@@ -70,21 +72,6 @@ def _int_arg(node: exp.Expression, bound: dict[str, Any], what: str) -> int:
     return int(value)
 
 
-def _options(node: exp.Expression, bound: dict[str, Any]) -> int | None:
-    if not isinstance(node, exp.Struct):
-        raise UserError("knn() options must be written as {ef=N}")
-    ef = None
-    for item in node.expressions:
-        name = (item.this.name if isinstance(item, (exp.PropertyEQ, exp.EQ)) else item.alias).lower()
-        value = item.expression if isinstance(item, (exp.PropertyEQ, exp.EQ)) else item.this
-        if name not in KNN_OPTIONS:
-            raise UserError(f"Unable to parse KNN option '{name}'")
-        ef = _int_arg(value, bound, name)
-        if ef < 0:
-            raise UserError("ef parameter must be non-negative")
-    return ef
-
-
 def _query_vectors(db: Context, table: Table, spec, node: exp.Expression,
                    bound: dict[str, Any]) -> tuple[np.ndarray, int | None]:
     ok, value = literal(node, bound)
@@ -93,7 +80,7 @@ def _query_vectors(db: Context, table: Table, spec, node: exp.Expression,
     if isinstance(value, str):
         check_text(value, "knn() query")
         if not spec.model_name:
-            raise UserError(f"No model loaded for auto embeddings attribute '{spec.column}'")
+            raise UserError("Embeddings generation string specified, but embeddings are not loaded")
         return embed.get_model(spec.model_name).embed_query(value).reshape(1, -1).astype(np.float32), None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return _document_vectors(db, table, spec, int(value)), int(value)
@@ -178,13 +165,14 @@ def run_knn(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
     added, touched = _pending(db, layout.chunks)
     idx = db.column_index(req.table, req.column)
     best: dict[int, tuple[float, int]] = {}
-    if touched and idx.index is None:
-        best = _exact(db, req, "", ())         # index not loaded yet: the open transaction's view
+    if req.options.fullscan or (touched and idx.index is None):
+        best = _exact(db, req, "", ())         # {fullscan=1}, or the index is not loaded yet
     else:
         index = idx.index if touched else idx.catch_up()
         extra = len(touched) + (1 if req.exclude_doc is not None else 0)
+        prefiltered = allowed if req.options.prefilter else None      # {prefilter=0}: filter afterwards
         for q in req.query:
-            for doc, dist, chunk in index.search(q, req.k + extra, allowed_docs=allowed,
+            for doc, dist, chunk in index.search(q, req.k + extra, allowed_docs=prefiltered,
                                                  exclude_doc=req.exclude_doc, ef=req.ef):
                 if doc not in touched and (doc not in best or dist < best[doc][0]):
                     best[doc] = (dist, chunk)
@@ -193,10 +181,12 @@ def run_knn(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
             for doc, hit in _exact(db, req, f"WHERE c.chunk_id IN ({marks})", tuple(added)).items():
                 if doc not in best or hit[0] < best[doc][0]:
                     best[doc] = hit
+    best.pop(req.exclude_doc, None)
     if allowed is not None:
+        if not req.options.prefilter:          # the k nearest of all documents, then the filter
+            best = {doc: (dist, chunk) for doc, dist, chunk in _collapse(best, req.k)}
         allow = set(allowed.tolist())
         best = {d: h for d, h in best.items() if d in allow}
-    best.pop(req.exclude_doc, None)
     return _collapse(best, req.k)
 
 

@@ -1,0 +1,51 @@
+"""Manticore's TO_STRING(): values as text, vectors in Manticore's own format.
+
+From Manticore's sources (``sphinxexpr.cpp`` Expr_ToString_c, ``attribute.cpp`` FloatVec2Str and
+sphFloatVecArray2Str, ``sphinxutils.cpp`` PrintVarFloat): a float prints with ``%f``, or with
+``%1.8f`` when six decimals would not read back as the same float32; a float_vector is its values
+joined by commas (``0.100000,0.200000``, empty when it has none); a float_vector_array is
+``[[a,b],[c,d]]``, or ``[]``. TO_STRING of a number or a string is its text; of NULL, NULL.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tesseradb.catalog.types import unpack
+
+
+def float_text(value: float) -> str:
+    f32 = np.float32(value)
+    text = f"{float(f32):f}"
+    return text if np.float32(text) == f32 else f"{float(f32):1.8f}"
+
+
+def _joined(vector: np.ndarray) -> str:
+    return ",".join(float_text(v) for v in vector.tolist())
+
+
+def vector_text(blob: Any) -> str | None:
+    """TO_STRING() of a float_vector column's stored value."""
+    if blob is None:
+        return None
+    vectors = unpack(blob, False)
+    return _joined(vectors[0]) if len(vectors) else ""
+
+
+def array_text(blob: Any) -> str | None:
+    """TO_STRING() of a float_vector_array column's stored value."""
+    if blob is None:
+        return None
+    return "[" + ",".join(f"[{_joined(v)}]" for v in unpack(blob, True)) + "]"
+
+
+def to_string(value: Any) -> str | None:
+    """TO_STRING() of any other value."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        return float_text(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
