@@ -12,21 +12,17 @@ for running searches. See docs/vector_index.md for the design and the measured t
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
-import struct
-import tempfile
 import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from typing import Any, BinaryIO
+from collections.abc import Iterable
+from typing import Any
 
 import faiss
 import numpy as np
 
+from . import index_file
 from .errors import IndexCorrupt
+from .positions import Column, KeyIndex, RWLock, distinct, int_array, one_thread
 
 METRICS = {"l2": faiss.METRIC_L2, "ip": faiss.METRIC_INNER_PRODUCT, "cosine": faiss.METRIC_INNER_PRODUCT}
 
@@ -37,158 +33,6 @@ EF_FLOOR = 48  # smallest efSearch used
 EF_PER_CHUNK = 2  # efSearch >= this many times the chunks asked for
 EF_MAX = 1 << 16
 RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 rescoring
-
-FORMAT_VERSION = 1
-MAGIC = b"TSRVIDX\0"
-PREFIX = struct.Struct("<8sIIQ32s")  # magic, version, header length, payload length, sha256
-BLOCK = 1 << 20
-
-
-class _RWLock:
-    """Many readers or one writer; a waiting writer blocks new readers so it cannot starve."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._readers = 0
-        self._writer = False
-        self._writers_waiting = 0
-
-    @contextmanager
-    def read(self) -> Iterator[None]:
-        with self._cond:
-            while self._writer or self._writers_waiting:
-                self._cond.wait()
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
-
-    @contextmanager
-    def write(self) -> Iterator[None]:
-        with self._cond:
-            self._writers_waiting += 1
-            while self._writer or self._readers:
-                self._cond.wait()
-            self._writers_waiting -= 1
-            self._writer = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writer = False
-                self._cond.notify_all()
-
-
-class _Column:
-    """A growable 1-d numpy array (amortised appends)."""
-
-    def __init__(self, dtype: Any, data: np.ndarray | None = None) -> None:
-        self._data = np.empty(0, dtype) if data is None else np.array(data, dtype)
-        self.n = len(self._data)
-
-    def append(self, values: np.ndarray) -> None:
-        need = self.n + len(values)
-        if need > len(self._data):
-            grown = np.empty(max(need, 2 * len(self._data), 1024), self._data.dtype)
-            grown[: self.n] = self._data[: self.n]
-            self._data = grown
-        self._data[self.n : need] = values
-        self.n = need
-
-    @property
-    def view(self) -> np.ndarray:
-        return self._data[: self.n]
-
-
-class _KeyIndex:
-    """Positions grouped by an int64 key (doc id, chunk id): a sorted part plus a short unsorted tail.
-
-    Appends go to the tail; the tail is merged into the sorted part once it reaches 1/16 of it, so an
-    append costs O(1) amortised and a lookup O(m log n + tail).
-    """
-
-    def __init__(self, keys: np.ndarray) -> None:
-        order = np.argsort(keys, kind="stable")
-        self._keys, self._pos = keys[order], order.astype(np.int64)
-        self._tail_keys = _Column(np.int64)
-        self._tail_pos = _Column(np.int64)
-
-    def append(self, keys: np.ndarray, start: int) -> None:
-        self._tail_keys.append(keys)
-        self._tail_pos.append(np.arange(start, start + len(keys), dtype=np.int64))
-        if self._tail_keys.n > max(1024, len(self._keys) // 16):
-            self._merge()
-
-    def _merge(self) -> None:
-        keys, pos = self._tail_keys.view, self._tail_pos.view
-        order = np.argsort(keys, kind="stable")
-        at = np.searchsorted(self._keys, keys[order], side="right")
-        self._keys = np.insert(self._keys, at, keys[order])
-        self._pos = np.insert(self._pos, at, pos[order])
-        self._tail_keys, self._tail_pos = _Column(np.int64), _Column(np.int64)
-
-    def live(self, wanted: np.ndarray, alive: np.ndarray) -> tuple[np.ndarray, int]:
-        """Live positions whose key is in ``wanted`` (sorted, distinct), and how many keys have one.
-
-        Linear in the positions found: the sorted part yields them grouped by key, so counting the
-        keys needs no sort.
-        """
-        lo = np.searchsorted(self._keys, wanted, side="left")
-        hi = np.searchsorted(self._keys, wanted, side="right")
-        found = self._pos[_expand_ranges(lo, hi)]
-        live = alive[found]
-        key_of = np.repeat(np.arange(len(wanted)), hi - lo)[live]
-        pos = found[live]
-        n_keys = int(len(key_of) > 0) + int(np.count_nonzero(key_of[1:] != key_of[:-1]))
-        if not self._tail_keys.n:
-            return pos, n_keys
-        in_tail = np.isin(self._tail_keys.view, wanted) & alive[self._tail_pos.view]
-        if not in_tail.any():
-            return pos, n_keys
-        tail_keys = _distinct(self._tail_keys.view[in_tail])
-        n_keys += int(np.count_nonzero(~np.isin(tail_keys, wanted[key_of])))
-        return np.concatenate([pos, self._tail_pos.view[in_tail]]), n_keys
-
-
-@contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run FAISS single-threaded in this thread: one query gains nothing from an OpenMP team, and
-    waking one costs milliseconds on small machines. The setting is per thread (an OpenMP ICV)."""
-    before = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    try:
-        yield
-    finally:
-        faiss.omp_set_num_threads(before)
-
-
-def _expand_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Concatenate ``arange(lo[i], hi[i])`` for every i, vectorised."""
-    counts = hi - lo
-    total = int(counts.sum())
-    if not total:
-        return np.empty(0, np.int64)
-    starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
-    return starts + np.arange(total, dtype=np.int64)
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (sort-based: much faster than ``np.unique`` on int64 here)."""
-    out = np.sort(values)
-    return out[np.r_[True, out[1:] != out[:-1]]] if len(out) else out
-
-
-def _int_array(values: Iterable[int] | np.ndarray) -> np.ndarray:
-    """Sorted distinct int64 ids from any iterable of integers (ids already so are not sorted again)."""
-    arr = np.asarray(values if isinstance(values, np.ndarray) else list(values))
-    if arr.size and not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"ids must be integers, got {arr.dtype}")
-    arr = arr.astype(np.int64, copy=False).ravel()
-    return arr if bool(np.all(arr[1:] > arr[:-1])) else _distinct(arr)
 
 
 class VectorIndex:
@@ -203,14 +47,14 @@ class VectorIndex:
         self._index = faiss.IndexHNSWFlat(self.dims, self.m, METRICS[metric])
         self._index.hnsw.efConstruction = self.ef_construction
         self._set_maps(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, bool))
-        self._lock = _RWLock()
+        self._lock = RWLock()
         self._bitmap_lock = threading.Lock()
 
     def _set_maps(self, chunks: np.ndarray, docs: np.ndarray, alive: np.ndarray) -> None:
-        self._chunk, self._doc, self._alive = _Column(np.int64, chunks), _Column(np.int64, docs), _Column(bool, alive)
-        self._by_chunk, self._by_doc = _KeyIndex(self._chunk.view), _KeyIndex(self._doc.view)
+        self._chunk, self._doc, self._alive = Column(np.int64, chunks), Column(np.int64, docs), Column(bool, alive)
+        self._by_chunk, self._by_doc = KeyIndex(self._chunk.view), KeyIndex(self._doc.view)
         self._live = int(alive.sum())
-        self._live_docs = len(_distinct(docs[alive]))
+        self._live_docs = len(distinct(docs[alive]))
         self._max_norm = 0.0
         self._alive_bitmap: np.ndarray | None = None
 
@@ -225,11 +69,11 @@ class VectorIndex:
             raise ValueError(f"{len(chunks)} chunk ids but {len(docs)} doc ids")
         if not len(chunks):
             return
-        if len(_distinct(chunks)) != len(chunks):
+        if len(distinct(chunks)) != len(chunks):
             raise ValueError("duplicate chunk ids in one add()")
         with self._lock.write():
             self._kill(self._live_positions(self._by_chunk, np.sort(chunks)))
-            batch_docs = _distinct(docs)
+            batch_docs = distinct(docs)
             new_docs = len(batch_docs) - self._by_doc.live(batch_docs, self._alive.view)[1]
             start = self._index.ntotal
             self._index.add(x)
@@ -263,21 +107,21 @@ class VectorIndex:
     def remove_docs(self, doc_ids: Iterable[int]) -> None:
         """Tombstone every chunk of these documents. Unknown ids are ignored."""
         with self._lock.write():
-            self._kill(self._live_positions(self._by_doc, _int_array(doc_ids)))
+            self._kill(self._live_positions(self._by_doc, int_array(doc_ids)))
 
     def remove_chunks(self, chunk_ids: Iterable[int]) -> None:
         """Tombstone these chunks. Unknown ids are ignored."""
         with self._lock.write():
-            self._kill(self._live_positions(self._by_chunk, _int_array(chunk_ids)))
+            self._kill(self._live_positions(self._by_chunk, int_array(chunk_ids)))
 
-    def _live_positions(self, keys: _KeyIndex, wanted: np.ndarray) -> np.ndarray:
+    def _live_positions(self, keys: KeyIndex, wanted: np.ndarray) -> np.ndarray:
         """Live positions whose key is in ``wanted`` (sorted, distinct)."""
         return keys.live(wanted, self._alive.view)[0]
 
     def _kill(self, pos: np.ndarray) -> None:
         if not len(pos):
             return
-        docs = _distinct(self._doc.view[pos])
+        docs = distinct(self._doc.view[pos])
         self._alive.view[pos] = False
         self._live -= len(pos)
         self._live_docs -= len(docs) - self._by_doc.live(docs, self._alive.view)[1]
@@ -349,7 +193,7 @@ class VectorIndex:
                 gone = self._live_positions(self._by_doc, np.array([exclude_doc], np.int64))
                 plan.excluded, plan.n_candidates, docs = gone, self._live - len(gone), docs - (len(gone) > 0)
         else:
-            wanted = _int_array(allowed_docs)
+            wanted = int_array(allowed_docs)
             if exclude_doc is not None:
                 wanted = wanted[wanted != exclude_doc]
             plan.positions, docs = self._by_doc.live(wanted, self._alive.view)
@@ -411,14 +255,14 @@ class VectorIndex:
         if 2 * len(pos) >= n:  # most of the index: one contiguous pass, then pick
             out = np.empty(n, np.float32)
             kernel = faiss.fvec_inner_products_ny if ip else faiss.fvec_L2sqr_ny
-            with _one_thread():
+            with one_thread():
                 kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), self.dims, n)
             out = out[pos]
         else:
             out = np.empty(len(pos), np.float32)
             ids = np.ascontiguousarray(pos, np.int64)
             kernel = faiss.fvec_inner_products_by_idx if ip else faiss.fvec_L2sqr_by_idx
-            with _one_thread():
+            with one_thread():
                 kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), faiss.swig_ptr(ids),
                        self.dims, 1, len(pos))
         return 1.0 - out if ip else out
@@ -431,11 +275,11 @@ class VectorIndex:
             params = faiss.SearchParametersHNSW(efSearch=ef)
             if sel is not None:
                 params.sel = sel
-            with _one_thread():
+            with one_thread():
                 dist, found = self._index.search(q, fetch, params=params)
             hit = found[0] >= 0
             pos = found[0][hit]
-            if len(_distinct(self._doc.view[pos])) >= plan.want:
+            if len(distinct(self._doc.view[pos])) >= plan.want:
                 approx = dist[0][hit] if self.metric == "l2" else 1.0 - dist[0][hit]
                 return self._finish(q, pos, approx, plan.want)
             if fetch >= plan.n_candidates:
@@ -489,71 +333,32 @@ class VectorIndex:
             return fresh
 
     def save(self, path: str, watermark: str) -> None:
-        """Write the index atomically: temp file, fsync, rename, fsync of the directory."""
+        """Write the index atomically (see ``index_file``): temp file, fsync, rename, fsync of the folder."""
         with self._lock.read():
-            n = self._index.ntotal
             arrays = [self._chunk.view.tobytes(), self._doc.view.tobytes(),
                       np.packbits(self._alive.view, bitorder="little").tobytes()]
-            header = json.dumps({"dims": self.dims, "metric": self.metric, "m": self.m,
-                                 "ef_construction": self.ef_construction, "watermark": watermark,
-                                 "count": n, "max_norm": self._max_norm}).encode()
-            folder = os.path.dirname(os.path.abspath(path))
-            fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    self._write(f, header, arrays)
-                os.replace(tmp, path)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
-        _fsync_dir(folder)
-
-    def _write(self, f: BinaryIO, header: bytes, arrays: list[bytes]) -> None:
-        f.write(b"\0" * PREFIX.size)
-        digest = hashlib.sha256()
-        size = 0
-
-        def emit(data: bytes) -> int:
-            nonlocal size
-            digest.update(data)
-            f.write(data)
-            size += len(data)
-            return len(data)
-
-        for part in [header, *arrays]:
-            emit(part)
-        writer = faiss.PyCallbackIOWriter(emit)
-        faiss.write_index(self._index, writer)
-        del writer  # flushes
-        f.seek(0)
-        f.write(PREFIX.pack(MAGIC, FORMAT_VERSION, len(header), size - len(header), digest.digest()))
-        f.flush()
-        os.fsync(f.fileno())
+            header = {"dims": self.dims, "metric": self.metric, "m": self.m,
+                      "ef_construction": self.ef_construction, "watermark": watermark,
+                      "count": self._index.ntotal, "max_norm": self._max_norm}
+            index_file.save(path, header, arrays, self._index)
 
     @classmethod
     def load(cls, path: str) -> tuple[VectorIndex, str] | None:
         """``(index, watermark)``, or None when no file exists; IndexCorrupt when it cannot be trusted."""
-        try:
-            f = open(path, "rb")
-        except FileNotFoundError:
+        loaded = index_file.load(path, _array_sizes)
+        if loaded is None:
             return None
-        with f:
-            header, n = _read_verified(f, path)
-            try:
-                index = cls(int(header["dims"]), str(header["metric"]), m=int(header["m"]),
-                            ef_construction=int(header["ef_construction"]))
-                watermark = str(header["watermark"])
-            except (KeyError, TypeError, ValueError) as e:
-                raise IndexCorrupt(path, f"bad header: {e}") from e
-            chunks = np.frombuffer(_read_exactly(f, 8 * n, path), np.int64).copy()
-            docs = np.frombuffer(_read_exactly(f, 8 * n, path), np.int64).copy()
-            bits = np.frombuffer(_read_exactly(f, (n + 7) // 8, path), np.uint8)
-            alive = np.unpackbits(bits, count=n, bitorder="little").astype(bool)
-            try:
-                graph = faiss.read_index(faiss.PyCallbackIOReader(f.read))
-            except RuntimeError as e:
-                raise IndexCorrupt(path, f"unreadable graph: {e}") from e
+        header, (chunk_bytes, doc_bytes, bits), graph = loaded
+        try:
+            index = cls(int(header["dims"]), str(header["metric"]), m=int(header["m"]),
+                        ef_construction=int(header["ef_construction"]))
+            watermark = str(header["watermark"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise IndexCorrupt(path, f"bad header: {e}") from e
+        n = int(header["count"])
+        chunks = np.frombuffer(chunk_bytes, np.int64).copy()
+        docs = np.frombuffer(doc_bytes, np.int64).copy()
+        alive = np.unpackbits(np.frombuffer(bits, np.uint8), count=n, bitorder="little").astype(bool)
         index._adopt(graph, chunks, docs, alive, float(header.get("max_norm", 0.0)), path)
         return index, watermark
 
@@ -582,42 +387,7 @@ class _Plan:
     exact_max = 0
 
 
-def _read_exactly(f: BinaryIO, n: int, path: str) -> bytes:
-    data = f.read(n)
-    if len(data) != n:
-        raise IndexCorrupt(path, "file is truncated")
-    return data
-
-
-def _read_verified(f: BinaryIO, path: str) -> tuple[dict[str, Any], int]:
-    """Check magic, version, length and checksum; leave ``f`` at the start of the arrays."""
-    magic, version, header_len, payload_len, digest = PREFIX.unpack(_read_exactly(f, PREFIX.size, path))
-    if magic != MAGIC:
-        raise IndexCorrupt(path, "not a tesseradb vector index")
-    if version != FORMAT_VERSION:
-        raise IndexCorrupt(path, f"format version {version}, expected {FORMAT_VERSION}")
-    size = os.fstat(f.fileno()).st_size
-    if size != PREFIX.size + header_len + payload_len:
-        raise IndexCorrupt(path, f"file is {size} bytes, expected {PREFIX.size + header_len + payload_len}")
-    actual = hashlib.sha256()
-    while block := f.read(BLOCK):
-        actual.update(block)
-    if actual.digest() != digest:
-        raise IndexCorrupt(path, "checksum mismatch")
-    f.seek(PREFIX.size)
-    try:
-        header = json.loads(_read_exactly(f, header_len, path))
-        n = int(header["count"])
-    except (ValueError, KeyError, TypeError) as e:
-        raise IndexCorrupt(path, f"bad header: {e}") from e
-    if n < 0 or 16 * n + (n + 7) // 8 > payload_len:
-        raise IndexCorrupt(path, "count does not fit the file")
-    return header, n
-
-
-def _fsync_dir(folder: str) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _array_sizes(header: dict[str, Any]) -> list[int]:
+    """Bytes of the saved arrays: chunk ids, doc ids (int64 each), alive bits."""
+    n = int(header["count"])
+    return [8 * n, 8 * n, (n + 7) // 8] if n >= 0 else [-1]

@@ -9,7 +9,7 @@ import faiss
 import numpy as np
 import pytest
 
-from tesseradb.storage import vectors
+from tesseradb.storage import index_file, vectors
 from tesseradb.storage.errors import IndexCorrupt, StorageError
 from tesseradb.storage.vectors import VectorIndex
 
@@ -400,7 +400,7 @@ def test_a_flipped_byte_is_corrupt(saved, where):
 def test_another_format_version_is_corrupt(saved):
     _, _, path = saved
     data = bytearray(open(path, "rb").read())
-    struct.pack_into("<I", data, 8, vectors.FORMAT_VERSION + 1)
+    struct.pack_into("<I", data, 8, index_file.FORMAT_VERSION + 1)
     open(path, "wb").write(bytes(data))
     with pytest.raises(IndexCorrupt, match="version"):
         VectorIndex.load(path)

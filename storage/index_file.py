@@ -1,0 +1,136 @@
+"""The file format of a saved vector index: one file, written atomically, verified on load.
+
+Layout: a fixed prefix (magic, format version, header length, payload length, sha256 of everything
+after the prefix), then a JSON header, then the caller's arrays (raw bytes, in the caller's order),
+then the FAISS graph as ``faiss.write_index`` writes it. A save goes to a temp file in the same
+folder, is fsynced, renamed over the old file, and the folder is fsynced: a crash leaves the old
+file or the new one, never a torn one. A load checks magic, version, length and checksum before it
+trusts a byte; anything wrong is :class:`IndexCorrupt` (the index is a cache, the caller rebuilds).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+import faiss
+
+from .errors import IndexCorrupt
+
+FORMAT_VERSION = 1
+MAGIC = b"TSRVIDX\0"
+PREFIX = struct.Struct("<8sIIQ32s")  # magic, version, header length, payload length, sha256
+BLOCK = 1 << 20
+
+#: ``array_sizes(header) -> [bytes of array 0, bytes of array 1, ...]`` for a header being loaded.
+ArraySizes = Callable[[dict[str, Any]], list[int]]
+
+
+def save(path: str, header: dict[str, Any], arrays: list[bytes], graph: Any) -> None:
+    """Write ``header``, ``arrays`` and the FAISS ``graph`` to ``path`` atomically."""
+    data = json.dumps(header).encode()
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _write(f, data, arrays, graph)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(folder)
+
+
+def _write(f: BinaryIO, header: bytes, arrays: list[bytes], graph: Any) -> None:
+    f.write(b"\0" * PREFIX.size)
+    digest = hashlib.sha256()
+    size = 0
+
+    def emit(data: bytes) -> int:
+        nonlocal size
+        digest.update(data)
+        f.write(data)
+        size += len(data)
+        return len(data)
+
+    for part in [header, *arrays]:
+        emit(part)
+    writer = faiss.PyCallbackIOWriter(emit)
+    faiss.write_index(graph, writer)
+    del writer  # flushes
+    f.seek(0)
+    f.write(PREFIX.pack(MAGIC, FORMAT_VERSION, len(header), size - len(header), digest.digest()))
+    f.flush()
+    os.fsync(f.fileno())
+
+
+def load(path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytes], Any] | None:
+    """``(header, arrays, graph)``, or None when no file exists; IndexCorrupt when it cannot be trusted.
+
+    ``array_sizes(header)`` gives the byte length of each array stored after the header.
+    """
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return None
+    with f:
+        header, payload_len = _read_verified(f, path)
+        try:
+            sizes = array_sizes(header)
+        except (KeyError, TypeError, ValueError) as e:
+            raise IndexCorrupt(path, f"bad header: {e}") from e
+        if any(s < 0 for s in sizes) or sum(sizes) > payload_len:
+            raise IndexCorrupt(path, "count does not fit the file")
+        arrays = [read_exactly(f, size, path) for size in sizes]
+        reader = faiss.PyCallbackIOReader(f.read)
+        try:
+            graph = faiss.read_index(reader)
+        except RuntimeError as e:
+            raise IndexCorrupt(path, f"unreadable graph: {e}") from e
+    return header, arrays, graph
+
+
+def read_exactly(f: BinaryIO, n: int, path: str) -> bytes:
+    data = f.read(n)
+    if len(data) != n:
+        raise IndexCorrupt(path, "file is truncated")
+    return data
+
+
+def _read_verified(f: BinaryIO, path: str) -> tuple[dict[str, Any], int]:
+    """Check magic, version, length and checksum; return the header and the payload length, and
+    leave ``f`` at the start of the arrays."""
+    magic, version, header_len, payload_len, digest = PREFIX.unpack(read_exactly(f, PREFIX.size, path))
+    if magic != MAGIC:
+        raise IndexCorrupt(path, "not a tesseradb vector index")
+    if version != FORMAT_VERSION:
+        raise IndexCorrupt(path, f"format version {version}, expected {FORMAT_VERSION}")
+    size = os.fstat(f.fileno()).st_size
+    if size != PREFIX.size + header_len + payload_len:
+        raise IndexCorrupt(path, f"file is {size} bytes, expected {PREFIX.size + header_len + payload_len}")
+    actual = hashlib.sha256()
+    while block := f.read(BLOCK):
+        actual.update(block)
+    if actual.digest() != digest:
+        raise IndexCorrupt(path, "checksum mismatch")
+    f.seek(PREFIX.size)
+    try:
+        header = json.loads(read_exactly(f, header_len, path))
+        if not isinstance(header, dict):
+            raise ValueError("the header is not an object")
+    except ValueError as e:
+        raise IndexCorrupt(path, f"bad header: {e}") from e
+    return header, payload_len
+
+
+def _fsync_dir(folder: str) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

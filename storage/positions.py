@@ -1,0 +1,162 @@
+"""Bookkeeping of a vector index's positions: growable arrays, key -> positions lookups, a lock.
+
+FAISS numbers vectors 0..n-1 in the order they were added (*positions*); the index keeps, per
+position, its chunk id, doc id and whether it is alive, and finds the positions of given chunk or
+doc ids through :class:`KeyIndex`. Pure numpy; no FAISS calls except ``one_thread``.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import faiss
+import numpy as np
+
+
+class RWLock:
+    """Many readers or one writer; a waiting writer blocks new readers so it cannot starve."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._writer = False
+        self._writers_waiting = 0
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        with self._cond:
+            while self._writer or self._writers_waiting:
+                self._cond.wait()
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                if not self._readers:
+                    self._cond.notify_all()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        with self._cond:
+            self._writers_waiting += 1
+            while self._writer or self._readers:
+                self._cond.wait()
+            self._writers_waiting -= 1
+            self._writer = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._writer = False
+                self._cond.notify_all()
+
+
+class Column:
+    """A growable 1-d numpy array (amortised appends)."""
+
+    def __init__(self, dtype: Any, data: np.ndarray | None = None) -> None:
+        self._data = np.empty(0, dtype) if data is None else np.array(data, dtype)
+        self.n = len(self._data)
+
+    def append(self, values: np.ndarray) -> None:
+        need = self.n + len(values)
+        if need > len(self._data):
+            grown = np.empty(max(need, 2 * len(self._data), 1024), self._data.dtype)
+            grown[: self.n] = self._data[: self.n]
+            self._data = grown
+        self._data[self.n : need] = values
+        self.n = need
+
+    @property
+    def view(self) -> np.ndarray:
+        return self._data[: self.n]
+
+
+class KeyIndex:
+    """Positions grouped by an int64 key (doc id, chunk id): a sorted part plus a short unsorted tail.
+
+    Appends go to the tail; the tail is merged into the sorted part once it reaches 1/16 of it, so an
+    append costs O(1) amortised and a lookup O(m log n + tail).
+    """
+
+    def __init__(self, keys: np.ndarray) -> None:
+        order = np.argsort(keys, kind="stable")
+        self._keys, self._pos = keys[order], order.astype(np.int64)
+        self._tail_keys = Column(np.int64)
+        self._tail_pos = Column(np.int64)
+
+    def append(self, keys: np.ndarray, start: int) -> None:
+        self._tail_keys.append(keys)
+        self._tail_pos.append(np.arange(start, start + len(keys), dtype=np.int64))
+        if self._tail_keys.n > max(1024, len(self._keys) // 16):
+            self._merge()
+
+    def _merge(self) -> None:
+        keys, pos = self._tail_keys.view, self._tail_pos.view
+        order = np.argsort(keys, kind="stable")
+        at = np.searchsorted(self._keys, keys[order], side="right")
+        self._keys = np.insert(self._keys, at, keys[order])
+        self._pos = np.insert(self._pos, at, pos[order])
+        self._tail_keys, self._tail_pos = Column(np.int64), Column(np.int64)
+
+    def live(self, wanted: np.ndarray, alive: np.ndarray) -> tuple[np.ndarray, int]:
+        """Live positions whose key is in ``wanted`` (sorted, distinct), and how many keys have one.
+
+        Linear in the positions found: the sorted part yields them grouped by key, so counting the
+        keys needs no sort.
+        """
+        lo = np.searchsorted(self._keys, wanted, side="left")
+        hi = np.searchsorted(self._keys, wanted, side="right")
+        found = self._pos[expand_ranges(lo, hi)]
+        live = alive[found]
+        key_of = np.repeat(np.arange(len(wanted)), hi - lo)[live]
+        pos = found[live]
+        n_keys = int(len(key_of) > 0) + int(np.count_nonzero(key_of[1:] != key_of[:-1]))
+        if not self._tail_keys.n:
+            return pos, n_keys
+        in_tail = np.isin(self._tail_keys.view, wanted) & alive[self._tail_pos.view]
+        if not in_tail.any():
+            return pos, n_keys
+        tail_keys = distinct(self._tail_keys.view[in_tail])
+        n_keys += int(np.count_nonzero(~np.isin(tail_keys, wanted[key_of])))
+        return np.concatenate([pos, self._tail_pos.view[in_tail]]), n_keys
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run FAISS single-threaded in this thread: one query gains nothing from an OpenMP team, and
+    waking one costs milliseconds on small machines. The setting is per thread (an OpenMP ICV)."""
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
+
+
+def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Concatenate ``arange(lo[i], hi[i])`` for every i, vectorised."""
+    counts = hi - lo
+    total = int(counts.sum())
+    if not total:
+        return np.empty(0, np.int64)
+    starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
+    return starts + np.arange(total, dtype=np.int64)
+
+
+def distinct(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (sort-based: much faster than ``np.unique`` on int64 here)."""
+    out = np.sort(values)
+    return out[np.r_[True, out[1:] != out[:-1]]] if len(out) else out
+
+
+def int_array(values: Iterable[int] | np.ndarray) -> np.ndarray:
+    """Sorted distinct int64 ids from any iterable of integers (ids already so are not sorted again)."""
+    arr = np.asarray(values if isinstance(values, np.ndarray) else list(values))
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"ids must be integers, got {arr.dtype}")
+    arr = arr.astype(np.int64, copy=False).ravel()
+    return arr if bool(np.all(arr[1:] > arr[:-1])) else distinct(arr)
