@@ -159,7 +159,12 @@ class EngineSession(Session):
         if not result.columns:
             return Ok()
         rows = result.rows if isinstance(result.rows, list) else [r async for r in _aiter(result.rows)]
-        return Rows(list(rows), list(result.columns))
+        columns = list(result.columns)
+        names = statements.select_names(stmt)
+        if len(names) == len(columns):
+            for column, name in zip(columns, names):
+                column.name = name or column.name
+        return Rows(list(rows), columns)
 
     async def _probe_fallback(self, stmt: Statement, params: list[Any] | None) -> Outcome:
         try:

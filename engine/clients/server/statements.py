@@ -137,6 +137,43 @@ def route(tokens: list[Token]) -> Route:
     return decide(tokens) if decide else Route.ENGINE
 
 
+# -- result column names of probes ------------------------------------------------------------
+SELECT_LIST_ENDS = {"FROM", "WHERE", "LIMIT", "ORDER", "GROUP", "HAVING", "INTO", "UNION", "WINDOW"}
+WORDLIKE = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.STRING, TokenType.R_PAREN}
+
+
+def _select_items(tokens: tuple[Token, ...]) -> list[list[Token]]:
+    items: list[list[Token]] = [[]]
+    depth = 0
+    for token in tokens[1:]:
+        word = token.text.upper()
+        if depth == 0 and word in SELECT_LIST_ENDS:
+            break
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth == 0 and token.token_type == TokenType.COMMA:
+            items.append([])
+        else:
+            items[-1].append(token)
+    return items
+
+
+def _aliased(item: list[Token]) -> bool:
+    if any(t.token_type == TokenType.ALIAS for t in item):
+        return True
+    return (len(item) >= 2 and item[-1].token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+            and item[-2].token_type in WORDLIKE)
+
+
+def select_names(stmt: Statement) -> list[str | None]:
+    """MySQL names an unaliased result column by its text (``@@version_comment``, ``DATABASE()``);
+    mysql-mimic names it after its own rewrite (``CURRENT_SCHEMA()``). None where an alias names it."""
+    if stmt.first != "SELECT":
+        return []
+    return [None if not item or _aliased(item) else stmt.text[item[0].start - stmt.tokens[0].start:
+                                                             item[-1].end - stmt.tokens[0].start + 1]
+            for item in _select_items(stmt.tokens)]
+
+
 def allowed_read_only(stmt: Statement) -> bool:
     """Read-only mode admits reads and session statements; SELECT ... INTO OUTFILE writes a file."""
     words = _words(list(stmt.tokens))

@@ -26,12 +26,6 @@ DECLARED: dict[str, ColumnType] = {
 }
 AS_TEXT = VECTOR_DECLS | {"JSON_TEXT"}
 
-# Python value type -> MySQL type, for columns without a declared type (expressions, knn_dist()).
-BY_VALUE: list[tuple[type, ColumnType]] = [
-    (bool, ColumnType.LONGLONG), (int, ColumnType.LONGLONG), (float, ColumnType.DOUBLE),
-    (bytes, ColumnType.BLOB), (str, ColumnType.VAR_STRING),
-]
-
 # tesseradb column types (DESCRIBE's Type) -> what information_schema and COM_FIELD_LIST report.
 SCHEMA_TYPES: dict[str, str] = {
     "bigint": "BIGINT", "int": "INT", "integer": "INT", "float": "DOUBLE", "bool": "TINYINT(1)",
@@ -80,9 +74,15 @@ def result_set(description: Sequence[tuple], rows: list[tuple]) -> tuple[list[tu
     """Rows and typed columns for mysql-mimic's text and binary result writers."""
     types = column_types(description, rows)
     decls = [(d[1] or "").upper() for d in description]
-    columns = [ResultColumn(name=str(d[0]), type=t) for d, t in zip(description, types)]
+    columns = [ResultColumn(name=str(d[0]), type=t, text_encoder=_float_text if t == ColumnType.DOUBLE else None)
+               for d, t in zip(description, types)]
     out = [tuple(_convert(v, decl, t) for v, decl, t in zip(row, decls, types)) for row in rows]
     return out, columns
+
+
+def _float_text(column: ResultColumn, value: Any) -> bytes:
+    """Floats as the shell prints them: a float32 distance is 0.3077827, not 0.30778270959854126."""
+    return cell(float(value)).encode()
 
 
 def schema_type(engine_type: str) -> str:
