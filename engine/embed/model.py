@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnxruntime as ort
 from tokenizers import Encoding, Tokenizer
+from tokenizers.pre_tokenizers import BertPreTokenizer
 
 from tesseradb.embed.errors import EmbeddingCancelled, ModelError
 
@@ -22,6 +24,13 @@ MAX_ROWS = 64
 # Rows in one batch differ in length by at most this factor (plus a small slack), to limit padding.
 BUCKET_RATIO = 1.25
 BUCKET_SLACK = 8
+# Token counts of long texts are made in pieces this long, this many pieces per tokenizer call.
+COUNT_PIECE_CHARS = 1 << 17
+COUNT_PIECES_PER_CALL = 8
+CUT_SEARCH_CHARS = 4096     # how far back a cut looks for whitespace before looking forward
+# Characters a BERT pre-tokenizer always splits on (after its normalizer maps \t\n\r to spaces).
+CUT_AFTER = " \t\n\r"
+_SPACE = re.compile(r"[ \t\n\r]")
 QUERY_CACHE_SIZE = 1024
 QUERY_CACHE_MAX_CHARS = 8192  # longer query texts are embedded every time rather than kept
 
@@ -94,6 +103,8 @@ class Model:
         self._graph = graph
         self._tokenizer = load_tokenizer(tokenizer_path)
         self._specials = self._tokenizer.num_special_tokens_to_add(is_pair=False)
+        # a text cut after whitespace tokenizes to the same tokens only under a BERT-style pre-tokenizer
+        self.splits_on_whitespace = isinstance(self._tokenizer.pre_tokenizer, BertPreTokenizer)
         self._embed_tokenizer = load_tokenizer(tokenizer_path)
         self._embed_tokenizer.enable_truncation(max_length=self.window + self._specials)
         self.token_budget = TOKEN_BUDGET  # batching knobs, per instance (the benchmark varies them)
@@ -114,6 +125,23 @@ class Model:
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character offsets of every content token of the whole text (no specials, no truncation)."""
         return list(self._tokenizer.encode(_check_text(text), add_special_tokens=False).offsets)
+
+    def count_tokens(self, text: str, start: int = 0) -> int:
+        """Content tokens of ``text[start:]`` (``start`` at a whitespace cut), without holding them.
+
+        The text is tokenized in pieces cut just after whitespace (the tokenizer never joins
+        characters across whitespace, so the count is the whole text's), a few pieces at a time:
+        memory stays at a few pieces' tokens however long the text is.
+        """
+        _check_text(text)
+        if not self.splits_on_whitespace:
+            return len(self._tokenizer.encode(text[start:], add_special_tokens=False).ids)
+        pieces = [text[a:b] for a, b in whitespace_pieces(text, start, COUNT_PIECE_CHARS)]
+        total = 0
+        for at in range(0, len(pieces), COUNT_PIECES_PER_CALL):
+            batch = self._tokenizer.encode_batch(pieces[at:at + COUNT_PIECES_PER_CALL], add_special_tokens=False)
+            total += sum(len(e.ids) for e in batch)
+        return total
 
     # -- embedding ------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str], *, on_progress: Callable[[int, int], None] | None = None,
@@ -196,6 +224,29 @@ class Model:
             raise ModelError(f"model '{self.name}' produced {vectors.shape[1]}-dimensional vectors, "
                              f"expected {self.dims}")
         return vectors
+
+
+def whitespace_cut(text: str, pos: int) -> int:
+    """A cut at or before ``pos`` just after a whitespace character (no token spans it); else the
+    first such cut after ``pos``; ``len(text)`` when there is none."""
+    if pos >= len(text):
+        return len(text)
+    for i in range(pos, max(0, pos - CUT_SEARCH_CHARS), -1):
+        if text[i - 1] in CUT_AFTER:
+            return i
+    match = _SPACE.search(text, pos)
+    return match.end() if match else len(text)
+
+
+def whitespace_pieces(text: str, start: int, size: int) -> list[tuple[int, int]]:
+    """``text[start:]`` as consecutive spans of about ``size`` characters, cut after whitespace."""
+    spans, at = [], start
+    while at < len(text):
+        end = whitespace_cut(text, at + size)
+        end = end if end > at else len(text)
+        spans.append((at, end))
+        at = end
+    return spans
 
 
 def _check_text(text: object) -> str:

@@ -7,6 +7,7 @@ import numpy as np
 
 from tesseradb import embed
 from tesseradb.embed import chunking
+from tesseradb.embed.planning import plan_document
 from tesseradb.vectors.options import VectorSpec
 
 from tesseradb.context import Context
@@ -40,19 +41,30 @@ def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[st
     plans = []
     for text, label in zip(texts, labels):
         check_text(text, label)
-        plan = chunking.plan_chunks(text, model.token_offsets(text), strategy=spec.chunk_strategy,
-                                    max_tokens=spec.max_tokens, overlap_tokens=spec.overlap_tokens,
-                                    max_chunks=spec.max_chunks, window=model.window)
+        plan = plan_text(model, spec, text)
         _warn_about_loss(db, spec, plan, label)
         plans.append(plan)
+    return embed_plans(model, spec.chunk_strategy, texts, plans, on_progress=db.on_progress,
+                       should_stop=db.check_cancelled)
+
+
+def plan_text(model: embed.Model, spec: VectorSpec, text: str) -> chunking.ChunkPlan:
+    """The chunks of ``text`` under the column's chunk settings."""
+    return plan_document(model, text, strategy=spec.chunk_strategy, max_tokens=spec.max_tokens,
+                         overlap_tokens=spec.overlap_tokens, max_chunks=spec.max_chunks)
+
+
+def embed_plans(model: embed.Model, strategy: str, texts: list[str], plans: list[chunking.ChunkPlan],
+                on_progress=None, should_stop=None) -> list[Embedded]:
+    """Embed every chunk of every text in one batched call; ``mean`` and ``truncate`` give one vector."""
     pieces = [text[c.start:c.end] for text, plan in zip(texts, plans) for c in plan.chunks]
-    vectors = model.embed(pieces, on_progress=db.on_progress, should_stop=db.check_cancelled)
+    vectors = model.embed(pieces, on_progress=on_progress, should_stop=should_stop)
     out, at = [], 0
     for text, plan in zip(texts, plans):
         n = len(plan.chunks)
         vecs = vectors[at:at + n]
         at += n
-        if spec.chunk_strategy in SINGLE_VECTOR and n > 1:
+        if strategy in SINGLE_VECTOR and n > 1:
             mean = vecs.mean(axis=0)
             vecs = (mean / max(float(np.linalg.norm(mean)), 1e-12)).reshape(1, -1).astype(np.float32)
             out.append(Embedded(vecs, [(0, len(text))]))
