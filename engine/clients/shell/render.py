@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 from wcwidth import wcswidth, wcwidth
 
+from tesseradb.clients.shell import wrap
+
 NULL = "NULL"
 VECTOR_DECLS = {"FLOAT_VECTOR_BLOB", "FLOAT_VECTOR_ARRAY_BLOB"}
 
@@ -84,10 +86,12 @@ def _numeric(values: list[Any], decl: str | None) -> bool:
 
 
 # -- whole result sets ---------------------------------------------------------------------------------
-def table(names: list[str], decls: list[str | None], rows: list[Sequence[Any]], headers: bool = True) -> str:
+def table(names: list[str], decls: list[str | None], rows: list[Sequence[Any]], headers: bool = True,
+          wrap_width: int | None = None) -> str:
     """A bordered table; numbers right-aligned, widths by display columns."""
     texts = [[cell(v, d) for v, d in zip(row, decls)] for row in rows]
     right = [_numeric([row[i] for row in rows], decls[i]) for i in range(len(names))]
+    texts = wrap.rows(texts, names if headers else None, wrap_width, width)   # multi-line and long text
     widths = [width(n) if headers else 0 for n in names]
     for row in texts:
         widths = [max(w, width(t)) for w, t in zip(widths, row)]
@@ -115,7 +119,7 @@ def vertical(names: list[str], decls: list[str | None], rows: list[Sequence[Any]
     for number, row in enumerate(rows, start=1):
         lines.append(f"{'*' * 27} {number}. row {'*' * 27}")
         for name, value, decl in zip(names, row, decls):
-            lines.append(" " * (label - width(name)) + f"{name}: {cell(value, decl)}")
+            lines.append(" " * (label - width(name)) + f"{name}: {wrap.continued(cell(value, decl), label + 2)}")
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import tesseradb
-from tesseradb.clients.shell import commands, render
+from tesseradb.clients.shell import commands, render, wrap
 from tesseradb.clients.shell.progress import Progress
 from tesseradb.clients.shell.scanner import Command, Item, Statement
 
@@ -168,7 +168,8 @@ class Runner:
         if vertical:
             return render.vertical(names, decls, rows)
         if opts.table or opts.interactive:
-            return render.table(names, decls, rows, headers=opts.headers)
+            return render.table(names, decls, rows, headers=opts.headers,
+                                wrap_width=wrap.terminal_width() if opts.interactive else None)
         return render.tab_separated(names, decls, rows, headers=opts.headers, raw=opts.raw)
 
     def report_error(self, exc: tesseradb.Error | str, line: int, origin: Origin) -> None:
