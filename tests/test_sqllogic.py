@@ -16,7 +16,7 @@ file instead). Records, separated by blank lines:
 
 ``types`` has one letter per column: ``I`` integer, ``R`` real (printed with 6 significant digits),
 ``T`` text, ``B`` bool (true/false), ``J`` json, vectors and anything else (compact JSON). NULL prints
-as ``NULL`` and the empty string as ``(empty)``. ``rowsort`` compares the rows sorted as text.
+as ``NULL``, the empty string as ``(empty)`` and a newline inside a value as ``\\n``. ``rowsort`` compares the rows sorted as text.
 Lines starting with ``#`` outside SQL are comments. A failure names the file and line of the record.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ import pytest
 
 import tesseradb
 SQL_DIR = Path(__file__).parent / "sql"
-FILES = sorted(SQL_DIR.glob("*.test"))
+FILES = sorted(SQL_DIR.rglob("*.test"))    # subfolders too: tests/sql/manticore/*.test
 
 
 @dataclass
@@ -90,7 +90,7 @@ def render(value, kind: str) -> str:
         return json.dumps(value, separators=(",", ":"))
     if value == "":
         return "(empty)"
-    return str(value)
+    return str(value).replace("\n", "\\n")       # one row per line: a newline prints as \n
 
 
 def run_file(path: Path, tmp_path: Path) -> None:
@@ -134,7 +134,7 @@ def test_there_are_sql_files():
     assert len(FILES) >= 5
 
 
-@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[f.relative_to(SQL_DIR).with_suffix("").as_posix() for f in FILES])
 def test_sql_file(path, tmp_path):
     run_file(path, tmp_path)
 
