@@ -10,7 +10,7 @@ from typing import Any
 
 import apsw
 
-from tesseradb.catalog import vector_text
+from tesseradb.catalog import snippets, vector_text
 from tesseradb.catalog.types import vector_count, write_value
 
 
@@ -107,3 +107,4 @@ DETERMINISTIC = {"to_string", "_tessera_vector_text", "_tessera_array_text",
 def register(conn: apsw.Connection) -> None:
     for name, (fn, nargs) in FUNCTIONS.items():
         conn.create_scalar_function(name, fn, nargs, deterministic=name in DETERMINISTIC)
+    snippets.register(conn)          # HIGHLIGHT() / SNIPPET() passages

@@ -48,6 +48,8 @@ def _rows_of(db: Database, expr: exp.Insert, bound: dict[str, Any]) -> list[list
                 for tup in source.expressions]
     # INSERT ... SELECT may use knn() and LENGTH(v)
     planned = plan_select(db, source, bound)
+    if planned.prepare is not None:
+        planned.prepare()
     if planned.knn is not None:
         fill_knn(db, planned.knn)
     return [list(r) for r in db.store.execute(planned.sql, planned.bound)]

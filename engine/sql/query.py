@@ -38,11 +38,13 @@ def _name_expressions(expr: exp.Expression) -> None:
     expr.set("expressions", named)
 
 
-def run_select(db: Database, expr: exp.Expression, params: Any) -> Result:
+def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple = ()) -> Result:
     expr, bound = bind(expr, params)
     expr = expr.copy()
     _name_expressions(expr)
-    planned = plan_select(db, expr, bound)
+    planned = plan_select(db, expr, bound, options)
+    if planned.prepare is not None:
+        planned.prepare()
     if planned.knn is not None:
         fill_knn(db, planned.knn)
     cursor = db.store.execute(planned.sql, planned.bound)
@@ -56,7 +58,7 @@ def run_select(db: Database, expr: exp.Expression, params: Any) -> Result:
 
 
 def select(db: Database, stmt: ast.Query, params=None) -> Result:
-    result = run_select(db, stmt.expr, params)
+    result = run_select(db, stmt.expr, params, stmt.options)
     if stmt.outfile:
         return write_outfile(stmt.outfile, result)
     return result
@@ -67,7 +69,7 @@ def explain(db: Database, stmt: ast.Explain, params=None) -> Result:
     rows: list[tuple] = []
     if isinstance(inner, ast.Query) and inner.kind == "select":
         expr, bound = bind(inner.expr, params)
-        planned = plan_select(db, expr, bound)
+        planned = plan_select(db, expr, bound, inner.options)
         if planned.knn is not None:
             rows.extend(explain_knn(db, planned.knn))
             if planned.knn.filter_sql:

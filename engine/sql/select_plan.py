@@ -3,6 +3,7 @@ to join the search's (doc id, distance, best chunk) rows from a TEMP table, and 
 vector columns. SELECT, EXPLAIN and INSERT ... SELECT all plan through here."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +11,7 @@ from sqlglot import exp
 
 from tesseradb import errors
 from tesseradb.errors import UserError
+from tesseradb.sql import text_search
 from tesseradb.sql.database import Database
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
@@ -36,6 +38,7 @@ class Planned:
     sql: str
     bound: dict[str, Any]
     knn: KnnRequest | None = None
+    prepare: Callable[[], None] | None = None     # run before the SQL (hybrid search fills its table)
 
 
 def _tables_in_from(db: Database, select: exp.Select) -> dict[str, Any]:
@@ -93,12 +96,15 @@ def _keep_names(select: exp.Expression) -> None:
             p.replace(exp.alias_(p.copy(), p.sql(dialect="sqlite"), quoted=True))
 
 
-def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any]) -> Planned:
+def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], options: tuple = ()) -> Planned:
     expr = expr.copy()
     _check_internal(expr)
     _keep_names(expr)
     _rewrite_lengths(db, expr)
     _rewrite_to_string(db, expr)
+    text = text_search.plan(db, expr, bound, options)    # MATCH(), weight(), HIGHLIGHT(), hybrid search
+    if text is not None:
+        return Planned(text.sql, bound, prepare=text.prepare)
     knn_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn")]
     dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn_dist")]
     if not knn_calls:

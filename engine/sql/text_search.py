@@ -1,0 +1,57 @@
+"""The full-text part of planning a SELECT, called by ``select_plan.plan_select``: unwrap the side
+names (``MATCH(...) AS text``), read the OPTIONs, resolve MATCH()/AGAINST conditions, then either plan
+a hybrid search (``tesseradb.sql.hybrid``) or rewrite the query in place for plain MATCH() with
+``weight()`` (``tesseradb.sql.fulltext``) and HIGHLIGHT()/SNIPPET() (``tesseradb.sql.highlight``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from tesseradb import errors
+from tesseradb.errors import UserError
+from tesseradb.sql import fulltext, highlight, hybrid
+from tesseradb.sql.database import Database
+from tesseradb.sql.fulltext import FUSION_OPTIONS, TextOptions, calls
+from tesseradb.sql.hybrid import HybridPlan
+
+SEARCH_CALLS = ("knn", "hybrid_match", "hybrid_score", "weight", "highlight", "snippet")
+
+
+def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: tuple = ()) -> HybridPlan | None:
+    """A hybrid plan (run its ``prepare`` before the SQL), or None when ``select`` was rewritten in place."""
+    opts = TextOptions.parse(options)
+    if not isinstance(select, exp.Select):
+        if fulltext.text_nodes(select) or any(calls(select, n) for n in ("hybrid_match", "hybrid_score")):
+            raise UserError("MATCH() and hybrid search are supported in a plain SELECT, not in UNION and friends")
+        return None
+    if not fulltext.tables_in_from(db, select) and _uses_text_search(select):
+        _no_such_table(select)
+    names = fulltext.unwrap_aliases(select)
+    sides = fulltext.find_sides(db, select, bound, names)
+    knns, hybrids = calls(select, "knn"), calls(select, "hybrid_match")
+    if hybrids or opts.fusion_method:
+        marks = [hybrid.highlight_side(db, select, hybrids[0], bound)] if hybrids and not sides else sides
+        highlight.rewrite(db, select, bound, [m for m in marks if m is not None])
+        return hybrid.plan(db, select, bound, opts, sides, knns, hybrids, names)
+    unused = sorted(opts.given & FUSION_OPTIONS)
+    if unused:
+        raise UserError(f"option {unused[0]} needs OPTION fusion_method='rrf' (hybrid search)")
+    if calls(select, "hybrid_score"):
+        raise UserError("hybrid_score() is only allowed in hybrid search (OPTION fusion_method='rrf' or hybrid_match())")
+    if len(knns) > 1:
+        raise UserError("only one knn() is supported per query, unless OPTION fusion_method='rrf' fuses them")
+    highlight.rewrite(db, select, bound, sides)
+    fulltext.apply(select, bound, sides, opts, has_knn=bool(knns))
+    return None
+
+
+def _uses_text_search(select: exp.Select) -> bool:
+    return bool(fulltext.text_nodes(select)) or any(calls(select, n) for n in SEARCH_CALLS if n != "knn")
+
+
+def _no_such_table(select: exp.Select) -> None:
+    first = select.args.get("from_")
+    table = first.this if first is not None else None
+    if isinstance(table, exp.Table) and isinstance(table.this, exp.Identifier):
+        raise UserError(f"table '{table.name}' does not exist", errors.NoSuchTable)
