@@ -16,6 +16,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
+from tesseradb.sql import fulltext
 from tesseradb.sql.select_plan import fill_knn, plan_select
 from tesseradb.sql.write import recompute, store_vectors, supplied_vectors, write_rows
 
@@ -82,6 +83,7 @@ def update(db: Database, stmt: ast.Query, params=None) -> Result:
         if table.column(name) is None:
             raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
     _no_knn(expr)
+    expr = fulltext.write_filter(db, table, expr, bound)          # WHERE MATCH('q')
     if "id" in sets and table.vectors:     # the chunk rows of the knn columns are keyed by id
         raise UserError("the id of a row with vector columns cannot be updated; use REPLACE")
     _convert_sets(table, sets, bound)
@@ -155,7 +157,8 @@ def _matching_ids(db: Database, table: Table, expr: exp.Expression, bound: dict[
 # -- DELETE -------------------------------------------------------------------------------------
 def delete(db: Database, stmt: ast.Query, params=None) -> Result:
     expr, bound = bind(stmt.expr, params)
-    db.table(expr.this.name if isinstance(expr.this, exp.Table) else expr.find(exp.Table).name)
+    table = db.table(expr.this.name if isinstance(expr.this, exp.Table) else expr.find(exp.Table).name)
     _no_knn(expr)
+    expr = fulltext.write_filter(db, table, expr, bound)          # WHERE MATCH('q')
     db.store.execute(_limit_through_ids(expr).sql(dialect="sqlite"), bound)
     return Result(rowcount=db.store.changes())

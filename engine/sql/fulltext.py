@@ -295,3 +295,22 @@ def replace_scores(select: exp.Expression, values: dict[str, exp.Expression]) ->
 
 def _ordered(select: exp.Select) -> bool:
     return bool(select.args.get("order") or select.args.get("group") or select.find(exp.AggFunc))
+
+
+def write_filter(db: Database, table: Table, expr: exp.Expression, bound: dict[str, Any]) -> exp.Expression:
+    """UPDATE / DELETE ... WHERE MATCH('q'): the condition becomes ``id IN (the matching rows)``."""
+    nodes = text_nodes(expr)
+    if not nodes:
+        return expr
+    expr = expr.copy()
+    for n, node in enumerate(text_nodes(expr), start=1):
+        side = _side(db, node, bound, {table.name.lower(): table}, None)
+        if side.fts is None:
+            node.replace(exp.true())
+            continue
+        param = f"_tessera_fts_w{n}"
+        bound[param] = side.fts
+        fts = exp.to_identifier(side.index.name, quoted=True).sql(dialect="sqlite")
+        rows = exp.maybe_parse(f"SELECT rowid FROM {fts}(:{param})", dialect="sqlite")
+        node.replace(exp.column("id").isin(query=rows))
+    return expr

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tesseradb.catalog import fulltext as catalog_fulltext
 from tesseradb.storage.catalog import quote
 from tesseradb.storage.chunks import ColumnLayout, create_chunk_table, install_pending_triggers
 from tesseradb.storage.errors import StorageError
@@ -80,10 +81,11 @@ def check_table(db: Database, table: Table, repair: bool) -> Result:
         db.store.execute("BEGIN")
     try:
         sqlite_problems = _sqlite_check(db, table)
+        text_problems = catalog_fulltext.check(db.store, table)      # the full-text indexes against the rows
         states = [_check_column(db, table, layout) for layout in table.layouts()]
         for state in states:
             _check_index(db, table, state)
-        for text in sqlite_problems:
+        for text in sqlite_problems + text_problems:
             say("error" if not repair else "warning", text)
         for state in states:
             for text in state.problems:
@@ -91,13 +93,15 @@ def check_table(db: Database, table: Table, repair: bool) -> Result:
             for text in state.notes:
                 say("note", text)
         if not repair:
-            broken = sqlite_problems or any(s.problems for s in states)
+            broken = sqlite_problems or text_problems or any(s.problems for s in states)
             say("error" if broken else "status", "Corrupt" if broken else "OK")
             return Result(columns=COLUMNS, rows=rows, rowcount=len(rows))
         for state in states:
             for text in _repair_column(db, table, state):
                 say("info", text)
-        left = list(sqlite_problems)
+        for text in catalog_fulltext.rebuild(db.store, table, db.on_progress):
+            say("info", text)
+        left = list(sqlite_problems) + catalog_fulltext.check(db.store, table)
         for layout in table.layouts():
             after = _check_column(db, table, layout)
             left += after.problems
