@@ -22,10 +22,13 @@ text string int integer bigint float double bool boolean json timestamp varchar 
 float_vector float_vector_array knn_type knn_dims hnsw_similarity hnsw_m hnsw_ef_construction
 model_name from chunk_strategy max_tokens overlap_tokens max_chunks hnsw cosine l2 ip
 truncate mean fixed recursive sentence
+option morphology stem_en none against natural language mode boolean field_weights fusion_method rrf
+rank_constant window_size fusion_weights before_match after_match around limit_snippets
 """.split()
 FUNCTIONS = """
 knn knn_dist count sum avg min max length lower upper coalesce ifnull nullif abs round substr
 substring trim concat json_extract instr replace cast
+match weight highlight snippet hybrid_match hybrid_score
 """.split()
 CLIENT_COMMANDS = ["source", "help", "exit", "quit", "status", "warnings", "nowarning"]
 TABLE_CONTEXT = {"from", "join", "into", "update", "table", "describe", "desc", "exists"}
