@@ -19,6 +19,21 @@ from tesseradb.errors import UserError
 Params = Sequence[Any] | Mapping[str, Any] | None
 
 
+def _in_text_order(expr: exp.Expression, holders: list[exp.Placeholder]) -> list[exp.Placeholder]:
+    """Placeholders in the order they are written: the tree's own order differs (a SELECT's LIMIT
+    comes before its WHERE), so mark each one, render the statement and sort by position."""
+    if len(holders) < 2:
+        return holders
+    names = [h.this for h in holders]
+    for n, holder in enumerate(holders):
+        holder.set("this", f"tessera_order_{n}_")
+    text = expr.sql(dialect="mysql")
+    order = sorted(range(len(holders)), key=lambda n: text.find(f"tessera_order_{n}_"))
+    for holder, name in zip(holders, names):
+        holder.set("this", name)
+    return [holders[n] for n in order]
+
+
 def bind(expr: exp.Expression, params: Params) -> tuple[exp.Expression, dict[str, Any]]:
     """Give every placeholder a name (``?`` becomes ``:p1``, ``:p2`` ... in order of appearance) and
     return the statement with the parameter dict that SQLite will bind. Values are never pasted into
@@ -30,7 +45,7 @@ def bind(expr: exp.Expression, params: Params) -> tuple[exp.Expression, dict[str
                             f"and there are {len(params)} supplied", errors.ProgrammingError)
         return expr, {}
     expr = expr.copy()
-    holders = list(expr.find_all(exp.Placeholder, bfs=False))
+    holders = _in_text_order(expr, list(expr.find_all(exp.Placeholder, bfs=False)))
     positional = [h for h in holders if not h.this]
     if positional and len(positional) != len(holders):
         raise UserError("cannot mix ? and :name parameters in one statement", errors.ProgrammingError)
@@ -64,7 +79,7 @@ def bind_many(expr: exp.Expression, param_sets: Sequence[Params]) -> Iterator[tu
     for params in param_sets:
         if bound_expr is None or not names:
             bound_expr, bound = bind(expr, params)
-            names = [str(h.this) for h in bound_expr.find_all(exp.Placeholder, bfs=False)] if positional else \
+            names = [f"p{i}" for i in range(1, len(bound) + 1)] if positional else \
                 list(dict.fromkeys(str(h.this) for h in bound_expr.find_all(exp.Placeholder)))
             yield bound_expr, bound
         elif positional:

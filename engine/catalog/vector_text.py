@@ -4,7 +4,8 @@ From Manticore's sources (``sphinxexpr.cpp`` Expr_ToString_c, ``attribute.cpp`` 
 sphFloatVecArray2Str, ``sphinxutils.cpp`` PrintVarFloat): a float prints with ``%f``, or with
 ``%1.8f`` when six decimals would not read back as the same float32; a float_vector is its values
 joined by commas (``0.100000,0.200000``, empty when it has none); a float_vector_array is
-``[[a,b],[c,d]]``, or ``[]``. TO_STRING of a number or a string is its text; of NULL, NULL.
+``[[a,b],[c,d]]``, or ``[]``. TO_STRING of a float is ``%f``; of an integer or a string its text; of
+NULL, NULL.
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def to_string(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, float):
-        return float_text(value)
+        return f"{value:f}"             # Manticore: Appendf("%f") for a float attribute
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)
