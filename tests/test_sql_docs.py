@@ -20,12 +20,12 @@ STATEMENT_WORDS = {
     ast.DropIndex: "DROP INDEX", ast.AlterAddColumn: "ADD COLUMN", ast.AlterDropColumn: "DROP COLUMN",
     ast.TableCommand: "SHOW CREATE TABLE", ast.ShowTables: "SHOW TABLES", ast.ShowWarnings: "SHOW WARNINGS",
     ast.Transaction: "ROLLBACK", ast.LoadData: "LOAD DATA", ast.Explain: "EXPLAIN",
-    ast.ShowModels: "SHOW MODELS",
+    ast.ShowModels: "SHOW MODELS", ast.AlterRebuild: "REBUILD EMBEDDINGS",
     ast.ShowChunks: "SHOW CHUNKS", ast.CallChunks: "CALL CHUNKS",
 }
 TABLE_VERBS = ["DESCRIBE", "TRUNCATE TABLE", "OPTIMIZE TABLE", "CHECK TABLE", "REPAIR TABLE", "SHOW INDEX"]
 FUNCTIONS = ["knn(", "knn_dist()", "LENGTH(", "INTO OUTFILE", "knn_chunk()", "knn_chunk_text()", "knn_chunk_start()",
-             "knn_chunk_end()", "knn_chunks("]
+             "knn_chunk_end()", "knn_chunks(", "TO_STRING(", "@knn_dist", "REBUILD KNN"]
 
 
 @pytest.mark.parametrize("node", sorted(HANDLERS, key=lambda n: n.__name__), ids=lambda n: n.__name__)
