@@ -277,6 +277,11 @@ def apply(select: exp.Select, bound: dict[str, Any], sides: list[TextSide], opts
         join = exp.Join(this=matched_rows(side.index, opts, FTS_PARAM), on=on)
         select.set("joins", list(select.args.get("joins") or []) + [join])
         weight = exp.column("_tessera_w", table=MATCHED)
+        if has_knn:         # MATCH next to knn() filters the knn search: a WHERE condition it can see
+            fts = exp.to_identifier(side.index.name, quoted=True).sql(dialect="sqlite")
+            rows = exp.maybe_parse(f"SELECT rowid FROM {fts}(:{FTS_PARAM})", dialect="sqlite")
+            cond = exp.column("id", table=side.table_alias).isin(query=rows)
+            select.set("where", exp.Where(this=exp.and_(*rest, cond)))
     replace_scores(select, {"weight": weight})
     for node in list(select.find_all(exp.MatchAgainst)):
         node.replace(weight.copy())

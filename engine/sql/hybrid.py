@@ -138,7 +138,7 @@ def _text_search(db: Database, side: TextSide, opts: TextOptions, bound: dict[st
 
 def _knn_search(db: Database, request: KnnRequest, name: str | None) -> Search:
     def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
-        request.k = max(request.k, window)
+        request.k = window          # the window is at least every knn side's own k (unless window_size says)
         request.filter_sql = filter_sql
         return [(int(d), float(dist), c) for d, dist, c in run_knn(db, request)]
     return Search(name, "knn", run, k=request.k)
