@@ -50,8 +50,9 @@ class ColumnLayout:
 def create_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
     c, t = quote(layout.chunks), quote(layout.table)
     store.execute(f"CREATE TABLE {c} (chunk_id INTEGER PRIMARY KEY AUTOINCREMENT, "
-                  "doc_id INTEGER NOT NULL, ord INTEGER NOT NULL, start INTEGER, \"end\" INTEGER)")
+                  "doc_id INTEGER NOT NULL, ord INTEGER NOT NULL, start INTEGER, \"end\" INTEGER, text_key TEXT)")
     store.execute(f"CREATE INDEX {quote(layout.chunks + '_doc')} ON {c} (doc_id)")
+    store.execute(f"CREATE INDEX {quote(layout.chunks + '_key')} ON {c} (text_key)")
     store.execute(f"CREATE TRIGGER {quote(layout.chunks + '_del')} AFTER DELETE ON {t} "
                   f"BEGIN DELETE FROM {c} WHERE doc_id = OLD.id; END")
 
@@ -75,9 +76,43 @@ def install_pending_triggers(store: RowStore, layout: ColumnLayout) -> None:
                       f"INSERT INTO _tessera_pending VALUES ('{name}', {row}.chunk_id, {row}.doc_id, {added}); END")
 
 
-def write_chunks(store: RowStore, layout: ColumnLayout, rows: list[tuple[int, int, int, int]]) -> None:
-    """rows: (doc_id, ord, start, end)."""
+def write_chunks(store: RowStore, layout: ColumnLayout, rows: list[tuple]) -> None:
+    """rows: (doc_id, ord, start, end) or (doc_id, ord, start, end, text_key); the key (see
+    ``tesseradb.embed.reuse``) names the exact text a model embedded into the chunk's vector."""
+    if rows and len(rows[0]) == 5:
+        ensure_key_column(store, layout)
+        store.executemany(f"INSERT INTO {quote(layout.chunks)} (doc_id, ord, start, \"end\", text_key) "
+                          "VALUES (?, ?, ?, ?, ?)", rows)
+        return
     store.executemany(f"INSERT INTO {quote(layout.chunks)} (doc_id, ord, start, \"end\") VALUES (?, ?, ?, ?)", rows)
+
+
+def has_key_column(store: RowStore, layout: ColumnLayout) -> bool:
+    return any(r[1] == "text_key" for r in store.execute(f"PRAGMA table_info({quote(layout.chunks)})"))
+
+
+def ensure_key_column(store: RowStore, layout: ColumnLayout) -> None:
+    """Chunk tables made before chunk keys existed get the column (and its index) at their next write;
+    their old rows keep a NULL key (never matched) until their document is written again."""
+    if has_key_column(store, layout):
+        return
+    store.execute(f"ALTER TABLE {quote(layout.chunks)} ADD COLUMN text_key TEXT")
+    store.execute(f"CREATE INDEX IF NOT EXISTS {quote(layout.chunks + '_key')} ON {quote(layout.chunks)} (text_key)")
+
+
+def find_keys(store: RowStore, layout: ColumnLayout, keys: list[str]) -> list[tuple[str, int, int]]:
+    """(text_key, doc_id, ord) of chunks whose key is one of ``keys`` (one row per key at most)."""
+    if not keys or not has_key_column(store, layout):
+        return []
+    sql = (f"SELECT text_key, MIN(doc_id), ord FROM {quote(layout.chunks)} "
+           "WHERE text_key IN (SELECT value FROM json_each(?)) GROUP BY text_key")
+    out = []
+    for start in range(0, len(keys), KEY_BATCH):
+        out.extend(store.execute(sql, (json.dumps(keys[start:start + KEY_BATCH]),)))
+    return out
+
+
+KEY_BATCH = 2000
 
 
 def delete_doc_chunks(store: RowStore, layout: ColumnLayout, doc_ids: list[int]) -> None:

@@ -7,6 +7,7 @@ import numpy as np
 
 from tesseradb import embed
 from tesseradb.embed import chunking
+from tesseradb.embed import reuse
 from tesseradb.embed.planning import plan_document
 from tesseradb.vectors.options import VectorSpec
 
@@ -20,6 +21,7 @@ SINGLE_VECTOR = {"truncate", "mean"}
 class Embedded:
     vectors: np.ndarray                          # (n, dims) float32
     spans: list[tuple[int | None, int | None]]   # one character span per vector
+    keys: list[str | None] | None = None         # per vector: the key of the text it embeds (embed.reuse)
 
 
 def source_text(spec: VectorSpec, values: dict[str, object]) -> str:
@@ -44,8 +46,18 @@ def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[st
         plan = plan_text(model, spec, text)
         _warn_about_loss(db, spec, plan, label)
         plans.append(plan)
-    return embed_plans(model, spec.chunk_strategy, texts, plans, on_progress=db.on_progress,
-                       should_stop=db.check_cancelled)
+    pieces = [text[c.start:c.end] for text, plan in zip(texts, plans) for c in plan.chunks]
+    result = reuse.embed_pieces(db, model, pieces, on_progress=db.on_progress, should_stop=db.check_cancelled)
+    _note_reuse(db, spec, result)
+    return assemble(spec.chunk_strategy, texts, plans, result.vectors, result.keys)
+
+
+def _note_reuse(db: Context, spec: VectorSpec, result: reuse.Reuse) -> None:
+    """A Note (SHOW WARNINGS) when stored vectors spared the model some chunks."""
+    if result.reused:
+        total = result.reused + result.embedded
+        db.warn(f"column '{spec.column}': {result.reused:,} of {total:,} chunks reused stored vectors "
+                f"(same model, same text); {result.embedded:,} embedded", 1000, "Note")
 
 
 def plan_text(model: embed.Model, spec: VectorSpec, text: str) -> chunking.ChunkPlan:
@@ -59,17 +71,25 @@ def embed_plans(model: embed.Model, strategy: str, texts: list[str], plans: list
     """Embed every chunk of every text in one batched call; ``mean`` and ``truncate`` give one vector."""
     pieces = [text[c.start:c.end] for text, plan in zip(texts, plans) for c in plan.chunks]
     vectors = model.embed(pieces, on_progress=on_progress, should_stop=should_stop)
+    return assemble(strategy, texts, plans, vectors, None)
+
+
+def assemble(strategy: str, texts: list[str], plans: list[chunking.ChunkPlan], vectors: np.ndarray,
+             keys: list[str] | None) -> list[Embedded]:
+    """Each text's vectors (one per chunk; ``mean`` and ``truncate`` one) from the flat list of all
+    chunks' vectors, with each vector's text key (none for an averaged ``mean`` vector)."""
     out, at = [], 0
     for text, plan in zip(texts, plans):
         n = len(plan.chunks)
         vecs = vectors[at:at + n]
+        chunk_keys = list(keys[at:at + n]) if keys is not None else None
         at += n
         if strategy in SINGLE_VECTOR and n > 1:
             mean = vecs.mean(axis=0)
             vecs = (mean / max(float(np.linalg.norm(mean)), 1e-12)).reshape(1, -1).astype(np.float32)
-            out.append(Embedded(vecs, [(0, len(text))]))
+            out.append(Embedded(vecs, [(0, len(text))], [None] if keys is not None else None))
         else:
-            out.append(Embedded(vecs.astype(np.float32), [(c.start, c.end) for c in plan.chunks]))
+            out.append(Embedded(vecs.astype(np.float32), [(c.start, c.end) for c in plan.chunks], chunk_keys))
     return out
 
 

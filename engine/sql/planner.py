@@ -7,7 +7,7 @@ from typing import Any
 from tesseradb.grammar import ast
 
 from tesseradb.sql import ddl, dml, load_data, models, query, rebuild, session
-from tesseradb.sql import chunk_listing
+from tesseradb.sql import chunk_listing, modify_column
 
 Handler = Callable[..., Any]
 
@@ -28,6 +28,7 @@ HANDLERS: dict[type, Handler] = {
     ast.Explain: query.explain,
     ast.ShowChunks: chunk_listing.show_chunks,
     ast.CallChunks: chunk_listing.call_chunks,
+    ast.AlterModifyColumn: modify_column.alter_modify_column,
 }
 
 QUERY_HANDLERS: dict[str, Handler] = {
@@ -57,5 +58,5 @@ def writes(stmt: ast.Statement) -> bool:
     if isinstance(stmt, ast.AlterRebuild):
         return rebuild.writes(stmt)
     return isinstance(stmt, (ast.CreateTable, ast.DropTable, ast.CreateIndex, ast.DropIndex,
-                             ast.AlterAddColumn, ast.AlterDropColumn,
+                             ast.AlterAddColumn, ast.AlterDropColumn, ast.AlterModifyColumn,
                              ast.LoadData))

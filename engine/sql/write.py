@@ -162,8 +162,8 @@ def _write_chunk_rows(db: Database, table: Table, ids: list[int],
         if key not in table.vectors:
             continue
         layout = table.layout(key)
-        rows = [(doc_id, ord_, s, e) for doc_id, emb in zip(ids, per_row) if emb is not None
-                for ord_, (s, e) in enumerate(emb.spans)]
+        rows = [(doc_id, ord_, s, e, emb.keys[ord_] if emb.keys else None)
+                for doc_id, emb in zip(ids, per_row) if emb is not None for ord_, (s, e) in enumerate(emb.spans)]
         if rows:
             write_chunks(db.store, layout, rows)
 
