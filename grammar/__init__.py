@@ -34,8 +34,22 @@ def parse(sql: str) -> ast.Statement:
     if word == "explain":
         inner = text[match.end():]
         return ast.Explain(parse(inner))
+    if word == "call":
+        _check_procedure(text[match.end():])
     if word in _EXTENSION_WORDS:
         return parse_extension(text)
     if word in _QUERY_WORDS:
         return parse_query(text)
     raise GrammarError(f"syntax error, unexpected '{match.group(1)}' near '{text[:60]}'")
+
+
+_PROCEDURES = {"chunks"}
+_PROCEDURE_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _check_procedure(rest: str) -> None:
+    """CALL runs the built-in procedures only (CALL CHUNKS(...)); any other name is MySQL's error."""
+    match = _PROCEDURE_NAME.match(rest)
+    name = match.group(1) if match else ""
+    if name.lower() not in _PROCEDURES:
+        raise GrammarError(f"syntax error: PROCEDURE {name or '?'} does not exist (CALL runs CHUNKS(...) only)")
