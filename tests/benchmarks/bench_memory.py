@@ -4,14 +4,17 @@
     .venv/bin/python tests/benchmarks/bench_memory.py --largest 31        # the 31 largest pages only
     .venv/bin/python tests/benchmarks/bench_memory.py --largest 31 --no-arena
     .venv/bin/python tests/benchmarks/bench_memory.py --read-vectors-once  # with the index-build fix
+    .venv/bin/python tests/benchmarks/bench_memory.py --big-document 20   # one 20 MB page, max_chunks=4
 
 A fresh process loads pages through the DB-API into a new database (a truncate and a recursive
 256/32 column, as bench_ingest.py), builds the indexes and closes, while a thread samples the
 resident set size every 20 ms. ``--no-arena`` creates the model's onnxruntime session with
 ``enable_cpu_mem_arena = False`` (a patch of tesseradb.embed.model.session_options inside this
 process only: an experiment, not an engine setting); ``--read-vectors-once`` likewise swaps in the
-read_vectors of bench_index_build.py. Merges into results/memory.json under a key
-naming the run.
+read_vectors of bench_index_build.py. ``--big-document MB`` instead loads one document of that many
+MB (the manual's pages joined, repeated as needed) into a recursive 256/32 column with
+max_chunks=4, and reports the peak RSS growth over the process with the model loaded (issue 17: at
+most 300 MB for 20 MB). Merges into results/memory.json under a key naming the run.
 """
 from __future__ import annotations
 
@@ -40,7 +43,11 @@ def main() -> None:
     ap.add_argument("--no-arena", action="store_true", help="onnxruntime session without the CPU memory arena")
     ap.add_argument("--read-vectors-once", action="store_true",
                     help="storage.chunks.read_vectors swapped for bench_index_build's one-blob-per-document variant")
+    ap.add_argument("--big-document", type=float, default=0, metavar="MB",
+                    help="load one document of this many MB into a max_chunks=4 column instead")
     args = ap.parse_args()
+    if args.big_document:
+        return big_document(args.big_document)
     if args.read_vectors_once:
         import bench_index_build
         from tesseradb.storage import chunks
@@ -100,6 +107,56 @@ def main() -> None:
            "peak_by_stage_mib": by_stage, "disk_bytes": {"sqlite": common.dir_size(path),
                                                          "indexes": common.dir_size(Path(str(path) + ".tessera"))},
            "loadavg": common.loadavg()}
+    result = common.load_result("memory") or {}
+    result.setdefault("runs", {})[key] = out
+    common.save_result("memory", result)
+    log(f"{key}: {out}")
+
+
+BIG_CREATE = ("CREATE TABLE big (title string, body text, v float_vector_array knn_type='hnsw' "
+              f"model_name='{common.MODEL_NAME}' from='body' chunk_strategy='recursive' max_tokens=256 "
+              "overlap_tokens=32 max_chunks=4)")
+
+
+def big_document(megabytes: float) -> None:
+    """One document of ``megabytes`` MB through INSERT + COMMIT + first knn(); peak RSS growth."""
+    import tesseradb
+    text = "\n\n".join(p.text for p in common.pages())
+    size = int(megabytes * (1 << 20))
+    text = (text * (size // len(text) + 1))[:size]
+    common.model()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / "memory-big.db"
+    shutil.rmtree(str(path) + ".tessera", ignore_errors=True)
+    path.unlink(missing_ok=True)
+    before = rss_mib()
+    peak = [before]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], rss_mib())
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    started = time.perf_counter()
+    con = tesseradb.connect(str(path))
+    cur = con.cursor()
+    cur.execute(BIG_CREATE)
+    cur.execute("INSERT INTO big (id, title, body) VALUES (1, 'big', ?)", (text,))
+    warnings = cur.execute("SHOW WARNINGS").fetchall()
+    con.commit()
+    n = cur.execute("SELECT LENGTH(v) FROM big").fetchone()[0]
+    cur.execute("SELECT id FROM big WHERE knn(v, 1, 'replication')").fetchall()
+    con.close()
+    seconds = time.perf_counter() - started
+    stop.set()
+    thread.join()
+    key = f"big-document-{megabytes:g}mb"
+    out = {"megabytes": megabytes, "characters": len(text), "vectors": n, "warnings": [w[2] for w in warnings],
+           "before_mib": before, "peak_rss_mib": peak[0], "growth_mib": peak[0] - before,
+           "seconds": seconds, "loadavg": common.loadavg()}
     result = common.load_result("memory") or {}
     result.setdefault("runs", {})[key] = out
     common.save_result("memory", result)

@@ -77,3 +77,15 @@ def test_a_text_without_whitespace_is_planned_whole(model):
     text = "y" * 100_000
     settings = dict(strategy="fixed", max_tokens=16, overlap_tokens=0, max_chunks=2)
     assert planning.plan_document(model, text, **settings) == full_plan(model, text, **settings)
+
+
+def test_a_long_text_is_cut_to_its_window_before_embedding(model, monkeypatch):
+    """Only the head that holds the window's tokens is tokenized for the model; same vector."""
+    from tesseradb.embed import model as model_module
+    long = TEXT[:200_000]
+    cut = model.embed([long])
+    monkeypatch.setattr(model_module, "HEAD_CHARS_PER_TOKEN", 10**9)  # no cut: the whole text is encoded
+    assert (model.embed([long]) == cut).all()
+    assert len(model._head(long)) == len(long)
+    monkeypatch.undo()
+    assert len(model._head(long)) < 20_000
