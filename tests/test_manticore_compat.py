@@ -86,7 +86,7 @@ def test_remote_model_options_on_a_local_model_warn(con):
 
 # -- models and statements that are not supported: the error a user gets -----------------------------
 NOT_SUPPORTED = [
-    (f"CREATE TABLE products_openai (title TEXT, description TEXT, embedding_vector FLOAT_VECTOR KNN_TYPE='hnsw' "
+    ("CREATE TABLE products_openai (title TEXT, description TEXT, embedding_vector FLOAT_VECTOR KNN_TYPE='hnsw' "
      "HNSW_SIMILARITY='l2' MODEL_NAME='openai/text-embedding-ada-002' FROM='title,description' API_KEY='...')",
      "unknown model 'openai/text-embedding-ada-002'"),
     ("CREATE TABLE products_qwen (title TEXT, description TEXT, embedding_vector FLOAT_VECTOR KNN_TYPE='hnsw' "
