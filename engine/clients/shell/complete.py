@@ -30,7 +30,9 @@ knn knn_dist count sum avg min max length lower upper coalesce ifnull nullif abs
 substring trim concat json_extract instr replace cast
 match weight highlight snippet hybrid_match hybrid_score
 """.split()
-CLIENT_COMMANDS = ["source", "help", "exit", "quit", "status", "warnings", "nowarning"]
+CLIENT_COMMANDS = ["source", "help", "exit", "quit", "status", "warnings", "nowarning", "pager", "nopager",
+                   "tee", "notee", "system", "use", "delimiter", "prompt", "charset", "rehash", "print",
+                   "vectors"]
 TABLE_CONTEXT = {"from", "join", "into", "update", "table", "describe", "desc", "exists"}
 _WORD = re.compile(r"[A-Za-z0-9_]+")
 _BEFORE = re.compile(r"([A-Za-z_]+)\s+$")

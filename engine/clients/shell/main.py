@@ -36,6 +36,13 @@ def parser() -> argparse.ArgumentParser:
                    help="how long a statement runs before its progress shows (default 1)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="interrupt any statement running longer than this")
+    p.add_argument("--full-vectors", action="store_true",
+                   help="print whole vectors in interactive tables (default: abbreviated; see 'vectors')")
+    p.add_argument("--pager", nargs="?", const="", metavar="CMD",
+                   help="pipe interactive results through CMD (default: $PAGER), like the pager command")
+    p.add_argument("--tee", metavar="FILE", help="append statements and results to FILE (like tee)")
+    p.add_argument("--delimiter", default=";", metavar="STR", help="statement delimiter (default ;)")
+    p.add_argument("--prompt", metavar="FORMAT", help="the prompt, with mysql's escapes (\\d, \\c, ...)")
     p.add_argument("-V", "--version", action="version", version=f"tessera (tesseradb) {tesseradb.__version__}")
     return p
 
@@ -59,11 +66,15 @@ def main(argv: list[str] | None = None) -> int:
         interactive=interactive,
         table=args.table or (args.execute is not None and sys.stdout.isatty() and not args.batch),
         vertical=args.vertical, headers=not args.skip_column_names, raw=args.raw, verbose=args.verbose,
-        force=args.force, show_warnings=args.show_warnings)
+        force=args.force, show_warnings=args.show_warnings, full_vectors=args.full_vectors,
+        delimiter=args.delimiter or ";")
+    if args.prompt:
+        options.prompt = args.prompt
     show_progress = not args.no_progress and (interactive or args.progress)
     progress = Progress(sys.stderr, enabled=show_progress, delay=args.progress_delay)
     label = os.path.abspath(path) if args.database else "in-memory (nothing is saved)"
     runner = Runner(con, options, sys.stdout, sys.stderr, progress, label)
+    startup_commands(runner, args)
     try:
         if interactive:
             from tesseradb.clients.shell import repl
@@ -93,9 +104,21 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if runner.failures else 0
 
 
+def startup_commands(runner: Runner, args: argparse.Namespace) -> None:
+    """``--pager`` and ``--tee`` act as the commands of the same names typed first."""
+    if args.pager is not None and runner.options.interactive:
+        runner.sink.pager = args.pager or os.environ.get("PAGER") or None
+    if args.tee:
+        try:
+            runner.sink.open_tee(args.tee)
+            runner.last_tee = args.tee
+        except OSError as exc:
+            sys.stderr.write(f"tessera: can't open tee file '{args.tee}': {exc.strerror}\n")
+
+
 def run_batch(runner: Runner, execute: str | None) -> None:
     """Statements from -e or standard input, streamed line by line."""
-    scanner = Scanner()
+    scanner = Scanner(runner.options.delimiter)
     lines = execute.splitlines(keepends=True) if execute is not None else sys.stdin
     for line in lines:
         runner.run_items(scanner.feed(line))

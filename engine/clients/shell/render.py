@@ -44,6 +44,31 @@ def _array(vectors: Sequence[Sequence[Any]]) -> str:
     return "[" + ",".join("[" + _vector(v) + "]" for v in vectors) + "]"
 
 
+# -- abbreviated vectors (interactive tables) -----------------------------------------------------------
+SHORT_WIDTH = 48        # a vector or vector array whose full text is longer prints abbreviated
+SHORT_VALUES = 3        # values shown of an abbreviated vector
+
+
+def _short_vector(values: Sequence[Any]) -> str:
+    return _vector(values[:SHORT_VALUES]) + f",... ({len(values)} dims)"
+
+
+def _short_array(vectors: Sequence[Sequence[Any]]) -> str:
+    dims = {len(v) for v in vectors}
+    of = f" of {dims.pop()} dims" if len(dims) == 1 else ""
+    return f"[{len(vectors)} vector{'s' if len(vectors) != 1 else ''}{of}]"
+
+
+def short_cell(value: Any, decl: str | None = None) -> str:
+    """Like :func:`cell`, but a long vector shows its first values and its width
+    (``0.1,0.2,0.3,... (384 dims)``) and a long vector array its size (``[7 vectors of 384 dims]``)."""
+    text = cell(value, decl)
+    kind = (decl or "").upper()
+    if len(text) <= SHORT_WIDTH or not isinstance(value, (list, tuple)) or kind not in VECTOR_DECLS:
+        return text
+    return _short_array(value) if kind == "FLOAT_VECTOR_ARRAY_BLOB" else _short_vector(value)
+
+
 def cell(value: Any, decl: str | None = None) -> str:
     """The text of one value; ``decl`` is the column's declared type from cursor.description."""
     if value is None:
@@ -87,9 +112,12 @@ def _numeric(values: list[Any], decl: str | None) -> bool:
 
 # -- whole result sets ---------------------------------------------------------------------------------
 def table(names: list[str], decls: list[str | None], rows: list[Sequence[Any]], headers: bool = True,
-          wrap_width: int | None = None) -> str:
-    """A bordered table; numbers right-aligned, widths by display columns."""
-    texts = [[cell(v, d) for v, d in zip(row, decls)] for row in rows]
+          abbreviate: bool = False, wrap_width: int | None = None) -> str:
+    """A bordered table; numbers right-aligned, widths by display columns; ``abbreviate``: long
+    vectors shortened (:func:`short_cell`). Multi-line text keeps inside its column, and with
+    ``wrap_width`` long text wraps so that the table fits that many columns (:mod:`.wrap`)."""
+    text_of = short_cell if abbreviate else cell
+    texts = [[text_of(v, d) for v, d in zip(row, decls)] for row in rows]
     right = [_numeric([row[i] for row in rows], decls[i]) for i in range(len(names))]
     texts = wrap.rows(texts, names if headers else None, wrap_width, width)   # multi-line and long text
     widths = [width(n) if headers else 0 for n in names]

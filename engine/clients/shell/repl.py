@@ -12,16 +12,14 @@ from pygments.lexers.sql import MySqlLexer
 
 from tesseradb.clients.shell.complete import SqlCompleter
 from tesseradb.clients.shell.runner import QuitShell, Runner
-from tesseradb.clients.shell.scanner import Scanner, is_complete
-
-PROMPT = "tessera> "
+from tesseradb.clients.shell.scanner import Scanner, ends_with_print, is_complete
 
 
 def history_path() -> str:
     return os.environ.get("TESSERA_HISTORY") or os.path.join(os.path.expanduser("~"), ".tessera_history")
 
 
-def _bindings() -> KeyBindings:
+def _bindings(runner: Runner) -> KeyBindings:
     kb = KeyBindings()
 
     @kb.add("enter")
@@ -33,7 +31,7 @@ def _bindings() -> KeyBindings:
                 buf.apply_completion(current)
                 return
             buf.cancel_completion()
-        if is_complete(buf.text):
+        if is_complete(buf.text, runner.options.delimiter):
             buf.validate_and_handle()
         else:
             buf.insert_text("\n")
@@ -41,10 +39,10 @@ def _bindings() -> KeyBindings:
     return kb
 
 
-def _continuation(session: PromptSession):
+def _continuation(session: PromptSession, runner: Runner):
     def prompt(width: int, line_number: int, is_soft_wrap: bool) -> str:
         lines = session.default_buffer.document.lines[:line_number + 1]
-        scanner = Scanner()
+        scanner = Scanner(runner.options.delimiter)
         scanner.feed("\n".join(lines[:line_number]) + "\n")
         return (scanner.prompt_state + " ").rjust(width)
     return prompt
@@ -60,25 +58,34 @@ def run(runner: Runner, version: str) -> None:
     completer = SqlCompleter()
     session: PromptSession = PromptSession(
         history=FileHistory(history_path()), lexer=PygmentsLexer(MySqlLexer), completer=completer,
-        complete_while_typing=False, multiline=True, key_bindings=_bindings(),
+        complete_while_typing=False, multiline=True, key_bindings=_bindings(runner),
         enable_open_in_editor=False)
-    session.prompt_continuation = _continuation(session)
+    session.prompt_continuation = _continuation(session, runner)
     runner.write(banner(runner.db_label, version) + "\n")
     runner.out.flush()
+    keep = ""                                    # a statement printed with \\p, typed on
     while True:
         if runner.schema_stale and not runner.last_warnings:
             completer.refresh(runner)            # SHOW TABLES would clear SHOW WARNINGS: wait for none
             runner.schema_stale = False
         try:
-            text = session.prompt(PROMPT)
+            shown = runner.prompt_text()
+            text = session.prompt(shown, default=keep)
+            keep = ""
         except KeyboardInterrupt:
             continue                             # Ctrl-C at the prompt clears the input
         except EOFError:
             runner.write("Bye\n")
             return
-        scanner = Scanner()
+        runner.sink.echo(shown + text + "\n")
+        scanner = Scanner(runner.options.delimiter)
+        items = scanner.feed(text + "\n")
+        if scanner.pending and ends_with_print(text):
+            keep = text.rstrip()[:-2].rstrip()
+        else:
+            items += scanner.finish()
         try:
-            runner.run_items(scanner.feed(text + "\n") + scanner.finish())
+            runner.run_items(items)
         except QuitShell:
             runner.write("Bye\n")
             return

@@ -12,32 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import tesseradb
-from tesseradb.clients.shell import commands, render, wrap
+from tesseradb.clients.shell import commands, prompt, render, wrap
+from tesseradb.clients.shell.output import Sink
 from tesseradb.clients.shell.progress import Progress
 from tesseradb.clients.shell.scanner import Command, Item, Statement
+from tesseradb.clients.shell.state import Options, Origin, QuitShell, ScriptAborted  # noqa: F401 - re-exported
 
 MAX_SOURCE_DEPTH = 16
 SCHEMA_WORDS = {"create", "drop", "alter", "rollback", "source"}   # after these, completions are refreshed
-
-
-class QuitShell(Exception):
-    """``exit`` / ``quit`` / ``\\q``."""
-
-
-class ScriptAborted(Exception):
-    """Batch mode stops at the first error (unless --force)."""
-
-
-@dataclass
-class Options:
-    interactive: bool = False
-    table: bool = False              # bordered tables (else tab-separated)
-    vertical: bool = False           # every result as \G
-    headers: bool = True
-    raw: bool = False                # no escaping in tab-separated output
-    verbose: int = 0                 # batch: 1 echo statements, 2 + row counts, 3 + timings
-    force: bool = False
-    show_warnings: bool = False
 
 
 @dataclass
@@ -50,12 +32,6 @@ class Outcome:
     warnings: list[tuple[str, int, str]] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Origin:
-    """Where statements come from: stdin / -e / the terminal (file None) or a sourced file."""
-    file: str | None = None
-
-
 class Runner:
     def __init__(self, con: tesseradb.Connection, options: Options, out: TextIO, err: TextIO,
                  progress: Progress, db_label: str):
@@ -63,6 +39,10 @@ class Runner:
         self.cursor = con.cursor()
         self.options = options
         self.out, self.err = out, err
+        self.sink = Sink(out, err)
+        self.last_tee: str | None = None
+        self.statements = 0                     # statements run: the prompt's \\c counter
+        self._database: str | None = None
         self.progress = progress
         self.db_label = db_label
         self.failures = 0
@@ -81,16 +61,18 @@ class Runner:
             else:
                 self.run_statement(item, origin)
 
-    def run_statement(self, stmt: Statement, origin: Origin = Origin()) -> bool:
+    def run_statement(self, stmt: Statement, origin: Origin = Origin(), quiet: bool = False) -> bool:
+        """Run one statement and print its result (``quiet``: print only an error)."""
         opts = self.options
         if opts.verbose and not opts.interactive:
             self.write(f"--------------\n{stmt.text}\n--------------\n\n")
-            self.out.flush()
+            self.sink.flush()
         first = stmt.text.split(None, 1)[0].lower() if stmt.text.split() else ""
         if first in SCHEMA_WORDS:
             self.schema_stale = True
         started = time.perf_counter()
         self.cancelled = False
+        self.statements += 1
         try:
             outcome = self.execute(stmt.text)
         except tesseradb.Error as exc:
@@ -99,7 +81,10 @@ class Runner:
                 raise ScriptAborted() from None        # Ctrl-C stops a script, even with --force
             return False
         self.last_warnings = outcome.warnings
-        self.show(outcome, stmt.vertical or opts.vertical, time.perf_counter() - started)
+        if first == "use":
+            self._database = None
+        if not quiet:
+            self.show(outcome, stmt.vertical or opts.vertical, time.perf_counter() - started)
         return True
 
     # -- executing on the worker thread -------------------------------------------------------------
@@ -140,11 +125,28 @@ class Runner:
             return []
         return outcome.rows
 
+    @property
+    def database(self) -> str:
+        """The database's name (``SELECT DATABASE()``), for the prompt's ``\\d``."""
+        if self._database is None:
+            rows = self.query("SELECT DATABASE()")
+            self._database = str(rows[0][0]) if rows and rows[0][0] is not None else "(none)"
+        return self._database
+
+    def prompt_text(self) -> str:
+        context = prompt.Context(self.database if "\\d" in self.options.prompt else "",
+                                 tesseradb.__version__, self.options.delimiter, self.statements + 1)
+        return prompt.expand(self.options.prompt, context)
+
     # -- output ---------------------------------------------------------------------------------------
     def write(self, text: str) -> None:
-        self.out.write(text)
+        self.sink.write(text)
 
     def show(self, outcome: Outcome, vertical: bool, seconds: float) -> None:
+        with self.sink.paged(self.options.interactive):
+            self._show(outcome, vertical, seconds)
+
+    def _show(self, outcome: Outcome, vertical: bool, seconds: float) -> None:
         opts = self.options
         rows = None
         if outcome.names is not None:
@@ -160,7 +162,7 @@ class Runner:
                 self.write(f"{level} (Code {code}): {message}\n")
         if opts.interactive or opts.verbose >= 2:
             self.write("\n")
-        self.out.flush()
+        self.sink.flush()
 
     def _format(self, outcome: Outcome, vertical: bool) -> str:
         opts = self.options
@@ -168,7 +170,8 @@ class Runner:
         if vertical:
             return render.vertical(names, decls, rows)
         if opts.table or opts.interactive:
-            return render.table(names, decls, rows, headers=opts.headers,
+            short = opts.interactive and not opts.full_vectors
+            return render.table(names, decls, rows, headers=opts.headers, abbreviate=short,
                                 wrap_width=wrap.terminal_width() if opts.interactive else None)
         return render.tab_separated(names, decls, rows, headers=opts.headers, raw=opts.raw)
 
@@ -182,9 +185,7 @@ class Runner:
         where = ""
         if not self.options.interactive or origin.file is not None:
             where = f" at line {line}" + (f" in file: '{origin.file}'" if origin.file is not None else "")
-        self.out.flush()
-        self.err.write(f"{head}{where}: {msg}\n")
-        self.err.flush()
+        self.sink.error(f"{head}{where}: {msg}\n")
         if not self.options.interactive and not self.options.force:
             raise ScriptAborted()
 
@@ -207,7 +208,7 @@ class Runner:
         inner = Origin(path)
         try:
             with f:
-                scanner = Scanner()
+                scanner = Scanner(self.options.delimiter)
                 for text in f:
                     self.run_items(scanner.feed(text), inner)
                 self.run_items(scanner.finish(), inner)
@@ -215,4 +216,5 @@ class Runner:
             self._depth -= 1
 
     def close(self) -> None:
+        self.sink.close_tee()
         self._worker.shutdown(wait=False, cancel_futures=True)

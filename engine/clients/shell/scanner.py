@@ -1,10 +1,12 @@
 """Cut input into statements and client commands the way the mysql client does.
 
-A statement ends at ``;``, ``\\g`` or ``\\G`` (vertical output) outside quotes and comments; ``\\c``
-clears the statement being typed. Client commands (``source f``, ``help``, ``exit``...) are recognised
-at the start of a statement and take the rest of their line; ``\\.``, ``\\q``, ``\\h``... work anywhere
-outside quotes. The scanner is incremental: the shell feeds it whole lines and asks whether a statement
-is still open (to show the continuation prompt).
+A statement ends at the delimiter (``;`` unless ``delimiter`` changed it), ``\\g`` or ``\\G`` (vertical
+output) outside quotes and comments; ``\\c`` clears the statement being typed. Client commands
+(``source f``, ``pager less``, ``use db``...) are recognised at the start of a statement and take the
+rest of their line; backslash forms (``\\.``, ``\\P``, ``\\!``...) work anywhere outside quotes.
+Every mysql client command is a :class:`Command` -- the ones we do not support too, so that the
+shell can refuse them instead of sending them as SQL. The scanner is incremental: the shell feeds it
+whole lines and asks whether a statement is still open (to show the continuation prompt).
 """
 from __future__ import annotations
 
@@ -21,30 +23,44 @@ class Statement:
 
 @dataclass(frozen=True)
 class Command:
-    name: str          # canonical name: source, help, quit, status, warnings, nowarning
+    name: str          # canonical name: source, help, quit, status, pager, tee, delimiter, ...
     arg: str
     line: int
+    text: str = ""     # print (\\p): the statement being typed when the command came
 
 
 Item = Statement | Command
 
-# Long-form client commands: recognised only where a statement would start.
+# Long-form client commands (mysql's ``help`` list): recognised only where a statement would start.
 WORD_COMMANDS = {
     "source": "source", "help": "help", "?": "help", "quit": "quit", "exit": "quit",
     "status": "status", "warnings": "warnings", "nowarning": "nowarning",
+    "pager": "pager", "nopager": "nopager", "tee": "tee", "notee": "notee", "system": "system",
+    "use": "use", "delimiter": "delimiter", "prompt": "prompt", "charset": "charset",
+    "rehash": "rehash", "print": "print", "vectors": "vectors",
+    "connect": "connect", "edit": "edit", "resetconnection": "resetconnection",
+    "query_attributes": "query_attributes", "ssl_session_data_print": "ssl_session_data_print",
 }
+# Commands that take no argument: with one, the line is SQL (e.g. ``status = 1`` inside a statement).
+NO_ARGUMENT = {"quit", "status", "warnings", "nowarning", "nopager", "notee", "rehash", "print",
+               "resetconnection"}
 # Words that end or clear the statement being typed when alone on a line: \g, \G, \c spelled out.
 LINE_WORDS = {"go", "ego", "clear"}
 # Backslash commands: recognised anywhere outside quotes and comments.
 BACKSLASH_COMMANDS = {
     ".": "source", "h": "help", "?": "help", "q": "quit", "s": "status", "W": "warnings",
-    "w": "nowarning",
+    "w": "nowarning", "P": "pager", "n": "nopager", "T": "tee", "t": "notee", "!": "system",
+    "u": "use", "d": "delimiter", "R": "prompt", "C": "charset", "#": "rehash", "p": "print",
+    "r": "connect", "e": "edit", "x": "resetconnection",
 }
-_WORD = re.compile(r"\s*(\?|[A-Za-z]+)(?=\s|;|$)")
+# Backslash commands that take the rest of the line as their argument.
+REST_OF_LINE = {"source", "pager", "tee", "system", "use", "delimiter", "prompt", "charset", "connect"}
+_WORD = re.compile(r"\s*(\?|[A-Za-z_]+)(?=\s|;|$)")
 
 
 class Scanner:
-    def __init__(self) -> None:
+    def __init__(self, delimiter: str = ";") -> None:
+        self.delimiter = delimiter
         self.buf: list[str] = []
         self.line = 1                   # line of the next character fed
         self.start_line: int | None = None
@@ -85,7 +101,7 @@ class Scanner:
     # -- scanning -------------------------------------------------------------------------------
     def _scan_line(self, line: str, out: list[Item]) -> None:
         if self.quote is None and not self.block_comment:
-            word = line.strip().rstrip(";").strip().lower()
+            word = _strip_delimiter(line.strip(), self.delimiter).lower()
             if word in LINE_WORDS:            # go / ego / clear alone on a line, as in mysql
                 if word == "clear":
                     self.buf, self.start_line = [], None
@@ -93,9 +109,9 @@ class Scanner:
                     self._emit(out, vertical=word == "ego")
                 return
         if self.start_line is None and self.quote is None and not self.block_comment:
-            command = _word_command(line, self.line)
+            command = _word_command(line, self.line, self.delimiter)
             if command is not None:
-                out.append(command)
+                self._command(command, out)
                 return
         i, n = 0, len(line)
         while i < n:
@@ -123,9 +139,9 @@ class Scanner:
                 self.buf.append("/*")
                 i += 2
                 continue
-            if ch == ";":
+            if line.startswith(self.delimiter, i):
                 self._emit(out, vertical=False)
-                i += 1
+                i += len(self.delimiter)
                 continue
             if ch == "\\" and i + 1 < n:
                 i = self._backslash(line, i, out)
@@ -167,11 +183,20 @@ class Scanner:
         if name is None:
             self._code(line[i:i + 2])
             return i + 2
-        if name == "source":                 # \. takes the rest of the line as the file name
-            out.append(Command(name, line[i + 2:].strip().rstrip(";").strip(), self.line))
+        if name in REST_OF_LINE:             # \. file, \P less, \! ls: the rest of the line
+            rest = line[i + 2:].strip()
+            arg = _delimiter_arg(rest) if name == "delimiter" else _strip_delimiter(rest, self.delimiter)
+            if name == "prompt":
+                arg = _prompt_arg(line[i + 2:], self.delimiter)
+            self._command(Command(name, arg, self.line), out)
             return len(line)
-        out.append(Command(name, "", self.line))
+        self._command(Command(name, "", self.line, "".join(self.buf).strip()), out)
         return i + 2
+
+    def _command(self, command: Command, out: list[Item]) -> None:
+        if command.name == "delimiter" and _valid_delimiter(command.arg):
+            self.delimiter = command.arg
+        out.append(command)
 
     def _code(self, text: str) -> None:
         if self.start_line is None:
@@ -186,28 +211,63 @@ class Scanner:
         self.buf, self.start_line = [], None
 
 
-def _word_command(line: str, number: int) -> Command | None:
+def _word_command(line: str, number: int, delimiter: str = ";") -> Command | None:
     match = _WORD.match(line)
     if match is None:
         return None
     name = WORD_COMMANDS.get(match.group(1).lower())
     if name is None:
         return None
-    arg = line[match.end():].strip()
-    arg = arg.rstrip(";").strip()
-    if name in ("quit", "status", "warnings", "nowarning") and arg:
+    rest = line[match.end():].strip()
+    arg = _delimiter_arg(rest) if name == "delimiter" else _strip_delimiter(rest, delimiter)
+    if name == "prompt":                    # a prompt keeps its trailing spaces: "prompt \d> "
+        arg = _prompt_arg(line[match.end():], delimiter)
+    if name in NO_ARGUMENT and arg:
         return None                         # e.g. "status = 1" is not the status command
     return Command(name, arg, number)
 
 
-def split_script(text: str) -> list[Item]:
+def _strip_delimiter(text: str, delimiter: str) -> str:
+    """A command's argument without the statement delimiter after it (``source f.sql;``)."""
+    text = text.strip()
+    while text.endswith(delimiter) or text.endswith(";"):
+        text = text[:-len(delimiter)] if text.endswith(delimiter) else text[:-1]
+        text = text.rstrip()
+    return text
+
+
+def _prompt_arg(rest: str, delimiter: str) -> str:
+    text = rest.rstrip("\r\n")
+    text = text[1:] if text[:1] in (" ", "\t") else text
+    stripped = text.rstrip()
+    return stripped[:-len(delimiter)] if stripped.endswith(delimiter) else text
+
+
+def _delimiter_arg(rest: str) -> str:
+    """``delimiter //``: the first word after the command (mysql also reads a quoted one)."""
+    word = rest.split(None, 1)[0] if rest.split() else ""
+    if len(word) > 1 and word[0] in "'\"`" and word.endswith(word[0]):
+        word = word[1:-1]
+    return word
+
+
+def _valid_delimiter(text: str) -> bool:
+    return bool(text) and "\\" not in text
+
+
+def split_script(text: str, delimiter: str = ";") -> list[Item]:
     """All statements and commands of a whole script."""
-    scanner = Scanner()
+    scanner = Scanner(delimiter)
     return scanner.feed(text) + scanner.finish()
 
 
-def is_complete(text: str) -> bool:
+def is_complete(text: str, delimiter: str = ";") -> bool:
     """True when typed text ends a statement or command (the shell then runs it on Enter)."""
-    scanner = Scanner()
+    scanner = Scanner(delimiter)
     scanner.feed(text if text.endswith("\n") else text + "\n")
-    return not scanner.pending
+    return not scanner.pending or ends_with_print(text)
+
+
+def ends_with_print(text: str) -> bool:
+    """Typed text ending in ``\\p``: print the statement so far and go on editing it."""
+    return text.rstrip().endswith("\\p") and not text.rstrip().endswith("\\\\p")
