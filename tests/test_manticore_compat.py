@@ -13,6 +13,8 @@ import pytest
 
 import tesseradb
 from tesseradb.catalog.vector_text import array_text, float_text, to_string, vector_text
+from tesseradb.grammar import GrammarError, parse
+from tesseradb.grammar import ast as gast
 from tesseradb.storage.blobs import pack_array, pack_vector
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -289,3 +291,36 @@ def test_placeholders_bind_in_the_order_written(con):
     con.executemany("INSERT INTO t (id, a) VALUES (?, ?)", [(i, i) for i in range(1, 11)])
     assert rows(con, "SELECT id FROM t WHERE a > ? ORDER BY id LIMIT ?", [5, 2]) == [(6,), (7,)]
     assert rows(con, "SELECT id FROM t WHERE a > ? ORDER BY id LIMIT ? OFFSET ?", [5, 2, 1]) == [(7,), (8,)]
+
+
+# -- the grammar's Manticore forms -------------------------------------------------------------------
+@pytest.mark.parametrize("sql,node", [
+    ("ALTER TABLE t REBUILD KNN", gast.AlterRebuild("t", "knn")),
+    ("alter table t rebuild embeddings v", gast.AlterRebuild("t", "embeddings", "v")),
+    ("alter table `my t` rebuild embeddings", gast.AlterRebuild("my t", "embeddings")),
+    ("create table t", gast.CreateTable("t", ())),
+    ("create table t engine='columnar'", gast.CreateTable("t", (), options=(("engine", "columnar"),))),
+])
+def test_grammar_nodes(sql, node):
+    assert parse(sql) == node
+
+
+def test_text_and_string_properties_parse_to_types():
+    stmt = parse("create table p (a string attribute indexed, b text indexed, c text stored, d text attribute, "
+                 "e string attribute, knn text, embeddings text)")
+    assert [(c.name, c.type, c.type_text) for c in stmt.columns] == [
+        ("a", "text", "string attribute indexed"), ("b", "text", "text indexed"), ("c", "string", "text stored"),
+        ("d", "string", "text attribute"), ("e", "string", "string attribute"),
+        ("knn", "text", "text"), ("embeddings", "text", "text")]
+
+
+def test_knn_dist_variable_is_knn_dist():
+    stmt = parse("SELECT id, @knn_dist FROM t WHERE knn(v, (1,2)) AND @knn_dist < 1 ORDER BY @knn_dist")
+    sql = stmt.expr.sql(dialect="mysql")
+    assert "@" not in sql.replace("`@knn_dist`", "")
+    assert sql.count("KNN_DIST()") == 3
+
+
+def test_a_trailing_word_after_the_columns_is_named_in_the_error():
+    with pytest.raises(GrammarError, match="syntax error near 'junk'"):
+        parse("CREATE TABLE t (a int) junk")
