@@ -324,3 +324,30 @@ def test_knn_dist_variable_is_knn_dist():
 def test_a_trailing_word_after_the_columns_is_named_in_the_error():
     with pytest.raises(GrammarError, match="syntax error near 'junk'"):
         parse("CREATE TABLE t (a int) junk")
+
+
+# -- the manual's statements through the mysql protocol, as a Manticore user sends them -------------
+def test_manual_statements_over_the_mysql_protocol(tmp_path):
+    from tests.server.support import mariadb
+    srv = tesseradb.serve(str(tmp_path / "m.db"), port=0, background=True)
+    try:
+        script = (
+            "create table test ( title text, image_vector float_vector knn_type='hnsw' knn_dims='4' "
+            "hnsw_similarity='l2' );\n"
+            "insert into test values ( 1, 'yellow bag', (0.653448,0.192478,0.017971,0.339821) ), "
+            "( 2, 'white bag', (-0.148894,0.748278,0.091892,-0.095406) );\n"
+            "select id, knn_dist() from test where knn ( image_vector, (0.286569,-0.031816,0.066684,0.032926), "
+            "{ ef=2000, oversampling=3.0, rescore=1 } );\n"
+            "select * from test where knn ( image_vector, 5, (0.286569,-0.031816,0.066684,0.032926) );\n"
+            "alter table test rebuild knn;\n"
+            "select id, knn_dist() from test where knn ( image_vector, 5, 1 );\n")
+        out = mariadb(srv.port, "-B", sql=script, check=True).stdout.splitlines()
+    finally:
+        srv.stop()
+    cells = [line.split("\t") for line in out]
+    # the manual's answers: 1 at 0.28146550, 2 at 0.81527930; by id, 2 at 1.14755...
+    assert cells[0] == ["id", "knn_dist()"] and [c[0] for c in cells[1:3]] == ["1", "2"]
+    assert [float(c[1]) for c in cells[1:3]] == pytest.approx([0.2814655, 0.8152793], abs=1e-6)
+    assert cells[3] == ["id", "title", "image_vector", "@knn_dist"]
+    assert cells[4][:3] == ["1", "yellow bag", "0.653448,0.192478,0.017971,0.339821"]
+    assert cells[6] == ["id", "knn_dist()"] and cells[7][0] == "2" and len(cells) == 8
