@@ -1,31 +1,16 @@
-"""Servers for the wire-protocol tests: real sockets on loopback, ports picked free at run time.
+"""Servers for the wire-protocol tests (tests/server/support.py has the client helpers).
 
-``server`` runs `tesseradb.serve(..., background=True)` in this process (port 0: the OS picks);
-``start_process`` runs ``tessera serve`` as its own process (signals, crashes) and reads the port it
-prints. Clients are the real ones: the mariadb CLI, PyMySQL, mysql-connector-python, SQLAlchemy.
+``server`` runs ``tesseradb.serve(..., background=True)`` in this process on port 0 (the OS picks a
+free one); ``start_process`` runs ``tessera serve`` as its own process (signals, crashes).
 """
 from __future__ import annotations
 
-import re
 import signal
-import subprocess
-import sys
-import time
 
-import pymysql
 import pytest
 
 import tesseradb
-
-DOCS_DDL = ("CREATE TABLE docs (title text, body text, tag string, "
-            "chunks float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
-            "model_name='Xenova/all-MiniLM-L6-v2' from='title,body' chunk_strategy='sentence' max_tokens='32')")
-DOCS = [
-    ("Certificates", "Rotate TLS certificates every 90 days. Use the renew command to replace them.", "ops"),
-    ("Cooking", "Boil the pasta in salted water for ten minutes.", "home"),
-    ("Backups", "Nightly backups are copied to another region and kept for a month.", "ops"),
-]
-SERVE = [sys.executable, "-m", "tesseradb.clients.shell.main", "serve"]
+from tests.server.support import Process
 
 
 @pytest.fixture
@@ -40,43 +25,6 @@ def server(db_file):
     srv.stop()
 
 
-def connect(port: int, **kwargs) -> pymysql.connections.Connection:
-    options = dict(host="127.0.0.1", port=port, user="app", database="docs", autocommit=True)
-    options.update(kwargs)
-    return pymysql.connect(**options)
-
-
-def load_docs(port: int) -> None:
-    with connect(port) as c, c.cursor() as cur:
-        cur.execute(DOCS_DDL)
-        cur.executemany("INSERT INTO docs (title, body, tag) VALUES (%s, %s, %s)", DOCS)
-
-
-class Process:
-    """``tessera serve`` in its own process."""
-
-    def __init__(self, db: str, *args: str):
-        self.proc = subprocess.Popen(SERVE + [db, "--port", "0", *args], stderr=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
-        line = self.proc.stderr.readline()
-        match = re.search(r" on [^ ]+:(\d+) ", line)
-        if match is None:
-            rest = self.proc.stderr.read() if self.proc.poll() is not None else ""
-            self.stop(signal.SIGKILL)
-            raise AssertionError(f"tessera serve did not start: {line}{rest}")
-        self.port = int(match.group(1))
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> tuple[int, str]:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            _, err = self.proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            _, err = self.proc.communicate()
-        return self.proc.returncode, err
-
-
 @pytest.fixture
 def start_process():
     started: list[Process] = []
@@ -88,25 +36,3 @@ def start_process():
     yield start
     for p in started:
         p.stop(signal.SIGKILL)
-
-
-def wait_for(predicate, timeout: float = 30.0, step: float = 0.05):
-    """Poll until predicate() is truthy (a state to reach, not a speed to meet)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError("condition not reached")
-
-
-def mariadb(port: int, *args: str, sql: str = "", user: str = "app", database: str | None = "docs",
-            check: bool = False) -> subprocess.CompletedProcess:
-    cmd = ["mariadb", "--no-defaults", "-h", "127.0.0.1", "-P", str(port), "-u", user, *args]
-    if database:
-        cmd.append(database)
-    result = subprocess.run(cmd, input=sql, capture_output=True, text=True, timeout=300)
-    if check:
-        assert result.returncode == 0, result.stderr
-    return result

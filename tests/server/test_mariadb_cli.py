@@ -1,7 +1,7 @@
 """Debian's mariadb command-line client against `tessera serve`, in batch (-B) and table (-t) mode."""
 from __future__ import annotations
 
-from tests.server.conftest import DOCS_DDL, mariadb
+from tests.server.support import DOCS_DDL, mariadb
 
 INSERTS = ("INSERT INTO docs (title, body, tag) VALUES "
            "('Certificates', 'Rotate TLS certificates every 90 days. Use the renew command.', 'ops'), "

@@ -7,7 +7,7 @@ import pymysql
 import pytest
 from pymysql.constants import CLIENT, COMMAND
 
-from tests.server.conftest import DOCS, connect, load_docs
+from tests.server.support import DOCS, connect, load_docs
 
 
 # -- auto-embedding and search -------------------------------------------------------------------------

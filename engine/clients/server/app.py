@@ -85,7 +85,7 @@ class Server:
         self.port = self._listener.sockets[0].getsockname()[1]
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        stream = MysqlStream(reader, writer)
+        stream = wire.TlsStream(MysqlStream(reader, writer))
         if len(self.clients) >= self.options.max_connections:
             await stream.write(error_packet(SERVER_CAPABILITIES, 1040, "08004", "Too many connections"))
             writer.close()

@@ -31,10 +31,16 @@ class GuardedReader(asyncio.StreamReader):
         self._packet_bytes = 0          # payload announced so far for the packet being read
 
     async def _bounded(self, waiter):
+        """Await a read; when the idle timeout passes first, the read fails with IdleTimeout. A timer
+        rather than ``asyncio.wait_for``: a wrapping task would add loop turns between reading the
+        TLS request and starting TLS, and the client's first TLS bytes would land in the plain buffer."""
+        if self.idle_timeout is None:
+            return await waiter
+        timer = asyncio.get_running_loop().call_later(self.idle_timeout, self.set_exception, IdleTimeout())
         try:
-            return await asyncio.wait_for(waiter, self.idle_timeout)
-        except asyncio.TimeoutError:
-            raise IdleTimeout() from None
+            return await waiter
+        finally:
+            timer.cancel()
 
     async def read(self, n: int = -1) -> bytes:
         """mysql-mimic reads a packet header with ``read(4)``, which may return part of it: read all 4
@@ -68,3 +74,43 @@ async def listen(loop: asyncio.AbstractEventLoop, on_client, host: str, port: in
         reader = GuardedReader(idle_timeout=idle_timeout, max_packet=max_packet, limit=2 ** 16, loop=loop)
         return asyncio.StreamReaderProtocol(reader, on_client, loop=loop)
     return await loop.create_server(protocol, host, port, reuse_address=True)
+
+
+class TlsStream:
+    """mysql-mimic's ``MysqlStream`` with a ``start_tls`` that does not lose the client's first TLS
+    bytes. A client sends its TLS ClientHello right after the SSLRequest packet, without waiting;
+    when both arrive in one read they sit in the plain-text reader's buffer, the TLS layer never
+    sees the hello, and the handshake hangs until the client gives up (mysql-mimic's start_tls, and
+    asyncio's, only read from the socket). Everything else is the wrapped stream's."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name: str):
+        return getattr(self._inner, name)
+
+    async def start_tls(self, context) -> None:
+        reader, writer = self._inner.reader, self._inner.writer
+        early = bytes(reader._buffer)
+        reader._buffer.clear()
+        transport = writer.transport
+        loop = asyncio.get_running_loop()
+        if early:
+            # start_tls installs the TLS protocol, then queues its connection_made; hand it the early
+            # bytes one loop turn later, after connection_made and before any more socket data.
+            loop.call_soon(loop.call_soon, _feed, transport, early)
+        protocol = transport.get_protocol()
+        tls = await loop.start_tls(transport, protocol, context, server_side=True)
+        writer._transport = tls
+        reader._transport = tls
+        protocol._over_ssl = True       # as if it had connected over TLS: no warning at the client's EOF
+
+
+def _feed(transport, data: bytes) -> None:
+    protocol = transport.get_protocol()             # the TLS protocol start_tls installed
+    while data:
+        view = protocol.get_buffer(len(data))
+        n = min(len(view), len(data))
+        view[:n] = data[:n]
+        protocol.buffer_updated(n)
+        data = data[n:]
