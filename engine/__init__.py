@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from tesseradb.clients.dbapi import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Connection, Cursor, Date, DateFromTicks,
-                    Time, TimeFromTicks, Timestamp, TimestampFromTicks, apilevel, connect, paramstyle,
+                    Row, Time, TimeFromTicks, Timestamp, TimestampFromTicks, apilevel, connect, paramstyle,
                     threadsafety)
 from tesseradb.errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
                      NotSupportedError, OperationalError, ProgrammingError, Warning)
@@ -18,7 +18,7 @@ __all__ = [
     "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
     "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
-    "TimeFromTicks", "TimestampFromTicks", "Binary", "serve",
+    "TimeFromTicks", "TimestampFromTicks", "Binary", "Row", "serve",
 ]
 
 

@@ -8,10 +8,14 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from tesseradb import grammar
 from tesseradb.grammar import ast
 
 from tesseradb import errors
+from tesseradb.clients import frames
+from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts
 from tesseradb.io.export import result_to_arrow
 from tesseradb.results import Result
 from tesseradb.sql import executor
@@ -93,6 +97,7 @@ class Connection:
         self.autocommit = autocommit
         self._explicit = False    # inside BEGIN ... COMMIT/ROLLBACK: autocommit waits for its end
         self._lock = threading.RLock()
+        self.row_factory: Any = None   # as in sqlite3: factory(cursor, row) builds each fetched row
 
     @property
     def db(self) -> Database:
@@ -117,6 +122,24 @@ class Connection:
 
     def executemany(self, sql: str, seq: Sequence[Any]) -> "Cursor":
         return self.cursor().executemany(sql, seq)
+
+    def sql(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> "Cursor":
+        """``con.sql("SELECT ...").df()``: execute and return the cursor (DuckDB's spelling)."""
+        return self.execute(sql, params)
+
+    def embed(self, texts: str | Sequence[str], model: str = DEFAULT_MODEL, **settings: Any) -> Any:
+        """The vectors a column with ``model_name=model`` (and the given chunk settings:
+        chunk_strategy, max_tokens, overlap_tokens, max_chunks) would store for ``texts``.
+
+        One text: a float32 array, (dims,) for ``truncate``/``mean``, (chunks, dims) otherwise.
+        A list: an (n, dims) array for ``truncate``/``mean``, else a list of (chunks, dims) arrays."""
+        single = isinstance(texts, str)
+        vectors = self._call(lambda: embed_texts([texts] if single else texts, model, **settings))
+        chunked = str(settings.get("chunk_strategy", "truncate")).lower() not in ("truncate", "mean")
+        if chunked:
+            return vectors[0] if single else vectors
+        stacked = _stack(vectors)
+        return stacked[0] if single else stacked
 
     def executescript(self, script: str) -> "Cursor":
         cur = self.cursor()
@@ -193,6 +216,34 @@ class Connection:
             self.rollback()
 
 
+def _stack(vectors: list) -> Any:
+    return np.vstack(vectors) if vectors else np.empty((0, 0), dtype=np.float32)
+
+
+class Row(tuple):
+    """A row factory like ``sqlite3.Row``: ``con.row_factory = tesseradb.Row``; items by position or
+    by column name (case-insensitive), ``keys()``, compares equal to the plain tuple."""
+
+    _names: tuple[str, ...]
+
+    def __new__(cls, cursor: "Cursor", row: Sequence[Any]) -> "Row":
+        self = super().__new__(cls, row)
+        self._names = tuple(d[0] for d in cursor.description or ())
+        return self
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+    def __getitem__(self, key):  # type: ignore[override]
+        if isinstance(key, str):
+            lowered = key.lower()
+            for i, name in enumerate(self._names):
+                if name.lower() == lowered:
+                    return tuple.__getitem__(self, i)
+            raise IndexError(f"No item with that key: {key!r}")
+        return tuple.__getitem__(self, key)
+
+
 def _split(script: str):
     try:
         return grammar.split(script)
@@ -204,6 +255,7 @@ class Cursor:
     def __init__(self, connection: Connection):
         self.connection = connection
         self.arraysize = 1
+        self.row_factory: Any = connection.row_factory
         self._result: Result | None = None
         self._pos = 0
         self._closed = False
@@ -240,20 +292,27 @@ class Cursor:
         if self._pos >= len(rows):
             return None
         self._pos += 1
-        return rows[self._pos - 1]
+        return self._made([rows[self._pos - 1]])[0]
 
     def fetchmany(self, size: int | None = None) -> list[tuple]:
         rows = self._rows()
         size = self.arraysize if size is None else size
         out = rows[self._pos:self._pos + size]
         self._pos += len(out)
-        return out
+        return self._made(out)
 
     def fetchall(self) -> list[tuple]:
+        return self._made(self._rest())
+
+    def _rest(self) -> list[tuple]:
         rows = self._rows()
         out = rows[self._pos:]
         self._pos = len(rows)
         return out
+
+    def _made(self, rows: list[tuple]) -> list:
+        factory = self.row_factory
+        return rows if factory is None else [factory(self, row) for row in rows]
 
     def close(self) -> None:
         self._closed = True
@@ -274,8 +333,18 @@ class Cursor:
         """The remaining rows of the result as a pyarrow Table."""
         if self._result is None or self._result.columns is None:
             raise errors.ProgrammingError("no result set to fetch: execute a SELECT first")
-        rest = Result(columns=self._result.columns, rows=self.fetchall())
+        rest = Result(columns=self._result.columns, rows=self._rest())
         return result_to_arrow(rest)
+
+    def fetchdf(self):
+        """The remaining rows as a pandas DataFrame (pandas: the optional extra ``tesseradb[pandas]``)."""
+        return frames.to_pandas(self.fetch_arrow_table())
+
+    df = fetchdf
+
+    def fetchnumpy(self) -> dict:
+        """The remaining rows as {column name: NumPy array}; a vector column is a 2-D float32 array."""
+        return frames.to_numpy(self.fetch_arrow_table())
 
     def _rows(self) -> list[tuple]:
         self._check()

@@ -1,0 +1,50 @@
+"""``Connection.embed(texts, model=...)``: the vectors a column with these settings would store.
+
+The settings go through the same checks as a column definition (docs/vector_columns.md), and the text
+through the same chunking and model as an INSERT, so what comes back is exactly what the engine stores.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from tesseradb import embed
+from tesseradb.embed.rows import SINGLE_VECTOR, check_text, embed_plans, plan_text
+from tesseradb.errors import UserError
+from tesseradb.vectors import options as vector_options
+
+DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
+SETTINGS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks")
+
+
+def _resolve_model(name: str) -> tuple[str, str, int]:
+    info = embed.resolve(name)
+    return info.name, info.fingerprint, info.dims
+
+
+def spec_for(model: str, settings: dict[str, object]) -> vector_options.VectorSpec:
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        raise UserError(f"embed(): unknown setting '{unknown[0]}'; expected model or one of {', '.join(SETTINGS)}")
+    chunked = str(settings.get("chunk_strategy", "truncate")).lower() not in SINGLE_VECTOR
+    options = {"knn_type": "hnsw", "hnsw_similarity": "cosine", "from": "text", "model_name": model,
+               **{k: str(v) for k, v in settings.items() if v is not None}}
+    kind = "float_vector_array" if chunked else "float_vector"
+    specs = vector_options.validate_columns("embed()", [("text", "text", {}), ("v", kind, options)],
+                                            resolve_model=_resolve_model)
+    return specs["v"]
+
+
+def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, **settings: object) -> list[np.ndarray]:
+    """One (vectors x dims) float32 array per text: one row for ``truncate`` and ``mean``, one per
+    chunk for ``fixed``, ``recursive`` and ``sentence``."""
+    spec = spec_for(model, settings)
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise UserError(f"embed(): text {i + 1} is {type(text).__name__}, not str")
+        check_text(text, f"embed() text {i + 1}")
+    engine_model = embed.get_model(spec.model_name)
+    plans = [plan_text(engine_model, spec, text) for text in texts]
+    return [e.vectors for e in embed_plans(engine_model, spec.chunk_strategy, texts, plans)]
