@@ -25,7 +25,9 @@ STATEMENT_WORDS = {
 }
 TABLE_VERBS = ["DESCRIBE", "TRUNCATE TABLE", "OPTIMIZE TABLE", "CHECK TABLE", "REPAIR TABLE", "SHOW INDEX"]
 FUNCTIONS = ["knn(", "knn_dist()", "LENGTH(", "INTO OUTFILE", "knn_chunk()", "knn_chunk_text()", "knn_chunk_start()",
-             "knn_chunk_end()", "knn_chunks(", "TO_STRING(", "@knn_dist", "REBUILD KNN"]
+             "knn_chunk_end()", "knn_chunks(", "TO_STRING(", "@knn_dist", "REBUILD KNN",
+             "MATCH(", "AGAINST(", "weight()", "HIGHLIGHT(", "SNIPPET(", "hybrid_score()", "hybrid_match(",
+             "fusion_method", "rank_constant", "window_size", "fusion_weights", "field_weights", "morphology"]
 
 
 @pytest.mark.parametrize("node", sorted(HANDLERS, key=lambda n: n.__name__), ids=lambda n: n.__name__)
