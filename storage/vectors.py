@@ -9,18 +9,23 @@ faiss#3339); searches exclude dead positions with an ``IDSelectorBitmap``, and `
 Concurrency: any number of threads may call the read methods (``search``, ``explain``, ``save``,
 ``compact``, ``chunk_ids``, ``len``) at once; ``add``/``remove_*`` take the lock exclusively and wait
 for running searches. See docs/vector_index.md for the design and the measured thresholds.
+
+With ``quantization`` ('8bit', '1bit', '1bitsimple'; see ``quantized``) the graph holds codes, not
+float32 vectors: a search takes ``k * oversampling`` candidate documents from the codes and, with
+``rescore`` (the default), ranks them by their exact distances, computed from the float32 vectors
+that ``rescore_source`` reads from SQLite.
 """
 from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import faiss
 import numpy as np
 
-from . import index_file
+from . import index_file, quantized, ranking
 from .errors import IndexCorrupt
 from .positions import Column, KeyIndex, RWLock, distinct, int_array, one_thread
 
@@ -33,19 +38,26 @@ EF_FLOOR = 48  # smallest efSearch used
 EF_PER_CHUNK = 2  # efSearch >= this many times the chunks asked for
 EF_MAX = 1 << 16
 RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 rescoring
+OVERSAMPLING = 3.0  # quantized indexes: candidate documents = k * this (Manticore's default)
+
+#: ``source(chunk_ids) -> (chunk ids found, their float32 vectors)``: where a quantized index reads
+#: the exact vectors of its rescoring candidates (SQLite, through storage.chunks).
+RescoreSource = Callable[[np.ndarray], "tuple[np.ndarray, np.ndarray]"]
 
 
 class VectorIndex:
     """The k nearest documents of a vector column, over chunks with arbitrary int64 ids."""
 
-    def __init__(self, dims: int, metric: str, *, m: int = 16, ef_construction: int = 200) -> None:
+    def __init__(self, dims: int, metric: str, *, m: int = 16, ef_construction: int = 200,
+                 quantization: str = "none") -> None:
         if metric not in METRICS:
             raise ValueError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}")
         if dims < 1 or m < 2 or ef_construction < 1:
             raise ValueError(f"bad index parameters: dims={dims}, m={m}, ef_construction={ef_construction}")
         self.dims, self.metric, self.m, self.ef_construction = int(dims), metric, int(m), int(ef_construction)
-        self._index = faiss.IndexHNSWFlat(self.dims, self.m, METRICS[metric])
-        self._index.hnsw.efConstruction = self.ef_construction
+        self.quantization = quantized.check(quantization)
+        self._index = quantized.make_graph(self.dims, metric, self.m, self.ef_construction, self.quantization)
+        self.rescore_source: RescoreSource | None = None
         self._set_maps(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, bool))
         self._lock = RWLock()
         self._bitmap_lock = threading.Lock()
@@ -57,6 +69,18 @@ class VectorIndex:
         self._live_docs = len(distinct(docs[alive]))
         self._max_norm = 0.0
         self._alive_bitmap: np.ndarray | None = None
+        self._staged = np.empty((0, self.dims), np.float32)   # float32 vectors of an untrained quantized index
+        self._sqnorm = Column(np.float32)                     # |x|^2 per position (ip on 1-bit codes only)
+
+    @property
+    def _float(self) -> bool:
+        """True when every vector is held as float32 (no quantization, or not trained yet)."""
+        return self.quantization == "none" or not self._index.is_trained
+
+    @property
+    def _total(self) -> int:
+        """Positions, live or not (the graph's ntotal, or the staged vectors before training)."""
+        return self._chunk.n
 
     # ---- writes -------------------------------------------------------------------------------
 
@@ -75,8 +99,8 @@ class VectorIndex:
             self._kill(self._live_positions(self._by_chunk, np.sort(chunks)))
             batch_docs = distinct(docs)
             new_docs = len(batch_docs) - self._by_doc.live(batch_docs, self._alive.view)[1]
-            start = self._index.ntotal
-            self._index.add(x)
+            start = self._total
+            self._add_vectors(x)
             self._chunk.append(chunks)
             self._doc.append(docs)
             self._alive.append(np.ones(len(chunks), bool))
@@ -86,6 +110,20 @@ class VectorIndex:
             self._live_docs += new_docs
             self._max_norm = max(self._max_norm, float(np.linalg.norm(x, axis=1).max()))
             self._alive_bitmap = None
+
+    def _add_vectors(self, x: np.ndarray) -> None:
+        if self.quantization != "none" and self.metric == "ip":
+            self._sqnorm.append(np.einsum("ij,ij->i", x, x).astype(np.float32))
+        if self.quantization == "none" or self._index.is_trained:
+            self._index.add(x)
+            return
+        staged = np.concatenate([self._staged, x]) if len(self._staged) else x.copy()
+        if len(staged) < quantized.TRAIN_MIN:
+            self._staged = staged
+            return
+        quantized.train(self._index, staged)
+        self._index.add(staged)
+        self._staged = np.empty((0, self.dims), np.float32)
 
     def _check_vectors(self, vectors: np.ndarray, n: int) -> np.ndarray:
         x = np.ascontiguousarray(vectors, np.float32)
@@ -145,18 +183,29 @@ class VectorIndex:
     @property
     def tombstones(self) -> int:
         """Removed chunks still in the graph (``compact()`` drops them)."""
-        return self._index.ntotal - self._live
+        return self._total - self._live
+
+    def footprint(self) -> dict[str, int]:
+        """Bytes held in memory: vectors or codes, graph links, and the id maps."""
+        with self._lock.read():
+            codes = quantized.code_bytes(self._index) if self._index.ntotal else 0
+            return {"vectors": codes + self._staged.nbytes, "links": quantized.link_bytes(self._index),
+                    "maps": self._total * (8 + 8 + 1 + 16 + 16) + self._sqnorm.n * 4}
 
     def search(self, query: np.ndarray, k: int, *, allowed_docs: np.ndarray | None = None,
-               exclude_doc: int | None = None, ef: int | None = None) -> list[tuple[int, float, int]]:
+               exclude_doc: int | None = None, ef: int | None = None, rescore: bool = True,
+               oversampling: float | None = None) -> list[tuple[int, float, int]]:
         """The k nearest documents as ``(doc_id, distance, chunk_id)``, by distance then doc id.
 
         A document's distance is that of its closest live chunk. With ``allowed_docs`` only those
-        documents are considered (a prefilter); ``exclude_doc`` is never returned.
+        documents are considered (a prefilter); ``exclude_doc`` is never returned. On a quantized
+        index, ``k * oversampling`` candidate documents come from the codes and, with ``rescore``,
+        are ranked by their exact distances (else by the codes' approximate ones).
         """
         q = self._check_query(query)
         with self._lock.read():
-            plan = self._plan(k, allowed_docs, exclude_doc, ef)
+            plan = self._plan(k, allowed_docs, exclude_doc, ef, oversampling)
+            plan.rescore = rescore
             if plan.want == 0:
                 return []
             if plan.path == "exact":
@@ -164,13 +213,17 @@ class VectorIndex:
             return self._search_graph(q, plan)
 
     def explain(self, k: int, *, allowed_docs: np.ndarray | None = None, exclude_doc: int | None = None,
-                ef: int | None = None) -> dict[str, Any]:
+                ef: int | None = None, rescore: bool = True, oversampling: float | None = None) -> dict[str, Any]:
         """How ``search`` would run, without running it."""
         with self._lock.read():
-            p = self._plan(k, allowed_docs, exclude_doc, ef)
-            return {"path": p.path, "candidates": p.n_candidates if allowed_docs is not None else None,
-                    "candidate_docs": p.want_docs, "ef": p.ef, "fetch": p.fetch, "exact_max_chunks": p.exact_max,
-                    "live_chunks": self._live, "live_docs": self._live_docs, "tombstones": self.tombstones}
+            p = self._plan(k, allowed_docs, exclude_doc, ef, oversampling)
+            out = {"path": p.path, "candidates": p.n_candidates if allowed_docs is not None else None,
+                   "candidate_docs": p.want_docs, "ef": p.ef, "fetch": p.fetch, "exact_max_chunks": p.exact_max,
+                   "live_chunks": self._live, "live_docs": self._live_docs, "tombstones": self.tombstones}
+            if self.quantization != "none":
+                out.update(quantization=self.quantization, trained=not self._float, rescore=int(rescore),
+                           oversampling=p.oversampling, shortlist_docs=p.shortlist)
+            return out
 
     def _check_query(self, query: np.ndarray) -> np.ndarray:
         q = np.asarray(query, np.float32)
@@ -181,11 +234,14 @@ class VectorIndex:
             raise ValueError("the query vector must be finite")
         return self._normalized(q) if self.metric == "cosine" else q
 
-    def _plan(self, k: int, allowed_docs: np.ndarray | None, exclude_doc: int | None, ef: int | None) -> _Plan:
+    def _plan(self, k: int, allowed_docs: np.ndarray | None, exclude_doc: int | None, ef: int | None,
+              oversampling: float | None = None) -> _Plan:
         if k < 1:
             raise ValueError(f"k must be positive, got {k}")
         if ef is not None and ef < 0:
             raise ValueError(f"ef must be non-negative, got {ef}")
+        if oversampling is not None and not oversampling >= 1.0:
+            raise ValueError(f"oversampling must be >= 1.0, got {oversampling}")
         plan = _Plan()
         if allowed_docs is None:
             plan.n_candidates, docs = self._live, self._live_docs
@@ -199,19 +255,28 @@ class VectorIndex:
             plan.positions, docs = self._by_doc.live(wanted, self._alive.view)
             plan.n_candidates = len(plan.positions)
         plan.want_docs, plan.want = docs, min(k, docs)
+        # Oversampling widens the candidate documents: by default only on quantized codes (float32
+        # distances are exact already), as asked on any index (Manticore's meaning).
+        default = OVERSAMPLING if self.quantization != "none" else 1.0
+        plan.oversampling = float(oversampling) if oversampling is not None else default
+        plan.shortlist = min(docs, math.ceil(plan.want * plan.oversampling))
         chunks_per_doc = plan.n_candidates / docs if docs else 1.0
-        plan.fetch = min(plan.n_candidates, math.ceil(plan.want * chunks_per_doc))
+        plan.fetch = min(plan.n_candidates, math.ceil(plan.shortlist * chunks_per_doc))
         # The graph holds dead and filtered-out nodes too: to meet `base` allowed ones, look at base / s.
-        selectivity = plan.n_candidates / max(self._index.ntotal, 1)
+        selectivity = plan.n_candidates / max(self._total, 1)
         base = max(ef or 0, EF_FLOOR, EF_PER_CHUNK * plan.fetch)
         plan.ef = int(min(math.ceil(base / max(selectivity, 1e-9)), EF_MAX))
         # A graph search computes about ef * 2m distances; brute force computes one per candidate chunk.
         plan.exact_max = max(EXACT_MIN_CHUNKS, int(EXACT_COST_RATIO * plan.ef * 2 * self.m))
-        plan.path = "exact" if plan.n_candidates <= plan.exact_max else "graph"
+        exact = plan.n_candidates <= plan.exact_max or not self._index.is_trained
+        plan.path = "exact" if exact else "graph"
         return plan
 
     def _vectors(self) -> np.ndarray:
-        """All stored vectors, as a view on FAISS's own storage (valid while the lock is held)."""
+        """All float32 vectors, as a view on FAISS's storage or the staging array (valid under the lock).
+        Only while ``self._float``."""
+        if self.quantization != "none":
+            return self._staged
         n = self._index.ntotal
         if not n:
             return np.empty((0, self.dims), np.float32)
@@ -226,31 +291,28 @@ class VectorIndex:
 
     def _search_exact(self, q: np.ndarray, plan: _Plan) -> list[tuple[int, float, int]]:
         pos = self._candidates(plan)
-        return self._finish(q, pos, self._distances32(q, pos), plan.want)
+        if self._float:
+            return self._finish(q, pos, self._distances32(q, pos), plan.shortlist, plan.want)
+        raw = quantized.code_distances(self._index, q, pos, self.quantization)
+        return self._finish_codes(q, pos, raw, plan)
 
-    def _finish(self, q: np.ndarray, pos: np.ndarray, approx: np.ndarray, k: int) -> list[tuple[int, float, int]]:
+    def _finish(self, q: np.ndarray, pos: np.ndarray, approx: np.ndarray, shortlist: int,
+                k: int) -> list[tuple[int, float, int]]:
         """From chunks with float32 distances to the k best documents, rescored in float64.
 
-        Every document whose best float32 distance is within rounding of the k-th best is rescored,
-        so float32 error cannot change which documents make the cut.
+        Only the chunks whose own float32 distance is within rounding of the cut (the ``shortlist``-th
+        best document) are rescored, so float32 error cannot change which documents make the cut
+        nor which chunk is a document's closest, and a long document near the cut costs only the
+        few chunks of it that are near too.
         """
-        docs = self._doc.view[pos]
-        order = np.argsort(docs, kind="stable")
-        docs_sorted = docs[order]
-        starts = np.flatnonzero(np.r_[True, docs_sorted[1:] != docs_sorted[:-1]])
-        best = np.minimum.reduceat(approx[order], starts)
-        if len(best) > k:
-            kth = float(np.partition(best, k - 1)[k - 1])
-            scale = 0.0 if self.metric == "l2" else float(np.linalg.norm(q)) * self._max_norm
-            keep_docs = best <= kth + RESCORE_TOL * (1.0 + abs(kth) + scale)
-            keep = np.zeros(len(pos), bool)
-            keep[order] = np.repeat(keep_docs, np.diff(np.r_[starts, len(pos)]))
-            pos = pos[keep]
-        return self._rank(q, pos, k)
+        scale = 0.0 if self.metric == "l2" else float(np.linalg.norm(q)) * self._max_norm
+        keep = ranking.near_cut(self._doc.view[pos], approx, shortlist, RESCORE_TOL, scale)
+        return self._rank(q, pos[keep], k)
 
     def _distances32(self, q: np.ndarray, pos: np.ndarray) -> np.ndarray:
         """float32 distances from q to the vectors at ``pos``, read in place (no gathered copy)."""
-        xb, n = self._vectors(), self._index.ntotal
+        xb = self._vectors()
+        n = len(xb)
         ip = self.metric != "l2"
         if 2 * len(pos) >= n:  # most of the index: one contiguous pass, then pick
             out = np.empty(n, np.float32)
@@ -269,7 +331,7 @@ class VectorIndex:
 
     def _search_graph(self, q: np.ndarray, plan: _Plan) -> list[tuple[int, float, int]]:
         bitmap = self._selector_bitmap(plan)
-        sel = None if bitmap is None else faiss.IDSelectorBitmap(self._index.ntotal, faiss.swig_ptr(bitmap))
+        sel = None if bitmap is None else faiss.IDSelectorBitmap(self._total, faiss.swig_ptr(bitmap))
         fetch, ef = max(plan.fetch, 1), plan.ef
         while True:
             params = faiss.SearchParametersHNSW(efSearch=ef)
@@ -279,9 +341,11 @@ class VectorIndex:
                 dist, found = self._index.search(q, fetch, params=params)
             hit = found[0] >= 0
             pos = found[0][hit]
-            if len(distinct(self._doc.view[pos])) >= plan.want:
+            if len(distinct(self._doc.view[pos])) >= plan.shortlist:
+                if not self._float:
+                    return self._finish_codes(q, pos, dist[0][hit], plan)
                 approx = dist[0][hit] if self.metric == "l2" else 1.0 - dist[0][hit]
-                return self._finish(q, pos, approx, plan.want)
+                return self._finish(q, pos, approx, plan.shortlist, plan.want)
             if fetch >= plan.n_candidates:
                 break
             fetch, ef = min(2 * fetch, plan.n_candidates), min(2 * ef, EF_MAX)
@@ -291,7 +355,7 @@ class VectorIndex:
     def _selector_bitmap(self, plan: _Plan) -> np.ndarray | None:
         """Bit i set when position i may be returned; None when every position may."""
         if plan.positions is not None:
-            mask = np.zeros(self._index.ntotal, bool)
+            mask = np.zeros(self._total, bool)
             mask[plan.positions] = True
             return np.packbits(mask, bitorder="little")
         if plan.excluded is None and not self.tombstones:
@@ -302,44 +366,83 @@ class VectorIndex:
             bitmap = self._alive_bitmap
         if plan.excluded is None or not len(plan.excluded):
             return bitmap
-        mask = np.unpackbits(bitmap, count=self._index.ntotal, bitorder="little").astype(bool)
+        mask = np.unpackbits(bitmap, count=self._total, bitorder="little").astype(bool)
         mask[plan.excluded] = False
         return np.packbits(mask, bitorder="little")
 
     def _rank(self, q: np.ndarray, pos: np.ndarray, k: int) -> list[tuple[int, float, int]]:
         """Rescore ``pos`` in float64, keep each document's closest chunk, return the k best."""
-        x = self._vectors()[pos].astype(np.float64)
-        q64 = q[0].astype(np.float64)
-        if self.metric == "l2":
-            dist = ((x - q64) ** 2).sum(axis=1)
-        else:
-            dist = 1.0 - (x * q64).sum(axis=1)
+        dist = ranking.distances64(self._vectors()[pos], q[0], self.metric)
         docs, chunks = self._doc.view[pos], self._chunk.view[pos]
-        order = np.lexsort((chunks, dist, docs))
-        firsts = order[np.r_[True, docs[order][1:] != docs[order][:-1]]]
-        ranked = firsts[np.lexsort((docs[firsts], dist[firsts]))][:k]
-        return [(int(docs[i]), float(dist[i]), int(chunks[i])) for i in ranked]
+        return [(int(docs[i]), float(dist[i]), int(chunks[i])) for i in ranking.top_docs(docs, chunks, dist, k)]
+
+    def _finish_codes(self, q: np.ndarray, pos: np.ndarray, raw: np.ndarray,
+                      plan: _Plan) -> list[tuple[int, float, int]]:
+        """Quantized: the shortlist of documents by code distance, then (rescore) exact distances."""
+        sqnorm = self._sqnorm.view[pos] if self._sqnorm.n else None
+        approx = quantized.to_metric(raw, self.metric, self.quantization, sqnorm, q)
+        docs, chunks = self._doc.view[pos], self._chunk.view[pos]
+        if not plan.rescore:
+            return [(int(docs[i]), float(approx[i]), int(chunks[i]))
+                    for i in ranking.top_docs(docs, chunks, approx, plan.want)]
+        short = ranking.top_docs(docs, chunks, approx, plan.shortlist)
+        pick = np.isin(docs, docs[short])
+        return self._rescore(q, docs[pick], chunks[pick], plan.want)
+
+    def _rescore(self, q: np.ndarray, docs: np.ndarray, chunks: np.ndarray, k: int) -> list[tuple[int, float, int]]:
+        if self.rescore_source is None:
+            raise ValueError("a quantized index needs a rescore_source to rescore")
+        found, x = self.rescore_source(chunks)
+        found = np.asarray(found, np.int64)
+        if not len(found):
+            return []
+        x = np.asarray(x, np.float32).reshape(len(found), self.dims)
+        x = self._normalized(x) if self.metric == "cosine" else x
+        doc_of = dict(zip(chunks.tolist(), docs.tolist()))
+        fdocs = np.fromiter((doc_of.get(c, 0) for c in found.tolist()), np.int64, len(found))
+        known = np.isin(found, chunks)
+        dist = ranking.distances64(x[known], q[0], self.metric)
+        fdocs, found = fdocs[known], found[known]
+        return [(int(fdocs[i]), float(dist[i]), int(found[i])) for i in ranking.top_docs(fdocs, found, dist, k)]
 
     # ---- maintenance and persistence ----------------------------------------------------------
 
     def compact(self) -> VectorIndex:
-        """A new index holding only the live chunks (the graph rebuilt); this one is unchanged."""
+        """A new index holding only the live chunks (the graph rebuilt and, when quantized, the
+        quantizer trained again from the exact vectors); this one is unchanged."""
         with self._lock.read():
-            alive = self._alive.view
-            fresh = VectorIndex(self.dims, self.metric, m=self.m, ef_construction=self.ef_construction)
-            pos = np.flatnonzero(alive)
-            if len(pos):
-                fresh.add(self._chunk.view[pos], self._doc.view[pos], self._vectors()[pos])
-            return fresh
+            fresh = VectorIndex(self.dims, self.metric, m=self.m, ef_construction=self.ef_construction,
+                                quantization=self.quantization)
+            fresh.rescore_source = self.rescore_source
+            pos = np.flatnonzero(self._alive.view)
+            if not len(pos):
+                return fresh
+            chunks, docs = self._chunk.view[pos], self._doc.view[pos]
+            if self._float:
+                fresh.add(chunks, docs, self._vectors()[pos])
+                return fresh
+        found, x = self._exact_vectors(chunks)
+        keep = np.isin(chunks, found)
+        order = np.argsort(found)
+        fresh.add(chunks[keep], docs[keep], np.asarray(x)[order[np.searchsorted(found[order], chunks[keep])]])
+        return fresh
+
+    def _exact_vectors(self, chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.rescore_source is None:
+            raise ValueError("a quantized index needs a rescore_source to be rebuilt")
+        found, x = self.rescore_source(chunks)
+        return np.asarray(found, np.int64), np.asarray(x, np.float32).reshape(len(found), self.dims)
 
     def save(self, path: str, watermark: str) -> None:
         """Write the index atomically (see ``index_file``): temp file, fsync, rename, fsync of the folder."""
         with self._lock.read():
             arrays = [self._chunk.view.tobytes(), self._doc.view.tobytes(),
-                      np.packbits(self._alive.view, bitorder="little").tobytes()]
+                      np.packbits(self._alive.view, bitorder="little").tobytes(),
+                      self._staged.tobytes(), self._sqnorm.view.tobytes()]
             header = {"dims": self.dims, "metric": self.metric, "m": self.m,
                       "ef_construction": self.ef_construction, "watermark": watermark,
-                      "count": self._index.ntotal, "max_norm": self._max_norm}
+                      "count": self._total, "max_norm": self._max_norm, "quantization": self.quantization,
+                      "staged": len(self._staged), "sqnorms": self._sqnorm.n}
             index_file.save(path, header, arrays, self._index)
 
     @classmethod
@@ -348,26 +451,34 @@ class VectorIndex:
         loaded = index_file.load(path, _array_sizes)
         if loaded is None:
             return None
-        header, (chunk_bytes, doc_bytes, bits), graph = loaded
+        header, arrays, graph = loaded
         try:
             index = cls(int(header["dims"]), str(header["metric"]), m=int(header["m"]),
-                        ef_construction=int(header["ef_construction"]))
+                        ef_construction=int(header["ef_construction"]),
+                        quantization=str(header.get("quantization", "none")))
             watermark = str(header["watermark"])
         except (KeyError, TypeError, ValueError) as e:
             raise IndexCorrupt(path, f"bad header: {e}") from e
         n = int(header["count"])
-        chunks = np.frombuffer(chunk_bytes, np.int64).copy()
-        docs = np.frombuffer(doc_bytes, np.int64).copy()
-        alive = np.unpackbits(np.frombuffer(bits, np.uint8), count=n, bitorder="little").astype(bool)
+        chunks = np.frombuffer(arrays[0], np.int64).copy()
+        docs = np.frombuffer(arrays[1], np.int64).copy()
+        alive = np.unpackbits(np.frombuffer(arrays[2], np.uint8), count=n, bitorder="little").astype(bool)
         index._adopt(graph, chunks, docs, alive, float(header.get("max_norm", 0.0)), path)
+        if len(arrays) > 3:
+            index._staged = np.frombuffer(arrays[3], np.float32).reshape(-1, index.dims).copy()
+            index._sqnorm = Column(np.float32, np.frombuffer(arrays[4], np.float32))
+        if index._index.ntotal + len(index._staged) != n or index._sqnorm.n not in (0, n):
+            raise IndexCorrupt(path, "the vectors do not match the header")
         return index, watermark
 
     def _adopt(self, graph: faiss.Index, chunks: np.ndarray, docs: np.ndarray, alive: np.ndarray,
                max_norm: float, path: str) -> None:
-        if (not isinstance(graph, faiss.IndexHNSWFlat) or graph.d != self.dims or graph.ntotal != len(chunks)
-                or graph.metric_type != METRICS[self.metric]):
+        q = self.quantization
+        if (type(graph) is not quantized.GRAPH_TYPES[q] or graph.d != self.dims
+                or graph.metric_type != quantized.faiss_metric(self.metric, q)):
             raise IndexCorrupt(path, "the graph does not match the header")
         graph.hnsw.efConstruction = self.ef_construction
+        quantized.prepare(graph, q)
         self._index = graph
         self._set_maps(chunks, docs, alive)
         self._max_norm = max_norm
@@ -382,12 +493,22 @@ class _Plan:
     n_candidates = 0
     want_docs = 0
     want = 0
+    shortlist = 0  # candidate documents: want * oversampling
+    oversampling = 1.0
+    rescore = True
     fetch = 0
     ef = 0
     exact_max = 0
 
 
 def _array_sizes(header: dict[str, Any]) -> list[int]:
-    """Bytes of the saved arrays: chunk ids, doc ids (int64 each), alive bits."""
+    """Bytes of the saved arrays: chunk ids, doc ids (int64 each), alive bits; then (files written
+    since quantization) the staged float32 vectors of an untrained quantized index and the squared
+    norms kept for ip on 1-bit codes."""
     n = int(header["count"])
-    return [8 * n, 8 * n, (n + 7) // 8] if n >= 0 else [-1]
+    if n < 0:
+        return [-1]
+    sizes = [8 * n, 8 * n, (n + 7) // 8]
+    if "staged" in header:
+        sizes += [4 * int(header["dims"]) * int(header["staged"]), 4 * int(header["sqnorms"])]
+    return sizes

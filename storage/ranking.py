@@ -1,0 +1,50 @@
+"""From chunk distances to document rankings (MaxP: a document scores as its closest chunk).
+
+Pure numpy over parallel arrays: ``docs`` (doc id of each chunk), ``chunks`` (chunk id) and ``dist``.
+Ties go to the smaller doc id, and within a document to the smaller chunk id.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def doc_best(docs: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(order, starts, best)``: chunks ordered by doc, where each doc's run starts, its best distance."""
+    order = np.argsort(docs, kind="stable")
+    docs_sorted = docs[order]
+    starts = np.flatnonzero(np.r_[True, docs_sorted[1:] != docs_sorted[:-1]])
+    best = np.minimum.reduceat(dist[order], starts) if len(order) else np.empty(0, dist.dtype)
+    return order, starts, best
+
+
+def near_cut(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale: float) -> np.ndarray:
+    """Mask of the chunks whose own approximate distance can still put a document into the top k.
+
+    The error of an approximate distance is taken to be at most ``tol = rel_tol * (1 + |kth| +
+    scale)``. With every approximate distance within ``tol`` of the exact one, the k-th best document's exact
+    distance is at most ``kth + tol`` (kth: the k-th best approximate document distance), so a chunk
+    beyond ``kth + 2 tol`` is farther than the cut exactly too: it can neither enter the top k nor
+    be the closest chunk of a document that does. Every other chunk is kept for exact rescoring.
+    """
+    _, _, best = doc_best(docs, approx)
+    if len(best) <= k:
+        return np.ones(len(docs), bool)
+    kth = float(np.partition(best, k - 1)[k - 1])
+    return approx <= kth + 2.0 * rel_tol * (1.0 + abs(kth) + scale)
+
+
+def top_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) -> np.ndarray:
+    """Indexes (into the arrays) of the best chunk of each of the k best documents, best first."""
+    if not len(docs):
+        return np.empty(0, np.int64)
+    order = np.lexsort((chunks, dist, docs))
+    firsts = order[np.r_[True, docs[order][1:] != docs[order][:-1]]]
+    return firsts[np.lexsort((docs[firsts], dist[firsts]))][:k]
+
+
+def distances64(x: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
+    """Exact distances in float64: l2 squared, or 1 - dot for ip and cosine."""
+    x64, q64 = x.astype(np.float64), q.astype(np.float64).ravel()
+    if metric == "l2":
+        return ((x64 - q64) ** 2).sum(axis=1)
+    return 1.0 - (x64 * q64).sum(axis=1)
