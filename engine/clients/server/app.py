@@ -11,6 +11,7 @@ import logging
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 from mysql_mimic.constants import KillKind
@@ -114,15 +115,18 @@ class Server:
         if self._listener is not None:
             self._listener.close()
         for conn in list(self.clients.values()):
-            conn.session.interrupt()
+            conn.session.stopping = True
             conn.stream.writer.close()
-        pending = list(self.clients)
+        pending = set(self.clients)
+        deadline = time.monotonic() + SHUTDOWN_GRACE
+        while pending and time.monotonic() < deadline:
+            for conn in list(self.clients.values()):
+                conn.session.interrupt()        # again and again: a statement may be just starting
+            _, pending = await asyncio.wait(pending, timeout=0.1)
+        for task in pending:
+            task.cancel()
         if pending:
-            done, still = await asyncio.wait(pending, timeout=SHUTDOWN_GRACE)
-            for task in still:
-                task.cancel()
-            if still:
-                await asyncio.wait(still, timeout=SHUTDOWN_GRACE)
+            await asyncio.wait(pending, timeout=SHUTDOWN_GRACE)
         if self._listener is not None:
             await self._listener.wait_closed()
 

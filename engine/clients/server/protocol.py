@@ -10,6 +10,8 @@ What mysql-mimic's :class:`Connection` gets wrong for a database, and what this 
   engine's errno and SQLSTATE.
 - A multi-statement COM_QUERY ran every statement but returned only the last result; here every
   statement sends its own result (SERVER_MORE_RESULTS_EXISTS between them) and the first error stops it.
+- COM_STMT_RESET reset the whole session (rolled back the open transaction, autocommit back on);
+  here it resets only the statement.
 - COM_FIELD_LIST read columns 0 and 4 of ``SHOW COLUMNS``; here it asks the engine for the fields.
 - A client that stays silent longer than the idle timeout is disconnected (MySQL's error 4031).
 """
@@ -191,6 +193,14 @@ class WireConnection(Connection):
         bound = [_param(value) for _, value in params[:stmt.num_params]]
         outcome = await self.session.run(self._parsed[stmt.stmt_id], bound)
         await self.write_outcome(outcome, binary=True, stmt=stmt, use_cursor=use_cursor)
+
+    async def handle_stmt_reset(self, data: bytes) -> None:
+        """COM_STMT_RESET forgets the statement's long data and cursor. (mysql-mimic also reset the
+        whole session here, which ended the client's transaction and switched autocommit back on.)"""
+        stmt = self.get_stmt(packets.parse_com_stmt_reset(data).stmt_id)
+        stmt.param_buffers = None
+        stmt.cursor = None
+        await self.stream.write(self.ok())
 
     async def write_binary_resultset(self, outcome: Rows, stmt: PreparedStatement | None,
                                      use_cursor: bool) -> None:

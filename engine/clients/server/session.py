@@ -19,7 +19,7 @@ from typing import Any
 
 from mysql_mimic import ResultColumn, Session
 from mysql_mimic.results import ensure_result_set
-from mysql_mimic.schema import Column, InfoSchema
+from mysql_mimic.schema import Column, InfoSchema, info_schema_tables
 from mysql_mimic.types import ServerStatus
 from mysql_mimic.variables import SessionVariables, Variables
 
@@ -88,6 +88,7 @@ class EngineSession(Session):
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-client")
         self._running = threading.Event()
         self._closed = False
+        self.stopping = False                   # the server is shutting down: no new statements
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def init(self, connection: Any) -> None:
@@ -142,6 +143,8 @@ class EngineSession(Session):
         assert self.con is not None
         self._running.set()
         try:
+            if self.stopping:
+                raise ServerError("Server shutdown in progress", 1053, "08S01")
             cur = self.con.cursor()
             cur.execute(text, params if params else None)
             warnings = len(self.con.warnings)
@@ -199,8 +202,11 @@ class EngineSession(Session):
 
     # -- what mysql-mimic serves information_schema and SHOW DATABASES from --------------------
     async def schema(self) -> InfoSchema:
-        columns = await self._call(self._columns)
-        return InfoSchema.from_columns(columns)
+        data = info_schema_tables(await self._call(self._columns))
+        schemata = data["information_schema"]["schemata"]
+        if not any(row[1] == self.shared.name for row in schemata.rows):   # a database with no tables yet
+            schemata.append(("def", self.shared.name, "utf8mb4", "utf8mb4_general_ci", None))
+        return InfoSchema(data)
 
     def _columns(self) -> list[Column]:
         assert self.con is not None
