@@ -102,6 +102,27 @@ class Busy(OperationalError):
     errno, sqlstate = 1205, "HY000"
 
 
+# MySQL session and constraint errors (issue 14; docs/compatibility.md#mysql)
+class UnknownDatabase(ProgrammingError):
+    errno, sqlstate = 1049, "42000"
+
+
+class UnknownVariable(ProgrammingError):
+    errno, sqlstate = 1193, "HY000"
+
+
+class ReadOnlyVariable(ProgrammingError):
+    errno, sqlstate = 1238, "HY000"
+
+
+class WrongValueForVariable(ProgrammingError):
+    errno, sqlstate = 1231, "42000"
+
+
+class NoDefaultValue(IntegrityError):
+    errno, sqlstate = 1364, "HY000"
+
+
 class UserError(Exception):
     """Raised by engine internals with the exact message a user should see.
 

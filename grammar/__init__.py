@@ -11,6 +11,7 @@ from . import ast
 from .ddl import TYPE_ALIASES, parse_extension
 from .errors import GrammarError
 from .split import Piece, split
+from .session import parse_set
 from .sql import parse_query
 
 __all__ = ["parse", "split", "Piece", "GrammarError", "ast", "TYPE_ALIASES"]
@@ -19,6 +20,7 @@ __all__ = ["parse", "split", "Piece", "GrammarError", "ast", "TYPE_ALIASES"]
 _EXTENSION_WORDS = {
     "create", "drop", "alter", "show", "describe", "desc", "truncate", "optimize", "check",
     "repair", "begin", "start", "commit", "rollback", "load", "call",
+    "use",
 }
 _QUERY_WORDS = {"select", "insert", "replace", "update", "delete", "with", "("}
 _FIRST_WORD = re.compile(r"\s*(?:(?:--[^\n]*|#[^\n]*)\n\s*|/\*.*?\*/\s*)*(\(|[A-Za-z_]+)", re.DOTALL)
@@ -36,6 +38,8 @@ def parse(sql: str) -> ast.Statement:
         return ast.Explain(parse(inner))
     if word == "call":
         _check_procedure(text[match.end():])
+    if word == "set":
+        return parse_set(text)
     if word in _EXTENSION_WORDS:
         return parse_extension(text)
     if word in _QUERY_WORDS:

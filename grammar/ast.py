@@ -151,3 +151,31 @@ Statement = Any
 EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, AlterRebuild, TableCommand,
                    ShowTables, ShowWarnings, ShowModels, Transaction, LoadData, Explain,
                    ShowChunks, CallChunks, AlterModifyColumn)
+
+
+# -- MySQL session and introspection statements (docs/compatibility.md#mysql) ----------------------
+@dataclass(frozen=True)
+class SetStatement:
+    """SET NAMES / CHARACTER SET / [SESSION|GLOBAL] var = v / @user = v, as parsed by sqlglot."""
+    expr: Any                      # sqlglot.exp.Set
+
+
+@dataclass(frozen=True)
+class UseDatabase:
+    name: str
+
+
+@dataclass(frozen=True)
+class ShowSession:
+    """SHOW DATABASES / VARIABLES / STATUS / ERRORS / TABLE STATUS [LIKE 'pattern']."""
+    what: str                      # databases, variables, status, errors, table_status
+    like: str | None = None
+    database: str | None = None    # SHOW TABLE STATUS FROM db
+
+
+@dataclass(frozen=True)
+class ShowColumns:
+    table: str
+    full: bool = False
+    like: str | None = None
+    database: str | None = None

@@ -10,6 +10,7 @@ from . import ast
 from .errors import GrammarError
 from .sql import parse_query
 from .manticore import flagged_type
+from .session import SessionRules
 
 # MySQL spellings accepted as aliases of our column types.
 TYPE_ALIASES = {
@@ -60,7 +61,7 @@ class _TableOption:
     value: str
 
 
-class _ToAst(Transformer):
+class _ToAst(SessionRules, Transformer):
     def ident(self, items):
         return str(items[0])
 

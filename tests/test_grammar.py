@@ -78,7 +78,7 @@ def test_option_values_with_escapes():
     ("SHOW CREATE TABLE t", ast.TableCommand("show_create", "t")),
     ("DESCRIBE t", ast.TableCommand("describe", "t")),
     ("DESC t", ast.TableCommand("describe", "t")),
-    ("SHOW COLUMNS FROM t", ast.TableCommand("describe", "t")),
+    ("SHOW COLUMNS FROM t", ast.ShowColumns("t")),
     ("TRUNCATE TABLE t", ast.TableCommand("truncate", "t")),
     ("TRUNCATE t", ast.TableCommand("truncate", "t")),
     ("OPTIMIZE TABLE t", ast.TableCommand("optimize", "t")),
@@ -103,7 +103,7 @@ def test_extension_statements(sql, node):
     ("CREATE TABLE t (a int,)", "syntax error near ')'"),
     ("CREATE TABLE t (a nosuch)", "unknown column type 'nosuch'"),
     ("DROP t", "syntax error"),
-    ("SHOW DATABASES", "syntax error near 'DATABASES'"),
+    ("SHOW NOTHING", "syntax error near 'NOTHING'"),
     ("", "syntax error, empty statement"),
     ("  ;  ", "syntax error, empty statement"),
 ])
@@ -152,7 +152,7 @@ def test_into_outfile_is_lifted_out():
 
 
 @pytest.mark.parametrize("sql", [
-    "FOO BAR", "SELEC 1", "SET autocommit = 1", "USE db", "GRANT ALL ON t TO u", "CALL p()", "LOCK TABLES t WRITE",
+    "FOO BAR", "SELEC 1", "SET ROLE x", "GRANT ALL ON t TO u", "CALL p()", "LOCK TABLES t WRITE",
     "ANALYZE TABLE t", "KILL 5", "HANDLER t OPEN", "PREPARE s FROM 'SELECT 1'", "EXECUTE s", "DO 1",
 ])
 def test_statements_sqlglot_would_pass_through_as_commands_are_refused(sql):
@@ -168,8 +168,6 @@ def test_statements_sqlglot_would_pass_through_as_commands_are_refused(sql):
     ("UPDATE t SET", "syntax error, incomplete statement"),
     ("SELECT a FROM t WHERE", "syntax error, incomplete statement"),
     ("SELECT * FROM t LIMIT", "syntax error, incomplete statement"),
-    ("SELECT @x", "variables (@name, @@name) are not supported"),
-    ("UPDATE t SET a = @@sql_mode", "variables (@name, @@name) are not supported"),
     ("SELECT 'open", "syntax error"),
 ])
 def test_query_syntax_errors(sql, message):

@@ -22,6 +22,8 @@ STATEMENT_WORDS = {
     ast.Transaction: "ROLLBACK", ast.LoadData: "LOAD DATA", ast.Explain: "EXPLAIN",
     ast.ShowModels: "SHOW MODELS", ast.AlterRebuild: "REBUILD EMBEDDINGS",
     ast.ShowChunks: "SHOW CHUNKS", ast.CallChunks: "CALL CHUNKS",
+    ast.SetStatement: "SET NAMES", ast.UseDatabase: "USE main", ast.ShowSession: "SHOW TABLE STATUS",
+    ast.ShowColumns: "SHOW FULL COLUMNS",
 }
 TABLE_VERBS = ["DESCRIBE", "TRUNCATE TABLE", "OPTIMIZE TABLE", "CHECK TABLE", "REPAIR TABLE", "SHOW INDEX"]
 FUNCTIONS = ["knn(", "knn_dist()", "LENGTH(", "INTO OUTFILE", "knn_chunk()", "knn_chunk_text()", "knn_chunk_start()",

@@ -20,6 +20,7 @@ from tesseradb.io.export import result_to_arrow
 from tesseradb.results import Result
 from tesseradb.sql import executor
 from tesseradb.sql.database import Database
+from tesseradb.sql import variables
 from tesseradb.sql.executor import translate
 
 apilevel = "2.0"
@@ -104,6 +105,16 @@ class Connection:
         if self._db is None:
             raise errors.InterfaceError("Cannot operate on a closed database.")
         return self._db
+
+    @property
+    def autocommit(self) -> bool:
+        """Commit after every statement; ``SET autocommit = 0|1`` in SQL changes it too (as in MySQL,
+        switching it on commits the open transaction)."""
+        return bool(variables.session(self.db).system["autocommit"])
+
+    @autocommit.setter
+    def autocommit(self, value: bool) -> None:
+        variables.session(self.db).system["autocommit"] = 1 if value else 0
 
     @property
     def closed(self) -> bool:
@@ -195,6 +206,9 @@ class Connection:
                     result = executor.run(db, stmt, params)
                 if isinstance(stmt, ast.Transaction):
                     self._explicit = stmt.verb == "begin"
+                elif isinstance(stmt, ast.SetStatement) and self.autocommit:
+                    self._explicit = False      # SET autocommit=1 commits, even inside BEGIN (MySQL)
+                    db.commit()
                 elif self.autocommit and not self._explicit:
                     db.commit()
                 return result

@@ -8,6 +8,7 @@ from tesseradb.grammar import ast
 
 from tesseradb.sql import ddl, dml, load_data, models, query, rebuild, session
 from tesseradb.sql import chunk_listing, modify_column
+from tesseradb.sql import introspection, query_session, variables
 
 Handler = Callable[..., Any]
 
@@ -29,6 +30,11 @@ HANDLERS: dict[type, Handler] = {
     ast.ShowChunks: chunk_listing.show_chunks,
     ast.CallChunks: chunk_listing.call_chunks,
     ast.AlterModifyColumn: modify_column.alter_modify_column,
+    # MySQL session and introspection (issue 14)
+    ast.SetStatement: variables.set_statement,
+    ast.UseDatabase: variables.use_database,
+    ast.ShowSession: introspection.show_session,
+    ast.ShowColumns: introspection.show_columns,
 }
 
 QUERY_HANDLERS: dict[str, Handler] = {
@@ -37,6 +43,8 @@ QUERY_HANDLERS: dict[str, Handler] = {
     "update": dml.update,
     "delete": dml.delete,
 }
+# every query sees the session's @variables, information_schema, and sets ROW_COUNT() & co (issue 14)
+QUERY_HANDLERS = {kind: query_session.with_session(h) for kind, h in QUERY_HANDLERS.items()}
 
 # Statements that change the database: they run inside a transaction and a savepoint.
 # OPTIMIZE only rebuilds the derived FAISS indexes: it commits first (like MySQL's implicit commit)

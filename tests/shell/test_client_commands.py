@@ -142,3 +142,14 @@ def test_command_line_options(run, tmp_path):
     assert out.stdout == "x\na;b\n", out.stderr
     assert "a;b" in (tmp_path / "t.log").read_text()
     assert re.search(r"--full-vectors", run("--help").stdout)
+
+
+def test_use_and_session_statements_in_the_shell(terminal, run):
+    term = terminal()
+    assert "Database changed" in term.run("use main")
+    assert "ERROR 1049 (42000): Unknown database 'nope'" in term.run("\\u nope")
+    out = term.run("SET @greeting = 'hi'; SELECT @greeting AS g, DATABASE() AS db;")
+    assert "| hi | main |" in out
+    out = run(input="use main\nSHOW DATABASES;\nSET NAMES utf8mb4;\nSELECT @@character_set_client AS cs;\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "Database\ninformation_schema\nmain\ncs\nutf8mb4\n"

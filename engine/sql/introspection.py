@@ -1,0 +1,206 @@
+"""MySQL's SHOW statements about the session and the schema: SHOW DATABASES / VARIABLES / STATUS /
+ERRORS / [FULL] COLUMNS / TABLE STATUS, in MySQL's column layout, so that tools written for MySQL
+read them. Column facts (NULL, key, default) come from SQLite's own schema (PRAGMA table_info,
+index_list), so they are what SQLite enforces."""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from tesseradb import errors
+from tesseradb.catalog.tables import Table
+from tesseradb.errors import UserError
+from tesseradb.grammar import ast
+from tesseradb.results import Result
+from tesseradb.sql import variables
+from tesseradb.sql.database import Database
+from tesseradb.storage.catalog import quote
+
+TEXT_TYPES = {"text", "string", "json"}
+COLLATION = "utf8mb4_0900_ai_ci"
+PRIVILEGES = "select,insert,update,references"
+ENGINE = "SQLite"
+_OPENED = time.monotonic()
+
+
+@lru_cache(maxsize=128)
+def _like_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
+
+
+def like(pattern: str | None, text: str) -> bool:
+    """MySQL's LIKE for SHOW ... LIKE: % and _, backslash escapes, case-insensitive."""
+    return pattern is None or _like_regex(pattern).fullmatch(text) is not None
+
+
+def _names(columns: list[str]) -> list[tuple[str, None]]:
+    return [(c, None) for c in columns]
+
+
+def _result(columns: list[str], rows: list[tuple]) -> Result:
+    return Result(columns=_names(columns), rows=rows, rowcount=len(rows))
+
+
+# -- columns and keys, from SQLite's schema ------------------------------------------------------------
+@dataclass(frozen=True)
+class ColumnInfo:
+    name: str
+    position: int
+    type_text: str
+    type: str
+    nullable: bool
+    key: str                  # PRI, UNI, MUL or ''
+    default: Any
+    extra: str
+    comment: str
+
+
+def _keys(db: Database, table: Table) -> dict[str, str]:
+    """column (lower) -> PRI / UNI / MUL, as MySQL's SHOW COLUMNS marks them."""
+    keys: dict[str, str] = {}
+    for _, name, unique, origin, _ in db.store.execute(f"PRAGMA index_list({quote(table.name)})"):
+        if str(name).startswith("_tessera"):
+            continue
+        cols = [r[2] for r in db.store.execute(f"PRAGMA index_info({quote(name)})")]
+        if not cols or cols[0] is None:
+            continue
+        mark = "PRI" if origin == "pk" else "UNI" if unique and len(cols) == 1 else "MUL"
+        keys.setdefault(str(cols[0]).lower(), mark)
+    return keys
+
+
+def column_infos(db: Database, table: Table) -> list[ColumnInfo]:
+    pragma = {str(r[1]).lower(): r for r in db.store.execute(f"PRAGMA table_info({quote(table.name)})")}
+    keys = _keys(db, table)
+    out = []
+    for n, col in enumerate(table.columns, start=1):
+        row = pragma.get(col.name.lower())
+        pk = bool(row and row[5])
+        notnull = bool(row and row[3]) or pk
+        default = _default_text(row[4]) if row else None
+        options = dict(col.options)
+        out.append(ColumnInfo(
+            name=col.name, position=n, type_text=col.type_text,
+            type=col.type, nullable=not notnull, key="PRI" if pk else keys.get(col.name.lower(), ""),
+            default=default, extra="auto_increment" if pk else "",
+            comment=options.get("comment", "")))
+    return out
+
+
+def _default_text(value: Any) -> Any:
+    """PRAGMA table_info's default is SQL text: 'abc' -> abc, NULL -> None, numbers as written."""
+    if value is None or str(value).upper() == "NULL":
+        return None
+    text = str(value)
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        return text[1:-1].replace("''", "'")
+    return text
+
+
+# -- handlers -------------------------------------------------------------------------------------------
+def show_columns(db: Database, stmt: ast.ShowColumns, params: Any = None) -> Result:
+    _check_database(stmt.database)
+    table = db.table(stmt.table)
+    infos = [i for i in column_infos(db, table) if like(stmt.like, i.name)]
+    if not stmt.full:
+        return _result(["Field", "Type", "Null", "Key", "Default", "Extra"],
+                       [(i.name, i.type_text, _yes(i.nullable), i.key, i.default, i.extra) for i in infos])
+    return _result(["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"],
+                   [(i.name, i.type_text, COLLATION if i.type in TEXT_TYPES else None, _yes(i.nullable),
+                     i.key, i.default, i.extra, PRIVILEGES, i.comment) for i in infos])
+
+
+def _yes(flag: bool) -> str:
+    return "YES" if flag else "NO"
+
+
+def _check_database(name: str | None) -> None:
+    if name is not None and name.lower() != variables.DATABASE_NAME:
+        raise UserError(f"Unknown database '{name}'", errors.UnknownDatabase)
+
+
+def table_status_rows(db: Database) -> list[tuple]:
+    """One row per table: name, engine, rows, next id, comment (SHOW TABLE STATUS, information_schema)."""
+    rows = []
+    for table in sorted(db.tables.values(), key=lambda t: t.name.lower()):
+        count, top = db.store.one(f"SELECT COUNT(*), MAX(id) FROM {quote(table.name)}")
+        rows.append((table.name, count, (top or 0) + 1, table.options.get("comment", "")))
+    return rows
+
+
+def _show_table_status(db: Database, stmt: ast.ShowSession) -> Result:
+    _check_database(stmt.database)
+    columns = ["Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
+               "Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time",
+               "Update_time", "Check_time", "Collation", "Checksum", "Create_options", "Comment"]
+    rows = [(name, ENGINE, 10, "Dynamic", count, None, None, None, None, None, next_id, None, None, None,
+             COLLATION, None, "", comment)
+            for name, count, next_id, comment in table_status_rows(db) if like(stmt.like, name)]
+    return _result(columns, rows)
+
+
+def _show_databases(db: Database, stmt: ast.ShowSession) -> Result:
+    names = [n for n in ("information_schema", variables.DATABASE_NAME) if like(stmt.like, n)]
+    return _result(["Database"], [(n,) for n in names])
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, int) and value in (0, 1):
+        return "ON" if value else "OFF"
+    return "" if value is None else str(value)
+
+
+BOOLEAN_VARIABLES = {name for name, v in variables.SYSTEM.items() if v.check is variables._bool}
+
+
+def _show_variables(db: Database, stmt: ast.ShowSession) -> Result:
+    state = variables.session(db).system
+    rows = [(name, _value_text(value) if name in BOOLEAN_VARIABLES else "" if value is None else str(value))
+            for name, value in sorted(state.items()) if like(stmt.like, name)]
+    return _result(["Variable_name", "Value"], rows)
+
+
+def _status_values(db: Database) -> dict[str, Any]:
+    state = variables.session(db)
+    return {
+        "Uptime": int(time.monotonic() - _OPENED),
+        "Threads_connected": 1,
+        "Threads_running": 1,
+        "Open_tables": len(db.tables),
+        "Compression": "OFF",
+        "Ssl_cipher": "",
+        "Last_query_rows": state.found_rows,
+    }
+
+
+def _show_status(db: Database, stmt: ast.ShowSession) -> Result:
+    rows = [(name, str(value)) for name, value in sorted(_status_values(db).items()) if like(stmt.like, name)]
+    return _result(["Variable_name", "Value"], rows)
+
+
+def _show_errors(db: Database, stmt: ast.ShowSession) -> Result:
+    db.pending_warnings = list(db.warnings)     # like SHOW WARNINGS: the diagnostics stay for the next look
+    rows = [(w.level, w.code, w.message) for w in db.warnings if w.level == "Error"]
+    return _result(["Level", "Code", "Message"], rows)
+
+
+SHOW: dict[str, Any] = {
+    "databases": _show_databases, "variables": _show_variables, "status": _show_status,
+    "errors": _show_errors, "table_status": _show_table_status,
+}
+
+
+def show_session(db: Database, stmt: ast.ShowSession, params: Any = None) -> Result:
+    return SHOW[stmt.what](db, stmt)

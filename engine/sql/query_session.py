@@ -1,0 +1,39 @@
+"""What a MySQL session adds around every query handler: @variables and session functions become
+literals before planning (engine/sql/variables.py), information_schema is filled when named, and the
+result sets ROW_COUNT() / FOUND_ROWS() / LAST_INSERT_ID()."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from sqlglot import exp
+
+from tesseradb.grammar import ast
+from tesseradb.results import Result
+from tesseradb.sql import information_schema, variables
+from tesseradb.sql.database import Database
+
+
+def _keep_names(expr: exp.Expression) -> exp.Expression:
+    """``SELECT DATABASE()`` names its column ``DATABASE()``, not after the value put in its place."""
+    for select in expr.find_all(exp.Select):
+        select.set("expressions", [
+            exp.alias_(p, p.sql(dialect="mysql", normalize_functions=False), quoted=True)
+            if not isinstance(p, (exp.Alias, exp.Column, exp.Star)) and variables.needs_substitution(p) else p
+            for p in select.expressions])
+    return expr
+
+
+def with_session(handler: Callable[..., Result]) -> Callable[..., Result]:
+    def run(db: Database, stmt: ast.Query, params: Any = None) -> Result:
+        if variables.needs_substitution(stmt.expr):
+            expr = _keep_names(stmt.expr.copy())
+            stmt = dataclasses.replace(stmt, expr=variables.substitute(db, expr))
+        information_schema.prepare(db, stmt.expr)
+        result = handler(db, stmt, params)
+        variables.record(db, stmt.kind, result)
+        return result
+    run.__name__ = getattr(handler, "__name__", "query")
+    run.__doc__ = handler.__doc__
+    return run
