@@ -45,6 +45,7 @@ class ColumnLayout:
     metric: str
     hnsw_m: int
     ef_construction: int
+    quantization: str = "none"   # 'none', '8bit', '1bit', '1bitsimple' (storage/quantized.py)
 
 
 def create_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
@@ -155,6 +156,30 @@ def read_vectors(store: RowStore, layout: ColumnLayout, where: str = "", params:
 BLOB_BATCH = 256
 
 
+def read_chunk_vectors(store: RowStore, layout: ColumnLayout, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk ids found, their vectors) for a few chunk ids, fast: one join for a float_vector column
+    (its blob is the vector); for an array, the chunk rows, then each document's blob once."""
+    ids = json.dumps(np.asarray(chunk_ids, np.int64).tolist())
+    c, t, v = quote(layout.chunks), quote(layout.table), quote(layout.column)
+    if not layout.is_array:
+        rows = [(cid, blob) for cid, blob in store.execute(
+            f"SELECT c.chunk_id, t.{v} FROM {c} c JOIN {t} t ON t.id = c.doc_id "
+            "WHERE c.chunk_id IN (SELECT value FROM json_each(?))", (ids,)) if blob and len(blob) == 4 * layout.dims]
+        found = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        return found, np.frombuffer(b"".join(r[1] for r in rows), "<f4").reshape(len(rows), layout.dims)
+    rows = list(store.execute(f"SELECT chunk_id, doc_id, ord FROM {c} WHERE chunk_id IN (SELECT value FROM json_each(?))",
+                              (ids,)))
+    docs = json.dumps(sorted({r[1] for r in rows}))
+    blobs = dict(store.execute(f"SELECT id, {v} FROM {t} WHERE id IN (SELECT value FROM json_each(?))", (docs,)))
+    found, vectors = [], []
+    for chunk_id, doc_id, ord_ in rows:
+        x = unpack(blobs.get(doc_id), True)
+        if ord_ < len(x) and x.shape[1] == layout.dims:
+            found.append(chunk_id)
+            vectors.append(x[ord_])
+    return np.asarray(found, np.int64), np.asarray(vectors, np.float32).reshape(len(found), layout.dims)
+
+
 class ColumnIndex:
     """The FAISS index of one vector column, kept in step with committed SQLite data."""
 
@@ -171,7 +196,15 @@ class ColumnIndex:
     # -- building and catching up ----------------------------------------------------------
     def _new(self) -> VectorIndex:
         lay = self.layout
-        return VectorIndex(lay.dims, lay.metric, m=lay.hnsw_m, ef_construction=lay.ef_construction)
+        index = VectorIndex(lay.dims, lay.metric, m=lay.hnsw_m, ef_construction=lay.ef_construction,
+                            quantization=lay.quantization)
+        index.rescore_source = self.exact_vectors
+        return index
+
+    def exact_vectors(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids found, their float32 vectors) read from SQLite: what a quantized index rescores
+        its candidates with (a few dozen per query) and retrains from when compacted."""
+        return read_chunk_vectors(self.store, self.layout, np.asarray(chunk_ids, np.int64))
 
     def _watermark(self) -> tuple[int, int]:
         row = self.store.one(f"SELECT COALESCE(MAX(chunk_id), 0), COUNT(*) FROM {quote(self.layout.chunks)}")
@@ -188,8 +221,13 @@ class ColumnIndex:
         except StorageError as exc:
             log.warning("index file %s is unusable (%s); rebuilding it from the database", self.path, exc)
             return
+        if loaded is not None and loaded[0].quantization != self.layout.quantization:
+            log.info("index file %s holds %s vectors, the column asks for %s; rebuilding it",
+                     self.path, loaded[0].quantization, self.layout.quantization)
+            loaded = None
         if loaded is not None:
             self.index, mark = loaded
+            self.index.rescore_source = self.exact_vectors
             self.max_id = int(mark.split(":")[0]) if mark else 0
             self.saved_size, self.saved_max_id = len(self.index), self.max_id
 

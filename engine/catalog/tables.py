@@ -39,7 +39,8 @@ class Table:
         return ColumnLayout(table=self.name, column=self.column(column).name,
                             chunks=self.chunk_tables[column.lower()], is_array=spec.is_array,
                             dims=spec.dims, metric=spec.similarity, hnsw_m=spec.hnsw_m,
-                            ef_construction=spec.hnsw_ef_construction)
+                            ef_construction=spec.hnsw_ef_construction,
+                            quantization=spec.quantization or "none")
 
     def layouts(self) -> list[ColumnLayout]:
         return [self.layout(c) for c in self.vectors]

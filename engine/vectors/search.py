@@ -173,7 +173,8 @@ def run_knn(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
         prefiltered = allowed if req.options.prefilter else None      # {prefilter=0}: filter afterwards
         for q in req.query:
             for doc, dist, chunk in index.search(q, req.k + extra, allowed_docs=prefiltered,
-                                                 exclude_doc=req.exclude_doc, ef=req.ef):
+                                                 exclude_doc=req.exclude_doc, ef=req.ef,
+                                                 rescore=req.options.rescore, oversampling=req.options.oversampling):
                 if doc not in touched and (doc not in best or dist < best[doc][0]):
                     best[doc] = (dist, chunk)
         if added:
@@ -194,7 +195,8 @@ def explain_knn(db: Context, req: KnnRequest) -> list[tuple[str, str]]:
     allowed = _allowed(db, req)
     index = db.column_index(req.table, req.column).catch_up() if not db.store.in_transaction else \
         db.column_index(req.table, req.column).index
-    plan = index.explain(req.k, allowed_docs=allowed, ef=req.ef) if index is not None else {"path": "exact"}
+    plan = index.explain(req.k, allowed_docs=allowed, ef=req.ef, rescore=req.options.rescore,
+                         oversampling=req.options.oversampling) if index is not None else {"path": "exact"}
     detail = ", ".join(f"{k}={v}" for k, v in plan.items())
     filt = "all documents" if allowed is None else f"{len(allowed)} documents pass the filter"
     return [("knn", f"{req.table.name}.{req.column}: k={req.k}, {filt}"), ("knn", detail)]
