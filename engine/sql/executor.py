@@ -43,6 +43,8 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
                 result = handler(db, stmt, params)
         else:
             result = handler(db, stmt, params)
+        if not isinstance(stmt, ast.Query):
+            db.statements.clear_plans()     # DDL and admin statements may change what a plan assumed
     except BaseException:
         if began:           # the failed statement opened the transaction: end it, empty, and unlock
             db.store.rollback()
@@ -56,7 +58,7 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
 def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     """executemany: one statement, many parameter sets, one savepoint (INSERTs embed as one batch)."""
     seq = list(seq)
-    db.sync_catalog()
+    db.start_statement()        # catalog synced, warnings cleared, interrupt flag and time limit armed
     began = bool(seq) and not db.store.in_transaction
     if began:
         db.begin()
@@ -75,6 +77,8 @@ def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
             db.store.rollback()
             db.reload_catalog()
         raise
+    finally:
+        db.end_statement(show_warnings=False)   # the batch's warnings become SHOW WARNINGS'
 
 
 # -- the one place where internal errors become user errors -----------------------------------

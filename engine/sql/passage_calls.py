@@ -76,6 +76,7 @@ def rewrite(select: exp.Expression, alias: str, bound: dict[str, Any]) -> Needs 
         return None
     doc = exp.column("id", table=alias).sql(dialect="sqlite")
     names = {_name(n) for n in found}
+    limit = max([_limit(n, bound) for n in found if _name(n) == LIST], default=1)
     for node in found:
         node.replace(_replacement(node, doc, bound))
-    return Needs(all_chunks=LIST in names, text=bool(names - {"knn_chunk"}))
+    return Needs(limit=limit, text=bool(names - {"knn_chunk"}))

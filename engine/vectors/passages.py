@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tesseradb.storage.catalog import quote
-from tesseradb.storage.chunks import read_vectors
+from tesseradb.storage.blobs import unpack
 
 from tesseradb import embed
 from tesseradb.embed.rows import source_text
@@ -39,9 +39,9 @@ _F32_MAX = float(np.finfo(np.float32).max)
 
 @dataclass(frozen=True)
 class Needs:
-    """What the query asks for: every chunk ranked (``knn_chunks(n)``) or only the best one; and
-    whether texts and offsets are read (else only ordinals and distances)."""
-    all_chunks: bool
+    """What the query asks for: each document's ``limit`` nearest chunks (1 unless ``knn_chunks(n)``
+    asks for more), and whether texts and offsets are read (else only ordinals and distances)."""
+    limit: int
     text: bool
 
 
@@ -56,12 +56,7 @@ class Passage:
     text: str | None
 
 
-@dataclass(frozen=True)
-class _ChunkRow:
-    chunk_id: int
-    ord: int
-    start: int | None
-    end: int | None
+_ChunkRow = tuple          # (ord, start, end) of one chunk row: plain tuples, a document may have thousands
 
 
 def distances(vectors: np.ndarray, queries: np.ndarray, metric: str) -> np.ndarray:
@@ -81,32 +76,34 @@ def _as_float32(d: float) -> float:
     return float(np.float32(d)) if abs(d) <= _F32_MAX else float(d)
 
 
-def _chunk_rows(db: Any, chunks_table: str, doc_ids: list[int]) -> dict[int, list[_ChunkRow]]:
-    out: dict[int, list[_ChunkRow]] = {}
-    sql = (f"SELECT doc_id, chunk_id, ord, start, \"end\" FROM {quote(chunks_table)} "
-           "WHERE doc_id IN (SELECT value FROM json_each(?)) ORDER BY doc_id, ord")
-    for doc, chunk_id, ord_, start, end in db.store.execute(sql, (json.dumps(doc_ids),)):
-        out.setdefault(doc, []).append(_ChunkRow(chunk_id, ord_, start, end))
-    return out
+def _spans(db: Any, chunks_table: str, picks: list[tuple[int, int]]) -> dict[tuple[int, int], _ChunkRow]:
+    """(doc, ord) -> (ord, start, end), for the chosen chunks only (one query, on the doc_id index)."""
+    sql = (f"SELECT c.doc_id, c.ord, c.start, c.\"end\" FROM json_each(?) AS j CROSS JOIN {quote(chunks_table)} AS c "
+           "ON c.doc_id = json_extract(j.value, '$[0]') AND c.ord = json_extract(j.value, '$[1]')")
+    return {(doc, row[0]): tuple(row) for doc, *row in db.store.execute(sql, (json.dumps(picks),))}
 
 
-def rank_chunks(db: Any, table: "Table", column: str, queries: np.ndarray,
-                doc_ids: Sequence[int]) -> dict[int, list[tuple[float, _ChunkRow]]]:
-    """doc id -> [(distance, chunk)] of every chunk with a vector, nearest first (ties: lower ordinal)."""
+def rank_chunks(db: Any, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
+                limit: int | None = None) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
+    """doc id -> (its ``limit`` nearest chunks as (distance, (ord, start, end)), nearest first, ties to
+    the lower ordinal; its number of chunks). Every vector of the document is scored; only the chunk
+    rows of the chosen ones are read (a document's vector i is its chunk of ordinal i)."""
     layout = table.layout(column)
     docs = sorted({int(d) for d in doc_ids})
     if not docs or queries is None or not len(queries):
         return {}
-    chunk_ids, _, vectors = read_vectors(db.store, layout, "WHERE c.doc_id IN (SELECT value FROM json_each(?))",
-                                         (json.dumps(docs),))
-    dist = dict(zip(chunk_ids.tolist(), distances(vectors, queries.astype(np.float32), layout.metric).tolist()))
-    ranked = {}
-    for doc, rows in _chunk_rows(db, layout.chunks, docs).items():
-        scored = [(_as_float32(dist[r.chunk_id]), r) for r in rows if r.chunk_id in dist]
-        scored.sort(key=lambda item: (item[0], item[1].ord))
-        if scored:
-            ranked[doc] = scored
-    return ranked
+    sql = (f"SELECT id, {quote(layout.column)} FROM {quote(layout.table)} "
+           "WHERE id IN (SELECT value FROM json_each(?))")
+    queries = queries.astype(np.float32)
+    chosen: dict[int, tuple[np.ndarray, list[int], int]] = {}
+    for doc, blob in db.store.execute(sql, (json.dumps(docs),)):
+        vectors = unpack(blob, layout.is_array)
+        if len(vectors) and vectors.shape[1] == layout.dims:
+            dist = distances(vectors, queries, layout.metric)
+            chosen[doc] = (dist, np.argsort(dist, kind="stable")[:limit].tolist(), len(vectors))
+    spans = _spans(db, layout.chunks, [(doc, i) for doc, (_, best, _) in chosen.items() for i in best])
+    return {doc: ([(_as_float32(float(dist[i])), spans[doc, i]) for i in best if (doc, i) in spans], count)
+            for doc, (dist, best, count) in chosen.items()}
 
 
 def _source_texts(db: Any, table: "Table", spec: "VectorSpec", doc_ids: Iterable[int]) -> dict[int, str]:
@@ -122,35 +119,28 @@ def _source_texts(db: Any, table: "Table", spec: "VectorSpec", doc_ids: Iterable
 def span_of(spec: "VectorSpec", model: Any, text: str | None, row: _ChunkRow,
             n_chunks: int) -> tuple[int | None, int | None, str | None]:
     """(start, end, text) of a chunk as the model saw it; NULLs for supplied vectors."""
-    if text is None or row.start is None or row.end is None:
+    ordinal, start, end = row
+    if text is None or start is None or end is None:
         return None, None, None
-    start, end = row.start, min(row.end, len(text))
-    if model is not None and may_be_cut(spec.chunk_strategy, spec.max_chunks, row.ord, n_chunks):
+    end = min(end, len(text))
+    if model is not None and may_be_cut(spec.chunk_strategy, spec.max_chunks, ordinal, n_chunks):
         end = kept_end(model, text, start, end)
     return start, end, text[start:end]
 
 
 def passages(db: Any, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
              needs: Needs) -> list[Passage]:
-    """The ranked chunks of ``doc_ids`` (only each document's best one unless ``needs.all_chunks``)."""
+    """The ``needs.limit`` nearest chunks of each of ``doc_ids``, ranked."""
     spec = table.vectors[column.lower()]
-    ranked = rank_chunks(db, table, column, queries, doc_ids)
-    if not needs.all_chunks:
-        ranked = {doc: chunks[:1] for doc, chunks in ranked.items()}
+    ranked = rank_chunks(db, table, column, queries, doc_ids, needs.limit)
     texts = _source_texts(db, table, spec, ranked) if needs.text else {}
     model = embed.get_model(spec.model_name) if texts else None
     out = []
-    for doc, chunks in ranked.items():
-        n_chunks = _chunk_count(db, table, column, doc) if model is not None and spec.max_chunks else 0
+    for doc, (chunks, n_chunks) in ranked.items():
         for rank, (dist, row) in enumerate(chunks, start=1):
             start, end, text = span_of(spec, model, texts.get(doc), row, n_chunks)
-            out.append(Passage(doc, rank, row.ord + 1, dist, start, end, text))
+            out.append(Passage(doc, rank, row[0] + 1, dist, start, end, text))
     return out
-
-
-def _chunk_count(db: Any, table: "Table", column: str, doc_id: int) -> int:
-    return int(db.store.one(f"SELECT COUNT(*) FROM {quote(table.layout(column).chunks)} WHERE doc_id = ?",
-                            (doc_id,))[0])
 
 
 def fill(db: Any, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int], needs: Needs) -> None:
