@@ -60,6 +60,13 @@ CORPUS: list[tuple[str, object]] = [
     ("SELECT id FROM docs WHERE id IN (SELECT qty FROM plain) OR meta IS NOT NULL", None),
     ("SELECT JSON_EXTRACT(meta, '$.k'), CONCAT(title, '-', n), UPPER(body) FROM docs", None),
     ("SELECT CASE WHEN n > 1 THEN 'big' ELSE 'small' END, COALESCE(f, 0) FROM docs", None),
+    ("SELECT id, weight(), HIGHLIGHT() FROM docs WHERE MATCH('body | title -zzz') AND n > 0", None),
+    ("SELECT id FROM docs WHERE MATCH(?)", ("@title \"new doc\" | tex*",)),
+    ("SELECT id, SNIPPET(body, ?) FROM docs WHERE MATCH(title, body) AGAINST(? IN BOOLEAN MODE)", ("text", "+body -x")),
+    ("SELECT id, hybrid_score() FROM docs WHERE MATCH('text') AS t AND knn(v, 3, (0.1, 0.2, 0.3, 0.4)) AS d "
+     "OPTION fusion_method='rrf', fusion_weights=(t=2)", None),
+    ("SELECT id, hybrid_score(), weight(), knn_dist() FROM docs WHERE hybrid_match(?, c) LIMIT 3", ("certificates",)),
+    ("DELETE FROM docs WHERE MATCH('replaced')", None),
     ("INSERT INTO docs (title, body, n, f, flag, meta, ts, v, a) VALUES "
      "('new doc', 'body text here', 7, 1.5, 1, '{\"k\": 2}', '2024-01-02 03:04:05', (1, 2, 3, 4), [[1, 2, 3], [3, 2, 1]])", None),
     ("INSERT INTO docs (title, body, n, v) VALUES (?, ?, ?, ?)", ("t", "b", 3, [0.5, 0.5, 0.5, 0.5])),
@@ -100,7 +107,9 @@ TOKENS = ["'", '"', "`", "(", ")", "[", "]", "{", "}", ",", ";", "?", ":a", ":na
           "/", "%", "=", "<>", "!=", "<=", ">", "||", "&&", "CASE", "END", "(SELECT 1)", "{ef=0}",
           "{ef=-1}", "{foo=1}", "[[]]", "[]", "()", "((1,2),(3,4))", "model_name=", "knn_dims='0'",
           "chunk_strategy='paragraph'", " ", "\n", "\t", "TABLE", "INTO", "VALUES", "SET", "DEFAULT",
-          "IF EXISTS", "PRIMARY KEY", "AUTO_INCREMENT", "@@version", "$1", "%s"]
+          "IF EXISTS", "PRIMARY KEY", "AUTO_INCREMENT", "@@version", "$1", "%s",
+          "MATCH(", "MATCH('", "AGAINST(", "weight()", "hybrid_score()", "hybrid_match(", "HIGHLIGHT(", "SNIPPET(",
+          "OPTION", "fusion_method='rrf'", "field_weights=(", "AS text", "@title", "NEAR/2", "\"a b\"~2"]
 
 NUMBERS = ["0", "-1", "1", "2147483648", "9223372036854775807", "9223372036854775808", "-9223372036854775809",
            "1e308", "1e309", "-1e309", "3.4e38", "3.5e38", "1e-45", "0.0", "-0.0", "NaN", "Infinity",
