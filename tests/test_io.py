@@ -186,7 +186,7 @@ def test_vector_errors_name_the_line(con, tmp_path):
     cur.execute("CREATE TABLE v (v float_vector knn_type='hnsw' knn_dims='2' hnsw_similarity='l2')")
     path = tmp_path / "v.jsonl"
     path.write_text('{"v": [1, 2]}\n{"v": [1, 2, 3]}\n')
-    with pytest.raises(tesseradb.DataError, match=r"'.*v\.jsonl' line 2, column 'v': vectors have 3 values"):
+    with pytest.raises(tesseradb.DataError, match=r"'.*v\.jsonl' line 2, column 'v': data has 3 values"):
         load(cur, path, "v")
 
 
