@@ -273,15 +273,22 @@ def apply(select: exp.Select, bound: dict[str, Any], sides: list[TextSide], opts
     if expression is not None:
         side = sides[0]
         bound[FTS_PARAM] = expression
-        on = exp.condition(f"{MATCHED}._tessera_doc = {exp.column('id', table=side.table_alias).sql()}")
-        join = exp.Join(this=matched_rows(side.index, opts, FTS_PARAM), on=on)
-        select.set("joins", list(select.args.get("joins") or []) + [join])
-        weight = exp.column("_tessera_w", table=MATCHED)
-        if has_knn:         # MATCH next to knn() filters the knn search: a WHERE condition it can see
-            fts = exp.to_identifier(side.index.name, quoted=True).sql(dialect="sqlite")
+        fts = exp.to_identifier(side.index.name, quoted=True).sql(dialect="sqlite")
+        doc = exp.column("id", table=side.table_alias).sql(dialect="sqlite")
+        if has_knn:
+            # MATCH next to knn() filters the knn search: a WHERE condition its filter sees; the k rows
+            # left each read their BM25 by rowid
             rows = exp.maybe_parse(f"SELECT rowid FROM {fts}(:{FTS_PARAM})", dialect="sqlite")
-            cond = exp.column("id", table=side.table_alias).isin(query=rows)
-            select.set("where", exp.Where(this=exp.and_(*rest, cond)))
+            select.set("where", exp.Where(this=exp.and_(*rest, exp.column("id", table=side.table_alias).isin(query=rows))))
+            weight = exp.Subquery(this=exp.maybe_parse(
+                f"SELECT {weight_sql(side.index, opts).sql(dialect='sqlite')} FROM {fts}(:{FTS_PARAM}) "
+                f"WHERE {fts}.rowid = {doc}", dialect="sqlite"))
+        else:
+            expand_star(select)
+            join = exp.Join(this=matched_rows(side.index, opts, FTS_PARAM),
+                            on=exp.condition(f"{MATCHED}._tessera_doc = {doc}"))
+            select.set("joins", list(select.args.get("joins") or []) + [join])
+            weight = exp.column("_tessera_w", table=MATCHED)
     replace_scores(select, {"weight": weight})
     for node in list(select.find_all(exp.MatchAgainst)):
         node.replace(weight.copy())
@@ -319,3 +326,15 @@ def write_filter(db: Database, table: Table, expr: exp.Expression, bound: dict[s
         rows = exp.maybe_parse(f"SELECT rowid FROM {fts}(:{param})", dialect="sqlite")
         node.replace(exp.column("id").isin(query=rows))
     return expr
+
+
+def expand_star(select: exp.Select) -> None:
+    """``SELECT *`` lists the query's own tables (not the joined search rows)."""
+    if not any(isinstance(p, exp.Star) for p in select.expressions):
+        return
+    sources = [select.args["from_"].this] + [j.this for j in select.args.get("joins") or []]
+    stars = [exp.Column(this=exp.Star(), table=exp.to_identifier(t.alias_or_name)) for t in sources if t.alias_or_name]
+    new = []
+    for p in select.expressions:
+        new.extend(stars if isinstance(p, exp.Star) else [p])
+    select.set("expressions", new)

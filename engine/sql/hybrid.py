@@ -35,8 +35,8 @@ from tesseradb.errors import UserError
 from tesseradb.grammar.match_fts5 import to_fts5
 from tesseradb.grammar.match_mysql import parse_against
 from tesseradb.sql.database import Database
-from tesseradb.sql.fulltext import (TextOptions, TextSide, calls, checked_query, conjuncts, tables_in_from,
-                                    weight_sql)
+from tesseradb.sql.fulltext import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
+                                    tables_in_from, weight_sql)
 from tesseradb.storage.catalog import quote
 from tesseradb.vectors.fusion import RankedList, rrf
 from tesseradb.vectors.knn_options import limit_k
@@ -258,7 +258,7 @@ def _filter_sql(select: exp.Select, alias: str, pre: list[exp.Expression]) -> st
 
 
 def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression]) -> None:
-    _expand_star(select)
+    expand_star(select)
     values = {"weight": exp.column("weight", table="_h"), "hybrid_score": exp.column("score", table="_h"),
               "knn_dist": exp.column("dist", table="_h")}
     for name, value in values.items():
@@ -277,14 +277,3 @@ def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression]) -> None
     if not (select.args.get("order") or select.args.get("group") or select.find(exp.AggFunc)):
         select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("score", table="_h"), desc=True),
                                                    exp.Ordered(this=exp.column("id", table=alias))]))
-
-
-def _expand_star(select: exp.Select) -> None:
-    if not any(isinstance(p, exp.Star) for p in select.expressions):
-        return
-    sources = [select.args["from_"].this] + [j.this for j in select.args.get("joins") or []]
-    stars = [exp.Column(this=exp.Star(), table=exp.to_identifier(t.alias_or_name)) for t in sources if t.alias_or_name]
-    new = []
-    for p in select.expressions:
-        new.extend(stars if isinstance(p, exp.Star) else [p])
-    select.set("expressions", new)
