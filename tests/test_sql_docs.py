@@ -21,7 +21,7 @@ STATEMENT_WORDS = {
     ast.TableCommand: "SHOW CREATE TABLE", ast.ShowTables: "SHOW TABLES", ast.ShowWarnings: "SHOW WARNINGS",
     ast.Transaction: "ROLLBACK", ast.LoadData: "LOAD DATA", ast.Explain: "EXPLAIN",
     ast.ShowModels: "SHOW MODELS", ast.AlterRebuild: "REBUILD EMBEDDINGS",
-    ast.ShowChunks: "SHOW CHUNKS", ast.CallChunks: "CALL CHUNKS",
+    ast.ShowChunks: "SHOW CHUNKS", ast.CallChunks: "CALL CHUNKS", ast.AlterModifyColumn: "MODIFY COLUMN",
     ast.SetStatement: "SET NAMES", ast.UseDatabase: "USE main", ast.ShowSession: "SHOW TABLE STATUS",
     ast.ShowColumns: "SHOW FULL COLUMNS",
 }
