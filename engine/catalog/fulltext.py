@@ -100,6 +100,15 @@ def recreate_row_index(store: RowStore, table: Table, on_progress: Progress = No
         row.rebuild(store, on_progress)
 
 
+def recreate_chunk_index(store: RowStore, table: Table, column: str) -> None:
+    """A model column's chunk index, empty, with triggers for its current ``from`` columns (its
+    chunk rows are about to be written again)."""
+    index = chunk_index(table, column)
+    if index is not None:
+        index.drop(store)
+        index.create(store)
+
+
 def rebuild(store: RowStore, table: Table, on_progress: Progress = None) -> list[str]:
     """Drop, create and fill every index of the table (REPAIR TABLE). Returns what was rebuilt."""
     done = []

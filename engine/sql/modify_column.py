@@ -22,6 +22,7 @@ from tesseradb.storage.catalog import quote
 from tesseradb.storage.chunks import ensure_key_column
 
 from tesseradb import errors
+from tesseradb.catalog import fulltext
 from tesseradb.catalog.tables import ID_COLUMN, Column, Table, column_from_def
 from tesseradb.embed.reuse import chunk_key
 from tesseradb.embed.rows import source_text
@@ -94,5 +95,6 @@ def alter_modify_column(db: Database, stmt: ast.AlterModifyColumn, params=None) 
     if idx is not None:          # rebuilt from the new chunks at commit (a derived cache, see storage.chunks)
         idx.remove_file()
     count = db.store.one(f"SELECT COUNT(*) FROM {quote(table.name)}")[0]
+    fulltext.recreate_chunk_index(db.store, table, key)     # its trigger cuts the (maybe new) from text
     recompute_all(db, table, [spec])
     return Result(rowcount=int(count))
