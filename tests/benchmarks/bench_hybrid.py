@@ -14,6 +14,7 @@ all-MiniLM-L6-v2, ``morphology='stem_en'``) through the DB-API, once: the databa
                     hybrid_match; read from its FTS5 index directly, as SQL has no form for it alone)
 * ``hybrid page``   ``MATCH(body) AGAINST(?) AND knn(v, 10, ?) OPTION fusion_method='rrf'``
 * ``hybrid chunk``  ``WHERE hybrid_match(?, v)`` (knn + chunk BM25, RRF, k=60)
+* ``... w50``, ``w100`` the same with ``OPTION window_size=50`` / ``100`` (candidates per side)
 
 recall@1/5/10 and MRR of the right page. Speed, as ratios from the same run: the full-text indexes'
 share of loading (their bulk build time against the whole load), MATCH top-10 p50 against the
@@ -53,6 +54,10 @@ METHODS = {
     "hybrid page": "SELECT id FROM manual WHERE MATCH(body) AGAINST(?) AND knn(v, 10, ?) LIMIT 10 "
                    "OPTION fusion_method='rrf'",
     "hybrid chunk": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10",
+    "hybrid chunk w50": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10 OPTION window_size=50",
+    "hybrid chunk w100": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10 OPTION window_size=100",
+    "hybrid page w50": "SELECT id FROM manual WHERE MATCH(body) AGAINST(?) AND knn(v, 10, ?) LIMIT 10 "
+                       "OPTION fusion_method='rrf', window_size=50",
 }
 
 
@@ -116,11 +121,11 @@ def chunk_text_rank(store: RowStore, chunk: ChunkTextIndex, text: str) -> list[i
 
 
 def rank_all(cur, store, chunk, queries) -> tuple[dict[str, list[list[int]]], dict[str, int]]:
-    ranked = {m: [] for m in ["knn", "match page", "match chunk", "hybrid page", "hybrid chunk"]}
+    ranked = {m: [] for m in ["match chunk", *METHODS]}
     errors = {m: 0 for m in ranked}
     for q in queries:
         for method, sql in METHODS.items():
-            params = (q.text, q.text) if method == "hybrid page" else (q.text,)
+            params = (q.text, q.text) if method.startswith("hybrid page") else (q.text,)
             try:
                 ranked[method].append([r[0] for r in cur.execute(sql, params).fetchall()])
             except tesseradb.Error:
