@@ -123,6 +123,10 @@ class NoDefaultValue(IntegrityError):
     errno, sqlstate = 1364, "HY000"
 
 
+class MultiplePrimaryKey(ProgrammingError):
+    errno, sqlstate = 1068, "42000"
+
+
 class UserError(Exception):
     """Raised by engine internals with the exact message a user should see.
 

@@ -12,6 +12,10 @@ class ColumnDef:
     type: str                      # canonical type: text, string, int, bigint, float, bool, json, timestamp, float_vector, float_vector_array
     type_text: str                 # as the user wrote it, e.g. "varchar(255)"
     options: tuple[tuple[str, str], ...] = ()   # (lower-cased key, value) in the order written
+    # MySQL column constraints in the order written: (kind, value), kind one of not_null, null, default
+    # (MySQL SQL text), unique, primary_key, auto_increment, comment, check (MySQL SQL text), collate,
+    # charset, on_update (grammar/mysql_ddl.py)
+    constraints: tuple[tuple[str, Any], ...] = ()
 
     @property
     def option_map(self) -> dict[str, str]:
@@ -24,6 +28,16 @@ class CreateTable:
     columns: tuple[ColumnDef, ...]
     if_not_exists: bool = False
     options: tuple[tuple[str, str], ...] = ()   # table options after the column list: (lower-cased key, value)
+    keys: tuple["TableKey", ...] = ()           # MySQL table-level PRIMARY KEY / UNIQUE / KEY / CHECK clauses
+
+
+@dataclass(frozen=True)
+class TableKey:
+    """A table-level key clause inside CREATE TABLE's column list."""
+    kind: str                                   # primary, unique, index, check, foreign
+    name: str | None = None
+    columns: tuple[str, ...] = ()
+    expr: str | None = None                     # CHECK: the MySQL expression text, parenthesized
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from .errors import GrammarError
 from .sql import parse_query
 from .manticore import flagged_type
 from .session import SessionRules
+from .mysql_ddl import Constraint, MysqlDdlRules, MysqlTableOption
 
 # MySQL spellings accepted as aliases of our column types.
 TYPE_ALIASES = {
@@ -61,7 +62,7 @@ class _TableOption:
     value: str
 
 
-class _ToAst(SessionRules, Transformer):
+class _ToAst(SessionRules, MysqlDdlRules, Transformer):
     def ident(self, items):
         return str(items[0])
 
@@ -113,7 +114,10 @@ class _ToAst(SessionRules, Transformer):
 
     def column_def(self, items):
         name, (canonical, text), *options = items
-        return ast.ColumnDef(name=name, type=canonical, type_text=text, options=tuple(options))
+        constraints = tuple((c.kind, c.value) for c in options if isinstance(c, Constraint))
+        options = [o for o in options if not isinstance(o, Constraint)]
+        return ast.ColumnDef(name=name, type=canonical, type_text=text, options=tuple(options),
+                             constraints=constraints)
 
     def if_not_exists(self, _):
         return "if_not_exists"
@@ -124,9 +128,11 @@ class _ToAst(SessionRules, Transformer):
     def create_table(self, items):
         flag = items[0] == "if_not_exists"
         rest = items[1:] if flag else items
-        columns = next((tuple(i.items) for i in rest if isinstance(i, _Columns)), ())
-        options = tuple((o.key, o.value) for o in rest if isinstance(o, _TableOption))
-        return ast.CreateTable(table=rest[0], columns=columns, if_not_exists=flag, options=options)
+        elements = next((tuple(i.items) for i in rest if isinstance(i, _Columns)), ())
+        columns = tuple(e for e in elements if isinstance(e, ast.ColumnDef))
+        keys = tuple(e for e in elements if isinstance(e, ast.TableKey))
+        options = tuple((o.key, o.value) for o in rest if isinstance(o, (_TableOption, MysqlTableOption)))
+        return ast.CreateTable(table=rest[0], columns=columns, if_not_exists=flag, options=options, keys=keys)
 
     def index_column(self, items):
         order = str(items[1]).upper() if len(items) > 1 else "ASC"

@@ -19,8 +19,10 @@ CASES = [
     # 1064: syntax, and everything the grammar refuses
     ("FOO BAR", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "syntax error, unexpected 'FOO'"),
     ("SELECT FROM WHERE", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", ""),
-    ("SET NAMES utf8", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "unexpected 'SET'"),
-    ("SHOW DATABASES", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "syntax error"),
+    ("SET NAMES latin1", tesseradb.NotSupportedError, errors.NotSupportedError, 1235, "42000", "UTF-8 only"),
+    ("SHOW PROCESSLIST", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "syntax error"),
+    ("SET nosuch = 1", tesseradb.ProgrammingError, errors.UnknownVariable, 1193, "HY000", "Unknown system variable"),
+    ("USE other", tesseradb.ProgrammingError, errors.UnknownDatabase, 1049, "42000", "Unknown database 'other'"),
     ("INSERT INTO t (name)", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000", "incomplete statement"),
     ("CREATE TABLE x (a nosuchtype)", tesseradb.ProgrammingError, errors.SqlSyntaxError, 1064, "42000",
      "unknown column type 'nosuchtype'"),

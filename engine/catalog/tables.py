@@ -16,6 +16,11 @@ class Column:
     type: str
     type_text: str
     options: tuple[tuple[str, str], ...] = ()
+    constraints: tuple[tuple[str, Any], ...] = ()   # MySQL column constraints (grammar.ast.ColumnDef)
+
+
+def _constraints(data: list) -> tuple[tuple[str, Any], ...]:
+    return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in data)
 
 
 @dataclass
@@ -52,7 +57,8 @@ class Table:
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "columns": [[c.name, c.type, c.type_text, [list(o) for o in c.options]] for c in self.columns],
+            "columns": [[c.name, c.type, c.type_text, [list(o) for o in c.options]]
+                        + ([[list(x) for x in c.constraints]] if c.constraints else []) for c in self.columns],
             "vectors": {k: asdict(v) for k, v in self.vectors.items()},
             "chunk_tables": self.chunk_tables,
             "options": self.options,
@@ -60,7 +66,8 @@ class Table:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Table":
-        columns = [Column(n, t, tt, tuple(tuple(o) for o in opts)) for n, t, tt, opts in data["columns"]]
+        columns = [Column(n, t, tt, tuple(tuple(o) for o in opts), _constraints(rest[0]) if rest else ())
+                   for n, t, tt, opts, *rest in data["columns"]]
         vectors = {k: VectorSpec(**{**v, "from_columns": tuple(v["from_columns"])})
                    for k, v in data["vectors"].items()}
         return cls(data["name"], columns, vectors, dict(data["chunk_tables"]), dict(data.get("options", {})))
@@ -70,4 +77,4 @@ ID_COLUMN = Column("id", "bigint", "bigint")
 
 
 def column_from_def(d: ColumnDef) -> Column:
-    return Column(d.name, d.type, d.type_text, d.options)
+    return Column(d.name, d.type, d.type_text, d.options, d.constraints)

@@ -18,6 +18,7 @@ from tesseradb.catalog.types import TYPES, VECTOR_TYPES
 
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
+from tesseradb.sql import constraints
 from tesseradb.sql.integrity import check_table
 from tesseradb.sql.write import recompute_all
 
@@ -28,13 +29,13 @@ def resolve_model(name: str) -> tuple[str, str, int]:
     return info.name, info.fingerprint, info.dims
 
 
-def _column_sql(col: Column) -> str:
+def _column_sql(col: Column, table: str = "") -> str:
     ctype = TYPES[col.type]
     sql = f"{quote(col.name)} {ctype.decl}"
     if ctype.check:
         name = f"{ctype.message} for column '{col.name}'"
         sql += f" CONSTRAINT {quote(name)} CHECK ({ctype.check.format(c=quote(col.name))})"
-    return sql
+    return sql + constraints.column_sql(table, col)    # MySQL NOT NULL / DEFAULT / CHECK
 
 
 def _validate(table: str, columns: Sequence[Column]) -> dict[str, vector_options.VectorSpec]:
@@ -80,11 +81,19 @@ def create_table(db: Database, stmt: ast.CreateTable, params=None) -> Result:
         raise UserError(f"table '{name}' already exists", errors.TableExists)
     columns = _user_columns(stmt.columns)
     text_options = fulltext.table_options(stmt.options)
-    vector_options.check_table_options([o for o in stmt.options if o[0] not in fulltext.TABLE_OPTION_KEYS])
+    vector_options.check_table_options([o for o in stmt.options if o[0] not in fulltext.TABLE_OPTION_KEYS
+                                        and not constraints.is_mysql_option(o)])
     specs = _validate(name, columns)
     _warn_ignored(db, columns)
-    body = ", ".join(["\"id\" INTEGER PRIMARY KEY"] + [_column_sql(c) for c in columns[1:]])
+    mysql = constraints.plan_table(stmt, columns)       # MySQL keys, CHECKs, table options (issue 14)
+    body = ", ".join(["\"id\" INTEGER PRIMARY KEY"] + [_column_sql(c, name) for c in columns[1:]] + mysql.checks)
     db.store.execute(f"CREATE TABLE {quote(name)} ({body})")
+    for sql in mysql.indexes:
+        db.store.execute(sql)
+    for note in mysql.notes:
+        db.warn(note, 1287, "Note")
+    if mysql.comment is not None:
+        text_options = {**text_options, "comment": mysql.comment}
     table = Table(name, columns, specs, {k: _chunk_table_name(name, k) for k in specs}, text_options)
     _create_vector_storage(db, table, list(specs))
     fulltext.create(db.store, table)
@@ -130,7 +139,10 @@ def alter_add_column(db: Database, stmt: ast.AlterAddColumn, params=None) -> Res
     specs = _validate(table.name, table.columns + [col])
     _warn_ignored(db, [col])
     default = " DEFAULT x''" if col.type == "float_vector_array" else ""   # existing rows: [] (no vectors)
-    db.store.execute(f"ALTER TABLE {quote(table.name)} ADD COLUMN {_column_sql(col)}{default}")
+    db.store.execute(f"ALTER TABLE {quote(table.name)} ADD COLUMN {_column_sql(col, table.name)}{default}")
+    existing = {r[0] for r in db.store.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    for sql in constraints.added_column(table.name, col, existing).indexes:     # MySQL UNIQUE (issue 14)
+        db.store.execute(sql)
     table.columns.append(col)
     spec = specs.get(col.name.lower())
     if spec is not None:
@@ -197,10 +209,20 @@ def show_create(db: Database, table: Table) -> Result:
             text += " " + vector_options.render_options(spec)
         elif col.options:
             text += " " + " ".join(f"{k}='{v}'" for k, v in col.options)
+        text += constraints.column_text(col)
         lines.append(text)
+    lines += constraints.key_lines(table.name, table.columns, _indexes(db, table))    # MySQL keys
     sql = f"CREATE TABLE {quote_ident(table.name)} (\n  " + ",\n  ".join(lines) + "\n)"
     sql += "".join(f" {k}='{v}'" for k, v in table.options.items())
     return Result(columns=[("Table", None), ("Create Table", None)], rows=[(table.name, sql)], rowcount=1)
+
+
+def _indexes(db: Database, table: Table) -> list[tuple[str, bool, list[str]]]:
+    out = []
+    for _, name, unique, _, _ in db.store.execute(f"PRAGMA index_list({quote(table.name)})"):
+        cols = [r[2] for r in db.store.execute(f"PRAGMA index_info({quote(name)})")]
+        out.append((str(name), bool(unique), [str(c) for c in cols]))
+    return sorted(out)
 
 
 def quote_ident(name: str) -> str:

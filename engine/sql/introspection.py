@@ -89,8 +89,9 @@ def column_infos(db: Database, table: Table) -> list[ColumnInfo]:
         row = pragma.get(col.name.lower())
         pk = bool(row and row[5])
         notnull = bool(row and row[3]) or pk
-        default = _default_text(row[4]) if row else None
         options = dict(col.options)
+        written = dict(col.constraints).get("default")      # as the user wrote it (MySQL text)
+        default = _default_text(written if written is not None else row[4] if row else None)
         out.append(ColumnInfo(
             name=col.name, position=n, type_text=col.type_text,
             type=col.type, nullable=not notnull, key="PRI" if pk else keys.get(col.name.lower(), ""),
@@ -104,8 +105,8 @@ def _default_text(value: Any) -> Any:
     if value is None or str(value).upper() == "NULL":
         return None
     text = str(value)
-    if len(text) >= 2 and text[0] == text[-1] == "'":
-        return text[1:-1].replace("''", "'")
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1].replace(text[0] * 2, text[0])
     return text
 
 

@@ -1,6 +1,7 @@
 """What a MySQL session adds around every query handler: @variables and session functions become
-literals before planning (engine/sql/variables.py), information_schema is filled when named, and the
-result sets ROW_COUNT() / FOUND_ROWS() / LAST_INSERT_ID()."""
+literals before planning (engine/sql/variables.py), information_schema is filled when named, INSERT and
+REPLACE follow MySQL's key and default rules (engine/sql/mysql_write.py), and the result sets
+ROW_COUNT() / FOUND_ROWS() / LAST_INSERT_ID()."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,7 +12,7 @@ from sqlglot import exp
 
 from tesseradb.grammar import ast
 from tesseradb.results import Result
-from tesseradb.sql import information_schema, variables
+from tesseradb.sql import information_schema, mysql_write, variables
 from tesseradb.sql.database import Database
 
 
@@ -31,7 +32,10 @@ def with_session(handler: Callable[..., Result]) -> Callable[..., Result]:
             expr = _keep_names(stmt.expr.copy())
             stmt = dataclasses.replace(stmt, expr=variables.substitute(db, expr))
         information_schema.prepare(db, stmt.expr)
-        result = handler(db, stmt, params)
+        if stmt.kind == "insert":
+            result = mysql_write.run_insert(handler, db, stmt, params)    # MySQL keys and defaults
+        else:
+            result = handler(db, stmt, params)
         variables.record(db, stmt.kind, result)
         return result
     run.__name__ = getattr(handler, "__name__", "query")

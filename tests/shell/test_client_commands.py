@@ -153,3 +153,13 @@ def test_use_and_session_statements_in_the_shell(terminal, run):
     out = run(input="use main\nSHOW DATABASES;\nSET NAMES utf8mb4;\nSELECT @@character_set_client AS cs;\n")
     assert out.returncode == 0, out.stderr
     assert out.stdout == "Database\ninformation_schema\nmain\ncs\nutf8mb4\n"
+
+
+def test_mysql_ddl_through_the_shell(run):
+    script = ("CREATE TABLE u (email varchar(50) NOT NULL UNIQUE, n int DEFAULT 5) ENGINE=InnoDB;\n"
+              "INSERT INTO u VALUES ('a@x', 1);\nINSERT INTO u (email) VALUES ('b@x');\n"
+              "SELECT * FROM u ORDER BY id;\nINSERT INTO u VALUES ('a@x', 2);\n")
+    out = run(input=script)
+    assert out.returncode == 1
+    assert out.stdout == "id\temail\tn\n1\ta@x\t1\n2\tb@x\t5\n"
+    assert "ERROR 1062 (23000) at line 5: Duplicate entry 'a@x' for key 'email'" in out.stderr
