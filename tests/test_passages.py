@@ -218,3 +218,32 @@ def test_seed_runbook_sentence_column_finds_the_certificate_passage(cur):
     assert passage.startswith("Replication security.")
     assert "To rotate the TLS certificate used for replication" in passage
     assert "Upgrades." not in passage
+
+
+def test_hybrid_queries_report_the_passage_of_every_fused_row(corpus, model):
+    cur, reference = corpus
+    q = "how do I rotate certificates"
+    dists = _reference_distances(reference, model, q)
+    for sql in ["SELECT id, knn_chunk(), knn_chunk_text() FROM docs WHERE MATCH('certificate') AND "
+                "knn(v, 5, ?) OPTION fusion_method='rrf'",
+                "SELECT id, knn_chunk(), knn_chunk_text() FROM docs WHERE MATCH('certificate') AND knn(v, 5, ?)",
+                "SELECT id, knn_chunk(), knn_chunk_text() FROM docs WHERE hybrid_match(?, v)"]:
+        rows = cur.execute(sql, [q]).fetchall()
+        assert rows, sql
+        for doc, chunk, text in rows:
+            source, spans, _ = reference[doc]
+            assert dists[doc][chunk - 1] == pytest.approx(dists[doc].min(), abs=1e-6), sql
+            assert text == source[slice(*spans[chunk - 1])]
+
+
+def test_full_text_only_query_rejects_them(corpus):
+    cur, _ = corpus
+    with pytest.raises(tesseradb.ProgrammingError, match="only allowed in a query with knn"):
+        cur.execute("SELECT id, knn_chunk_text() FROM docs WHERE MATCH('certificate')")
+
+
+def test_update_and_delete_reject_them(corpus):
+    cur, _ = corpus
+    for sql in ["UPDATE docs SET title = 'x' WHERE knn_chunk() = 1", "DELETE FROM docs WHERE knn_chunk_start() > 0"]:
+        with pytest.raises(tesseradb.ProgrammingError, match="only allowed in a query with knn"):
+            cur.execute(sql)

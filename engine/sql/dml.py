@@ -16,6 +16,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
+from tesseradb.sql import passage_calls
 from tesseradb.sql import fulltext
 from tesseradb.sql.select_plan import fill_knn, plan_select
 from tesseradb.sql.write import recompute, store_vectors, supplied_vectors, write_rows
@@ -130,6 +131,7 @@ def _limit_through_ids(expr: exp.Expression) -> exp.Expression:
 def _no_knn(expr: exp.Expression) -> None:
     if any(str(n.this).lower() in ("knn", "knn_dist") for n in expr.find_all(exp.Anonymous)):
         raise UserError("knn() and knn_dist() can only be used in a SELECT")
+    passage_calls.reject_outside_knn(expr)
 
 
 def _convert_sets(table: Table, sets: dict[str, exp.EQ], bound: dict[str, Any]) -> None:

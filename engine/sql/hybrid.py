@@ -41,6 +41,8 @@ from tesseradb.storage.catalog import quote
 from tesseradb.vectors.fusion import RankedList, rrf
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
+from tesseradb.vectors import passages
+from tesseradb.sql import passage_calls
 
 TABLE = "_tessera_hybrid"
 CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (doc_id INTEGER PRIMARY KEY, score REAL NOT NULL, "
@@ -56,6 +58,7 @@ class Search:
     run: Callable[[str | None, int], list[tuple[int, float, int | None]]]
     weight: float = 1.0
     k: int = 0                          # a knn side's own k: the window is at least that
+    request: KnnRequest | None = None   # a knn side's request: knn_chunk*() score chunks against its query
 
 
 @dataclass
@@ -91,9 +94,13 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
         db.store.execute(f"DELETE FROM temp.{TABLE}")
         db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?)",
                              [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id) for h in fused])
+        if needs is not None:       # every fused row, found by text or by knn, scored against the first knn query
+            source = next(s.request for s in searches if s.request is not None)
+            passages.fill(db, table, source.column, source.query, [h.doc_id for h in fused], needs)
 
     db.store.execute(CREATE_TABLE)
     _rewrite(select, alias, rest)
+    needs = passage_calls.rewrite(select, alias, bound)
     return HybridPlan(select.sql(dialect="sqlite"), prepare)
 
 
@@ -141,7 +148,7 @@ def _knn_search(db: Database, request: KnnRequest, name: str | None) -> Search:
         request.k = window          # the window is at least every knn side's own k (unless window_size says)
         request.filter_sql = filter_sql
         return [(int(d), float(dist), c) for d, dist, c in run_knn(db, request)]
-    return Search(name, "knn", run, k=request.k)
+    return Search(name, "knn", run, k=request.k, request=request)
 
 
 def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bound: dict[str, Any],

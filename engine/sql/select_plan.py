@@ -17,6 +17,8 @@ from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
 from tesseradb.sql import passage_calls
+from tesseradb.vectors import passages
+from tesseradb.sql import passage_calls
 
 KNN_TABLE = "_tessera_knn"
 CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "
@@ -104,12 +106,14 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], optio
     _rewrite_to_string(db, expr)
     text = text_search.plan(db, expr, bound, options)    # MATCH(), weight(), HIGHLIGHT(), hybrid search
     if text is not None:
+        passage_calls.reject_outside_knn(expr)     # left only when no knn() side took them (hybrid does)
         return Planned(text.sql, bound, prepare=text.prepare)
     knn_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn")]
     dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn_dist")]
     if not knn_calls:
         if dist_calls:      # Manticore's text, with the spelling the user wrote (@knn_dist or knn_dist())
             raise UserError(f"{dist_calls[0].meta.get('spelling', 'knn_dist()')} is only allowed for KNN() queries")
+        passage_calls.reject_outside_knn(expr)
         passage_calls.reject_outside_knn(expr)
         return Planned(expr.sql(dialect="sqlite"), bound)
     if len(knn_calls) > 1:
@@ -151,6 +155,7 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
         if _is_call(node, "knn_dist"):
             node.replace(exp.column("dist", table="_knn"))
     request.passages = passage_calls.rewrite(select, request.alias, bound)
+    request.passages = passage_calls.rewrite(select, request.alias, bound)
     on = exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}")
     knn_table = exp.to_table(KNN_TABLE).as_("_knn")
     first = select.args["from_"].this
@@ -190,6 +195,8 @@ def fill_knn(db: Database, request: KnnRequest) -> None:
     db.store.execute(CREATE_KNN_TABLE)
     db.store.execute(f"DELETE FROM temp.{KNN_TABLE}")
     db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?)", hits)
+    if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
+        passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages)
     if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
         passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages)
 
