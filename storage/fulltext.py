@@ -86,6 +86,10 @@ class TextIndex:
     def exists(self, store: RowStore) -> bool:
         return _exists(store, self.name)
 
+    def optimize(self, store: RowStore) -> None:
+        """Merge the index's segments into one (OPTIMIZE TABLE)."""
+        store.execute(f"INSERT INTO {quote(self.name)} ({quote(self.name)}) VALUES ('optimize')")
+
     def triggers_exist(self, store: RowStore) -> bool:
         return all(_exists(store, self.name + s) for s in ("_ai", "_ad", "_au"))
 
@@ -175,6 +179,10 @@ class ChunkTextIndex:
 
     def exists(self, store: RowStore) -> bool:
         return _exists(store, self.name)
+
+    def optimize(self, store: RowStore) -> None:
+        """Merge the index's segments into one (OPTIMIZE TABLE)."""
+        store.execute(f"INSERT INTO {quote(self.name)} ({quote(self.name)}) VALUES ('optimize')")
 
     def rebuild(self, store: RowStore, on_progress: Progress = None) -> int:
         f, c, t = quote(self.name), quote(self.chunks), quote(self.table)

@@ -120,6 +120,12 @@ def rebuild(store: RowStore, table: Table, on_progress: Progress = None) -> list
     return done
 
 
+def optimize(store: RowStore, table: Table) -> None:
+    for index in all_indexes(table):
+        if index.exists(store):
+            index.optimize(store)
+
+
 def check(store: RowStore, table: Table) -> list[str]:
     return [p for index in all_indexes(table) for p in index.check(store)]
 

@@ -258,6 +258,7 @@ def optimize(db: Database, table: Table) -> Result:
     db.commit()     # implicit commit, as in MySQL: the compacted index holds committed data only
     for layout in table.layouts():
         db.column_index(table, layout.column).compact()
+    fulltext.optimize(db.store, table)      # FTS5 merges its index segments into one
     return Result(columns=[("Table", None), ("Op", None), ("Msg_type", None), ("Msg_text", None)],
                    rows=[(table.name, "optimize", "status", "OK")], rowcount=1)
 
