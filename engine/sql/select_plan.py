@@ -17,8 +17,6 @@ from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
 from tesseradb.sql import passage_calls
-from tesseradb.vectors import passages
-from tesseradb.sql import passage_calls
 
 KNN_TABLE = "_tessera_knn"
 CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "
@@ -114,7 +112,6 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], optio
         if dist_calls:      # Manticore's text, with the spelling the user wrote (@knn_dist or knn_dist())
             raise UserError(f"{dist_calls[0].meta.get('spelling', 'knn_dist()')} is only allowed for KNN() queries")
         passage_calls.reject_outside_knn(expr)
-        passage_calls.reject_outside_knn(expr)
         return Planned(expr.sql(dialect="sqlite"), bound)
     if len(knn_calls) > 1:
         raise UserError("only one knn() is supported per query")
@@ -155,7 +152,6 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
         if _is_call(node, "knn_dist"):
             node.replace(exp.column("dist", table="_knn"))
     request.passages = passage_calls.rewrite(select, request.alias, bound)
-    request.passages = passage_calls.rewrite(select, request.alias, bound)
     on = exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}")
     knn_table = exp.to_table(KNN_TABLE).as_("_knn")
     first = select.args["from_"].this
@@ -195,8 +191,6 @@ def fill_knn(db: Database, request: KnnRequest) -> None:
     db.store.execute(CREATE_KNN_TABLE)
     db.store.execute(f"DELETE FROM temp.{KNN_TABLE}")
     db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?)", hits)
-    if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
-        passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages)
     if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
         passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages)
 
