@@ -12,6 +12,7 @@ import numpy as np
 
 from tesseradb import grammar
 from tesseradb.grammar import ast
+from tesseradb.grammar.literals import lift as lift_literals
 
 from tesseradb import errors
 from tesseradb.clients import frames
@@ -199,7 +200,9 @@ class Connection:
         with self._lock:
             db = self.db
             try:
-                stmt = grammar.parse(sql)
+                if many is None:
+                    sql, params = lift_literals(sql, params)   # long vector literals become parameters
+                stmt = db.statements.parse(sql)
                 if many is not None:
                     result = executor.run_many(db, stmt, many)
                 else:

@@ -11,6 +11,7 @@ from tesseradb.catalog import fulltext, functions
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.results import Warn
+from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
 from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
 from tesseradb.storage.rowstore import MEMORY, RowStore
@@ -29,6 +30,7 @@ class Database:
         self.on_progress: Callable[[int, int], None] | None = None
         self._stop = False
         self._deadline: float | None = None
+        self.statements = StatementCache()      # parsed SELECTs and their plans (statement_cache.py)
         functions.register(self.store.conn)
         catalog.ensure(self.store)
         self.reload_catalog()
@@ -37,6 +39,7 @@ class Database:
     # -- catalog ---------------------------------------------------------------------------
     def reload_catalog(self) -> None:
         self.tables = {k: Table.from_json(v) for k, v in catalog.load_all(self.store).items()}
+        self.statements.clear_plans()
         for table in self.tables.values():
             for layout in table.layouts():
                 install_pending_triggers(self.store, layout)

@@ -14,7 +14,8 @@ from tesseradb.grammar import ast
 from tesseradb.io.export import write_outfile
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.select_plan import CREATE_KNN_TABLE, fill_knn, plan_select
+from tesseradb.sql.select_plan import CREATE_KNN_TABLE, Planned, fill_knn, plan_select
+from tesseradb.sql.statement_cache import reusable
 from tesseradb.vectors.search import explain_knn
 
 
@@ -38,11 +39,23 @@ def _name_expressions(expr: exp.Expression) -> None:
     expr.set("expressions", named)
 
 
+def _plan(db: Database, expr: exp.Expression, params: Any, options: tuple) -> Planned:
+    """The plan of a SELECT: reused when this parsed tree was planned before (statement_cache)."""
+    cached = db.statements.plan_for(expr)
+    if cached is not None:
+        bound = cached.bind(params)
+        knn = cached.remake_knn(db, bound) if cached.remake_knn is not None else None
+        return Planned(cached.sql, bound, knn)
+    bound_expr, bound = bind(expr, params)
+    bound_expr = bound_expr.copy()
+    _name_expressions(bound_expr)
+    planned = plan_select(db, bound_expr, bound, options)
+    db.statements.keep_plan(expr, reusable(expr, planned))
+    return planned
+
+
 def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple = ()) -> Result:
-    expr, bound = bind(expr, params)
-    expr = expr.copy()
-    _name_expressions(expr)
-    planned = plan_select(db, expr, bound, options)
+    planned = _plan(db, expr, params, options)
     if planned.prepare is not None:
         planned.prepare()
     if planned.knn is not None:

@@ -39,6 +39,7 @@ class Planned:
     bound: dict[str, Any]
     knn: KnnRequest | None = None
     prepare: Callable[[], None] | None = None     # run before the SQL (hybrid search fills its table)
+    remake_knn: Callable[[Database, dict[str, Any]], KnnRequest] | None = None  # the knn request for new parameters
 
 
 def _tables_in_from(db: Database, select: exp.Select) -> dict[str, Any]:
@@ -167,7 +168,22 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     if not select.args.get("order") and not select.args.get("group") and not select.find(exp.AggFunc):
         select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("dist", table="_knn")),
                                                    exp.Ordered(this=exp.column("id", table=request.alias))]))
-    return Planned(select.sql(dialect="sqlite"), bound, request)
+    remake = _remaker(call, tables, select, request.filter_sql) if request.passages is None else None
+    return Planned(select.sql(dialect="sqlite"), bound, request, remake_knn=remake)
+
+
+def _remaker(call: exp.Anonymous, tables: dict[str, Any], select: exp.Select,
+             filter_sql: str | None) -> Callable[[Database, dict[str, Any]], KnnRequest]:
+    """How a cached plan gets its knn() request for another execute's parameters (the query text or
+    vector, k, the options may all be parameters); the tables are looked up again by name."""
+    names = {alias: table.name.lower() for alias, table in tables.items()}
+
+    def remake(db: Database, bound: dict[str, Any]) -> KnnRequest:
+        current = {alias: db.table(name) for alias, name in names.items()}
+        request = KnnRequest.from_call(db, call, current, bound, default_k=limit_k(select, bound))
+        request.filter_sql = filter_sql
+        return request
+    return remake
 
 
 def _star_to_tables(select: exp.Select, tables: dict[str, Any]) -> None:
