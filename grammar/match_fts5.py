@@ -20,10 +20,11 @@ def fts5_string(text: str) -> str:
 
 
 class Compiler:
-    def __init__(self, columns: Sequence[str], relaxed: bool = False):
+    def __init__(self, columns: Sequence[str], relaxed: bool = False, stopwords: frozenset[str] = frozenset()):
         self.columns = list(columns)
         self.by_lower = {c.lower(): c for c in columns}
         self.relaxed = relaxed
+        self.stopwords = stopwords          # words left out of the query (not inside phrases)
 
     def compile(self, node: Node | None) -> str | None:
         if node is None:
@@ -50,6 +51,8 @@ class Compiler:
         return ("- " + spec) if fields.exclude else spec
 
     def _term(self, node: Term) -> str | None:
+        if not node.prefix and node.word.lower() in self.stopwords:
+            return None
         spec = self._colspec(node.fields)
         if spec is None:
             return None
@@ -100,12 +103,12 @@ class Compiler:
         raise MatchError("query is non-computable (single NOT operator)")
 
 
-def to_fts5(query: Query, columns: Sequence[str]) -> str | None:
+def to_fts5(query: Query, columns: Sequence[str], stopwords: frozenset[str] = frozenset()) -> str | None:
     """The FTS5 expression of ``query`` over ``columns``; None when it has no words (match all).
-    A query whose every word was dropped by ``@@relaxed`` (unknown fields) matches nothing."""
+    A query whose every word was dropped (``@@relaxed`` unknown fields, stop words) matches nothing."""
     if query.root is None:
         return None
-    return Compiler(columns, query.relaxed).compile(query.root) or MATCH_NOTHING
+    return Compiler(columns, query.relaxed, stopwords).compile(query.root) or MATCH_NOTHING
 
 
 MATCH_NOTHING = '""'            # an empty FTS5 phrase: matches no row

@@ -3,7 +3,8 @@ and upgrading them. As in Manticore, every ``text`` column is a full-text field;
 are not. Each model-backed vector column also gets a chunk-level index of its chunks' text.
 
 Table options (Manticore's spelling): ``morphology='stem_en'`` stems English words (Porter);
-``morphology='none'`` (the default) indexes words as written, case-folded.
+``morphology='none'`` (the default) indexes words as written, case-folded. ``stopwords='en'`` leaves
+common English words out of queries (outside phrases; the index keeps them, so phrases still match).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 import apsw
 
 from tesseradb.errors import NotSupportedError, UserError
+from tesseradb.grammar.stopwords import LISTS as STOPWORD_LISTS
 from tesseradb.storage import fulltext as fts
 from tesseradb.storage.fulltext import ChunkTextIndex, TextIndex
 from tesseradb.storage.rowstore import RowStore
@@ -32,8 +34,10 @@ def table_options(options: Sequence[tuple[str, object]]) -> dict[str, str]:
         if key == "morphology":
             out["morphology"] = morphology(str(value))
         elif key == "stopwords":
-            raise UserError("table option stopwords is not supported yet (full-text indexes keep every word)",
-                            NotSupportedError)
+            if str(value).lower() not in STOPWORD_LISTS:
+                raise UserError(f"stopwords '{value}' is not supported: use 'en' (the built-in English list)",
+                                NotSupportedError)
+            out["stopwords"] = str(value).lower()
     return out
 
 
@@ -43,6 +47,11 @@ def morphology(value: str) -> str:
         raise UserError(f"morphology '{value}' is not supported: use 'stem_en' (English stemming) or 'none'",
                         NotSupportedError)
     return parts[0]
+
+
+def stopwords(table: Table) -> frozenset[str]:
+    """The words left out of the table's full-text queries (``stopwords='en'``; none by default)."""
+    return STOPWORD_LISTS.get(table.options.get("stopwords", ""), frozenset())
 
 
 def tokenizer(table: Table) -> str:

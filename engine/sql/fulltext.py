@@ -174,8 +174,9 @@ def _side(db: Database, node: exp.Expression, bound: dict[str, Any], tables: dic
     index = catalog_fulltext.text_index(table)
     if index is None:
         raise UserError(f"table '{table.name}' has no full-text fields (text columns)")
-    fts = checked_query(lambda: to_fts5(tree, index.columns), table)
-    marks = checked_query(lambda: to_fts5(Query(positive_leaves(tree.root), tree.relaxed), index.columns), table)
+    stop = catalog_fulltext.stopwords(table)
+    fts = checked_query(lambda: to_fts5(tree, index.columns, stop), table)
+    marks = checked_query(lambda: to_fts5(Query(positive_leaves(tree.root), tree.relaxed), index.columns, stop), table)
     return TextSide(node, alias, table_alias, table, index, tree, fts, marks)
 
 

@@ -111,7 +111,8 @@ def _snippet(node: exp.Anonymous, bound: dict[str, Any], tables: dict[str, Table
 
 def _marks_for(query: str, table: Table, index: TextIndex) -> str | None:
     tree = checked_query(lambda: parse(query), table)
-    return checked_query(lambda: to_fts5(Query(positive_leaves(tree.root), tree.relaxed), index.columns), table)
+    return checked_query(lambda: to_fts5(Query(positive_leaves(tree.root), tree.relaxed), index.columns,
+                                         catalog_fulltext.stopwords(table)), table)
 
 
 def _index(table: Table) -> TextIndex:

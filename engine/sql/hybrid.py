@@ -211,7 +211,7 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     searches = [_knn_search(db, request, None)]
     index = catalog_fulltext.chunk_index(table, column)
     tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
-    expression = to_fts5(tree, ["body"])
+    expression = to_fts5(tree, ["body"], catalog_fulltext.stopwords(table))
     if index is not None and expression is not None:
         searches.insert(0, _chunk_search(db, index, expression, bound))
     return searches
