@@ -270,3 +270,23 @@ def test_modify_survives_reopening_the_file(db_path, model):
     assert cur.execute("SELECT id, knn_chunk() FROM docs WHERE knn(v, 1, 'label your food')").fetchone() == (2, 1)
     assert cur.execute("SELECT id FROM docs WHERE knn(v, 1, 'rotate the certificate')").fetchone() == (1,)
     con.close()
+
+
+def test_progress_counts_reused_chunks_as_done(con, docs, model):
+    docs.execute("INSERT INTO docs (id, title, body) VALUES (1, 'Ops', ?)", [BODY])
+    reports: list[tuple[int, int]] = []
+    con.set_progress(lambda done, total: reports.append((done, total)))
+    docs.execute("REPLACE INTO docs (id, title, body) VALUES (1, 'Ops', ?)", [EDITED])
+    con.set_progress(None)
+    after = pieces(model, "Ops " + EDITED)
+    new = [p for p in dict.fromkeys(after) if p not in set(pieces(model, "Ops " + BODY))]
+    assert reports[-1] == (len(after), len(after))
+    assert reports[0][0] >= len(after) - len(new)
+
+
+def test_the_key_is_the_model_and_the_exact_text():
+    from tesseradb.embed.reuse import chunk_key
+    assert chunk_key("model-a", "Backups run nightly.") == chunk_key("model-a", "Backups run nightly.")
+    assert chunk_key("model-a", "Backups run nightly.") != chunk_key("model-b", "Backups run nightly.")
+    assert chunk_key("model-a", "Backups run nightly.") != chunk_key("model-a", "Backups run nightly. ")
+    assert len(chunk_key("m", "東京 🚀")) == 32
