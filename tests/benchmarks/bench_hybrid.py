@@ -15,6 +15,7 @@ all-MiniLM-L6-v2, ``morphology='stem_en'``) through the DB-API, once: the databa
 * ``hybrid page``   ``MATCH(body) AGAINST(?) AND knn(v, 10, ?) OPTION fusion_method='rrf'``
 * ``hybrid chunk``  ``WHERE hybrid_match(?, v)`` (knn + chunk BM25, RRF, k=60)
 * ``... w50``, ``w100`` the same with ``OPTION window_size=50`` / ``100`` (candidates per side)
+* ``... +stopwords`` on a copy of the database whose table has ``stopwords='en'`` (query-time only)
 
 recall@1/5/10 and MRR of the right page. Speed, as ratios from the same run: the full-text indexes'
 share of loading (their bulk build time against the whole load), MATCH top-10 p50 against the
@@ -145,6 +146,24 @@ def questions(docs) -> list[common.Query]:
     return out
 
 
+def with_stopwords(path: str) -> str:
+    """A copy of the built database whose table has stopwords='en' (a query-time option: same index)."""
+    copy = path + ".stopwords.db"
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(copy + suffix):
+            os.remove(copy + suffix)
+    source = apsw.Connection(path)
+    target = apsw.Connection(copy)
+    with target.backup("main", source, "main") as backup:
+        backup.step()
+    definition = json.loads(target.execute("SELECT definition FROM _tessera_catalog WHERE name = 'manual'").fetchone()[0])
+    definition.setdefault("options", {})["stopwords"] = "en"
+    target.execute("UPDATE _tessera_catalog SET definition = ? WHERE name = 'manual'", (json.dumps(definition),))
+    target.close()
+    source.close()
+    return copy
+
+
 def timed(cur, sql: str, params, model) -> float:
     model._queries.clear()          # noqa: SLF001 - every timed query embeds its text, as a new query would
     started = time.perf_counter()
@@ -194,6 +213,18 @@ def main() -> None:
             d, a = r["scores"]["deep"], r["scores"]["all"]
             log(f"  {m:13s} deep r@1 {d['recall@1']:.3f} mrr {d['mrr']:.3f} | all r@1 {a['recall@1']:.3f} "
                 f"r@10 {a['recall@10']:.3f} mrr {a['mrr']:.3f} | errors {r['errors']}")
+    sw_con = tesseradb.connect(with_stopwords(args.db))
+    sw_cur = sw_con.cursor()
+    for name, queries in (("headings", heads), ("questions", asked)):
+        log(f"{name}: with stopwords='en'")
+        for method in ("match page", "hybrid chunk", "hybrid chunk w50"):
+            ranked = [[r[0] for r in sw_cur.execute(METHODS[method], (q.text,)).fetchall()] for q in queries]
+            scores = common.score(queries, ranked)
+            result["methods"][name][method + " +stopwords"] = {"scores": scores, "errors": 0}
+            d, a = scores["deep"], scores["all"]
+            log(f"  {method + ' +sw':20s} deep r@1 {d['recall@1']:.3f} mrr {d['mrr']:.3f} | all r@1 "
+                f"{a['recall@1']:.3f} r@10 {a['recall@10']:.3f} mrr {a['mrr']:.3f}")
+    sw_con.close()
     log("speed")
     result["speed"] = speed(cur, model, heads[::7])
     result["loadavg"] = common.loadavg()
