@@ -127,6 +127,10 @@ class MultiplePrimaryKey(ProgrammingError):
     errno, sqlstate = 1068, "42000"
 
 
+class UnknownTable(ProgrammingError):
+    errno, sqlstate = 1051, "42S02"
+
+
 class UserError(Exception):
     """Raised by engine internals with the exact message a user should see.
 

@@ -193,3 +193,17 @@ class ShowColumns:
     full: bool = False
     like: str | None = None
     database: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateView:
+    name: str
+    query: Any                     # Query (kind select), parsed by sqlglot
+    columns: tuple[str, ...] = ()
+    or_replace: bool = False
+
+
+@dataclass(frozen=True)
+class DropView:
+    names: tuple[str, ...]
+    if_exists: bool = False

@@ -10,6 +10,7 @@ from sqlglot.tokens import TokenType
 
 from . import ast
 from .errors import GrammarError
+from .sql import parse_query
 
 
 class SessionRules:
@@ -41,6 +42,26 @@ class SessionRules:
         names = _names(items)
         return ast.ShowColumns(names[0], full=full, like=_option(items, "like"),
                                database=names[1] if len(names) > 1 else None)
+
+    def view_columns(self, items):
+        return tuple(items)
+
+    def view_option(self, items):
+        return None
+
+    def create_view(self, items):
+        replace = any(isinstance(i, Token) and i.type == "REPLACE_KW" for i in items)
+        body = next(str(i) for i in items if isinstance(i, Token) and i.type == "VIEW_BODY")
+        query = parse_query(body)
+        if query.kind != "select" or query.outfile is not None:
+            raise GrammarError("a view's body must be a SELECT")
+        columns = next((i for i in items if isinstance(i, tuple)), ())
+        name = next(i for i in items if isinstance(i, str) and not isinstance(i, Token))
+        return ast.CreateView(name, query, columns, replace)
+
+    def drop_view(self, items):
+        names = tuple(i for i in items if isinstance(i, str) and not isinstance(i, Token) and i != "if_exists")
+        return ast.DropView(names, if_exists="if_exists" in items)
 
     def show_table_status(self, items):
         names = _names(items)

@@ -32,6 +32,43 @@ def _strip_outfile(text: str) -> tuple[str, str | None]:
     return text[:match.start()] + text[match.end():], path
 
 
+def _unparenthesize(expr: exp.Expression) -> exp.Expression:
+    """``(SELECT ...)`` alone is that SELECT (MySQL); with ORDER BY / LIMIT outside the parentheses
+    it is a SELECT over it."""
+    while isinstance(expr, exp.Subquery) and not expr.alias:
+        outer = {k: v for k, v in expr.args.items() if k != "this" and v}
+        if not outer:
+            expr = expr.this
+            continue
+        select = exp.select("*").from_(exp.Subquery(this=expr.this, alias=exp.TableAlias(this=exp.to_identifier("_q"))))
+        for key, value in outer.items():
+            select.set(key, value)
+        return select
+    return expr
+
+
+def _operand(side: exp.Expression, n: int) -> exp.Expression:
+    if not isinstance(side, exp.Subquery) or side.alias:
+        return side
+    inner = side.this
+    if isinstance(inner, exp.Select) and not any(inner.args.get(k) for k in ("order", "limit", "offset")):
+        return inner
+    alias = exp.TableAlias(this=exp.to_identifier(f"_u{n}"))
+    return exp.select("*").from_(exp.Subquery(this=inner, alias=alias))
+
+
+def _set_operands(expr: exp.Expression) -> exp.Expression:
+    """``(SELECT ...) UNION (SELECT ... LIMIT 1)``: SQLite takes no parentheses around the operands of
+    UNION / INTERSECT / EXCEPT, so a plain operand loses them and one with its own ORDER BY / LIMIT
+    (or a nested set operation) becomes ``SELECT * FROM (...)``."""
+    for n, node in enumerate(list(expr.find_all(exp.Union, exp.Intersect, exp.Except))):
+        for key in ("this", "expression"):
+            side = node.args.get(key)
+            if side is not None:
+                node.set(key, _operand(side, 2 * n + (key == "expression")))
+    return expr
+
+
 def parse_query(text: str) -> ast.Query:
     replace = False
     if _REPLACE.match(text):
@@ -55,7 +92,7 @@ def parse_query(text: str) -> ast.Query:
     expressions = [e for e in expressions if e is not None]
     if len(expressions) != 1:
         raise GrammarError("expected exactly one statement")
-    expr = expressions[0]
+    expr = _set_operands(_unparenthesize(expressions[0]))
     kind = QUERY_KINDS.get(type(expr))
     if kind is None:
         word = text.strip().split(None, 1)[0] if text.strip() else ""

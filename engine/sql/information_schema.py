@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from tesseradb.sql import introspection, variables
+from tesseradb.sql import introspection, variables, views
 from tesseradb.sql.database import Database
 
 SCHEMA = "information_schema"
@@ -56,9 +56,11 @@ def _schemata(db: Database) -> list[tuple]:
 
 
 def _tables(db: Database) -> list[tuple]:
-    return [(CATALOG, variables.DATABASE_NAME, name, "BASE TABLE", introspection.ENGINE, 10, "Dynamic", count,
-             None, None, None, next_id, None, None, introspection.COLLATION, "", comment)
-            for name, count, next_id, comment in introspection.table_status_rows(db)]
+    tables = [(CATALOG, variables.DATABASE_NAME, name, "BASE TABLE", introspection.ENGINE, 10, "Dynamic", count,
+               None, None, None, next_id, None, None, introspection.COLLATION, "", comment)
+              for name, count, next_id, comment in introspection.table_status_rows(db)]
+    return tables + [(CATALOG, variables.DATABASE_NAME, name, "VIEW") + (None,) * 12 + ("VIEW",)
+                     for name in views.view_names(db)]
 
 
 def _data_type(type_text: str) -> str:

@@ -8,7 +8,7 @@ from tesseradb.grammar import ast
 
 from tesseradb.sql import ddl, dml, load_data, models, query, rebuild, session
 from tesseradb.sql import chunk_listing, modify_column
-from tesseradb.sql import introspection, query_session, variables
+from tesseradb.sql import introspection, query_session, variables, views
 
 Handler = Callable[..., Any]
 
@@ -35,6 +35,8 @@ HANDLERS: dict[type, Handler] = {
     ast.UseDatabase: variables.use_database,
     ast.ShowSession: introspection.show_session,
     ast.ShowColumns: introspection.show_columns,
+    ast.CreateView: views.create_view,
+    ast.DropView: views.drop_view,
 }
 
 QUERY_HANDLERS: dict[str, Handler] = {
@@ -67,4 +69,4 @@ def writes(stmt: ast.Statement) -> bool:
         return rebuild.writes(stmt)
     return isinstance(stmt, (ast.CreateTable, ast.DropTable, ast.CreateIndex, ast.DropIndex,
                              ast.AlterAddColumn, ast.AlterDropColumn, ast.AlterModifyColumn,
-                             ast.LoadData))
+                             ast.LoadData, ast.CreateView, ast.DropView))
