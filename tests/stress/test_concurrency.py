@@ -165,6 +165,9 @@ def test_threads_with_their_own_connections_stay_consistent(path):
             if not (before & after) <= found or not found <= (before | after):
                 problems.append(f"round {r}: ghosts {sorted(found - before - after)[:5]}, "
                                 f"missing {sorted((before & after) - found)[:5]}")
+            own = {row[0] for row in con.execute("SELECT id FROM t WHERE MATCH(?)", (f"t{n}",))}
+            if own != set(mine):            # the full-text index holds exactly this thread's live rows
+                problems.append(f"round {r}: MATCH found {sorted(own ^ set(mine))[:5]} wrongly")
         con.close()
 
     workers = [threading.Thread(target=work, args=(n,)) for n in range(threads_n)]

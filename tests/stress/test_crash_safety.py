@@ -3,7 +3,8 @@
 The crash-kill rounds run a child (stress_worker.py load) that writes the batches of stress_plan and
 acknowledges each COMMIT; the test kills it with SIGKILL at a random moment, reopens the database and
 checks it against the prediction: every acknowledged batch is there, the batch in flight is there
-entirely or not at all, every vector and chunk row matches, CHECK TABLE says OK, and knn returns
+entirely or not at all, every vector and chunk row matches, CHECK TABLE says OK (full-text indexes
+included), MATCH and hybrid_match find exactly the committed rows, and knn returns
 exactly the rows (no ghost, no missing document). Each round continues on the same file.
 
 TESSERA_CRASH_ROUNDS sets the number of rounds (default 40; every third child also embeds with
@@ -102,6 +103,13 @@ def verify(path: str, exp: Expected) -> list[str]:
         found = {r[0] for r in cur.execute(f"SELECT id FROM m WHERE knn(c, {len(m_rows) + 5}, 'certificates')")}
         if found != m_rows:
             problems.append(f"knn(c): ghosts {sorted(found - m_rows)}, missing {sorted(m_rows - found)}")
+        found = {r[0] for r in cur.execute("SELECT id FROM m WHERE MATCH('document')")}     # every m text has it
+        if found != m_rows:
+            problems.append(f"MATCH: ghosts {sorted(found - m_rows)}, missing {sorted(m_rows - found)}")
+        hits = cur.execute(f"SELECT id, weight() FROM m WHERE hybrid_match('document', c) LIMIT {len(m_rows) + 5}")
+        found = {doc for doc, weight in hits if weight is not None}       # found by the chunk-level text side
+        if found != m_rows:
+            problems.append(f"hybrid_match: ghosts {sorted(found - m_rows)}, missing {sorted(m_rows - found)}")
         ids = sorted(rows)
         for doc_id in ids[:: max(1, len(ids) // 5)][:5]:
             top = cur.execute("SELECT id, knn_dist() FROM t WHERE knn(v, 1, ?)", (rows[doc_id][0],)).fetchall()
