@@ -183,3 +183,18 @@ def test_highlight_in_a_hybrid_query(notes):
     row = notes.execute("SELECT HIGHLIGHT({limit=0}, 'body') FROM notes WHERE hybrid_match('certificate') "
                         "LIMIT 1").fetchone()
     assert "<b>certificate</b>" in row[0]
+
+
+@pytest.mark.parametrize("typed, expected", [
+    ("SELECT id FROM t WHERE hybrid_m", "hybrid_match"), ("SELECT HIGHL", "HIGHLIGHT"), ("SELECT snip", "snippet"),
+    ("SELECT hybrid_sc", "hybrid_score"), ("SELECT 1 OPTION fusion_m", "fusion_method"),
+    ("SELECT 1 OPTION field_w", "field_weights"), ("CREATE TABLE t (b text) morph", "morphology"),
+    ("SELECT MATCH(b) AGA", "AGAINST"),
+])
+def test_the_shell_completes_the_new_words(typed, expected):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from tesseradb.clients.shell.complete import SqlCompleter
+    offered = [c.text for c in SqlCompleter().get_completions(Document(typed), CompleteEvent())]
+    assert expected in offered
