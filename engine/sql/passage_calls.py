@@ -7,6 +7,7 @@ after the search, INSERT ... SELECT). Outside a knn() query they are an error.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from sqlglot import exp
@@ -54,19 +55,30 @@ def _limit(node: exp.Anonymous, bound: dict[str, Any]) -> int:
     return value
 
 
-def _subquery(sql: str) -> exp.Expression:
+_DOC = "_tessera_doc"          # stands for the searched table's alias in the parsed templates
+
+
+@lru_cache(maxsize=64)
+def _template(name: str, n: int) -> exp.Expression:
+    """The subquery that replaces a call, parsed once per (function, n)."""
+    doc = f"{_DOC}.id"
+    if name == LIST:
+        sql = (f"SELECT json_group_array(json({_JSON_ROW}) ORDER BY p.rank) FROM temp.{TABLE} AS p "
+               f"WHERE p.doc_id = {doc} AND p.rank <= {n}")
+    else:
+        sql = f"SELECT p.\"{SINGLE[name]}\" FROM temp.{TABLE} AS p WHERE p.doc_id = {doc} AND p.rank = 1"
     return exp.Subquery(this=exp.maybe_parse(sql, dialect="sqlite"))
 
 
-def _replacement(node: exp.Anonymous, doc: str, bound: dict[str, Any]) -> exp.Expression:
+def _replacement(node: exp.Anonymous, alias: str, bound: dict[str, Any]) -> exp.Expression:
     name = _name(node)
-    if name == LIST:
-        n = _limit(node, bound)
-        return _subquery(f"SELECT json_group_array(json({_JSON_ROW}) ORDER BY p.rank) FROM temp.{TABLE} AS p "
-                         f"WHERE p.doc_id = {doc} AND p.rank <= {n}")
-    if node.expressions:
+    if name != LIST and node.expressions:
         raise UserError(f"{name.upper()}() takes no arguments")
-    return _subquery(f"SELECT p.\"{SINGLE[name]}\" FROM temp.{TABLE} AS p WHERE p.doc_id = {doc} AND p.rank = 1")
+    sub = _template(name, _limit(node, bound) if name == LIST else 1).copy()
+    for col in sub.find_all(exp.Column):
+        if col.table == _DOC:
+            col.replace(exp.column("id", table=alias))
+    return sub
 
 
 def rewrite(select: exp.Expression, alias: str, bound: dict[str, Any]) -> Needs | None:
@@ -74,9 +86,8 @@ def rewrite(select: exp.Expression, alias: str, bound: dict[str, Any]) -> Needs 
     found = calls(select)
     if not found:
         return None
-    doc = exp.column("id", table=alias).sql(dialect="sqlite")
     names = {_name(n) for n in found}
     limit = max([_limit(n, bound) for n in found if _name(n) == LIST], default=1)
     for node in found:
-        node.replace(_replacement(node, doc, bound))
+        node.replace(_replacement(node, alias, bound))
     return Needs(limit=limit, text=bool(names - {"knn_chunk"}))
