@@ -260,6 +260,7 @@ def test_modify_survives_reopening_the_file(db_path, model):
     cur.execute("SELECT id FROM docs WHERE knn(v, 1, 'food')").fetchall()          # the index file exists
     cur.execute(f"ALTER TABLE docs MODIFY COLUMN {column('sentence', numbers=SMALLER)}")
     con.commit()
+    assert cur.execute("CHECK TABLE docs").fetchall()[-1][-1] == "OK"       # index, chunk rows, vectors agree
     con.close()
     con = tesseradb.connect(db_path)
     cur = con.cursor()
