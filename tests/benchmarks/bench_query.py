@@ -9,10 +9,15 @@
    timed around ``execute(...).fetchall()``. "first" = a text this process has not embedded yet (the
    query embedding is part of it), "cached" = the same texts again (served by the model's query
    cache). The parts are timed too: the model alone on the same texts, and the ANN step alone.
+   Also: knn() with the query's vector written in the SQL text vs bound as a parameter
+   (interleaved), and the model's own p50 on the same texts, as ratios.
 2. **The ANN step alone** (storage.vectors.VectorIndex.search, k=10, default ef) on N supplied
    384-dim vectors - clustered gaussian data as in bench_vectors.py (a cluster per 100 vectors,
    L2-normalised, cosine) - with recall@10 against exact search. The built index is kept under the
    cache directory, so a rerun skips the build.
+
+3. **INSERT of 1,000 rows of 384-d vectors** written in the SQL text vs bound as parameters (each row
+   its own execute; and one multi-row statement vs executemany), in fresh databases.
 
 Writes tests/benchmarks/results/query.json.
 """
@@ -43,11 +48,94 @@ def stats(ms: list[float]) -> dict:
     return {"p50": percentile(ms, 50), "p99": percentile(ms, 99), "mean": float(np.mean(ms)), "n": len(ms)}
 
 
+def build_manual() -> None:
+    """The database bench_ingest.py leaves, loaded by the engine alone (no bare model, no DIY)."""
+    import tesseradb
+    import bench_ingest
+    log(f"loading the manual into {bench_ingest.DB_PATH} (the engine only)")
+    con = tesseradb.connect(str(bench_ingest.DB_PATH))
+    con.execute(bench_ingest.CREATE)
+    pages = common.pages()
+    for s in range(0, len(pages), 20):
+        con.executemany(bench_ingest.INSERT, [(p.doc_id, p.path, p.text) for p in pages[s:s + 20]])
+        con.commit()
+        log(f"  {min(s + 20, len(pages))}/{len(pages)} pages")
+    for col in ("v_trunc", "v_rec"):
+        con.execute(bench_ingest.KNN.format(col=col), ("warm up the index",)).fetchall()
+    con.close()
+
+
+def interleaved(fns: dict, rounds: list) -> dict:
+    """Time each of ``fns`` on every item of ``rounds``, taking turns (load falls on all alike)."""
+    ms: dict[str, list[float]] = {name: [] for name in fns}
+    for i, item in enumerate(rounds):
+        names = list(fns)
+        names = names[i % len(names):] + names[:i % len(names)]
+        for name in names:
+            ms[name].append(timed_ms(lambda: fns[name](item)))
+    return {name: stats(v) for name, v in ms.items()}
+
+
+def vector_sql(vec: np.ndarray) -> str:
+    return "(" + ", ".join(repr(float(v)) for v in vec) + ")"
+
+
+def literals_vs_parameters(con, col: str, vecs: np.ndarray) -> dict:
+    """knn() with the query vector written in the SQL text vs passed as a parameter."""
+    cur = con.cursor()
+    param_sql = f"SELECT id FROM manual WHERE knn({col}, 10, ?)"
+    texts = [f"SELECT id FROM manual WHERE knn({col}, 10, {vector_sql(v)})" for v in vecs]
+    cur.execute(param_sql, (vecs[0].tolist(),)).fetchall()
+    out = interleaved({"parameter": lambda i: cur.execute(param_sql, (vecs[i].tolist(),)).fetchall(),
+                       "literal": lambda i: cur.execute(texts[i]).fetchall()}, list(range(len(vecs))))
+    out["ratio_p50"] = out["literal"]["p50"] / out["parameter"]["p50"]
+    return out
+
+
+def insert_literals(rows: int = 1000, dims: int = 384) -> dict:
+    """INSERT of ``rows`` 384-d vectors: written in SQL text vs bound as parameters, same rows."""
+    import tempfile
+    import tesseradb
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((rows, dims)).astype(np.float32)
+    ddl = f"CREATE TABLE v (tag int, e float_vector knn_type='hnsw' knn_dims='{dims}' hnsw_similarity='cosine')"
+    out: dict = {"rows": rows, "dims": dims}
+    with tempfile.TemporaryDirectory() as folder:
+        def run(name, load) -> float:
+            con = tesseradb.connect(f"{folder}/{name}.db")
+            con.execute(ddl)
+            con.commit()
+            started = time.perf_counter()
+            load(con)
+            con.commit()
+            seconds = time.perf_counter() - started
+            con.close()
+            return seconds
+        one_lit = [f"INSERT INTO v (id, tag, e) VALUES ({i + 1}, {i % 7}, {vector_sql(x[i])})" for i in range(rows)]
+        many_lit = "INSERT INTO v (id, tag, e) VALUES " + ", ".join(
+            f"({i + 1}, {i % 7}, {vector_sql(x[i])})" for i in range(rows))
+        params = [(i + 1, i % 7, x[i].tolist()) for i in range(rows)]
+        for rnd in range(2):       # twice, alternating the order; the second round counts
+            out["execute_each_literal_s"] = run(f"a{rnd}", lambda c: [c.execute(sql) for sql in one_lit])
+            out["execute_each_parameters_s"] = run(f"b{rnd}", lambda c: [c.execute(
+                "INSERT INTO v (id, tag, e) VALUES (?, ?, ?)", p) for p in params])
+            out["one_statement_literal_s"] = run(f"c{rnd}", lambda c: c.execute(many_lit))
+            out["executemany_parameters_s"] = run(f"d{rnd}", lambda c: c.executemany(
+                "INSERT INTO v (id, tag, e) VALUES (?, ?, ?)", params))
+    out["ratio_each"] = out["execute_each_literal_s"] / out["execute_each_parameters_s"]
+    out["ratio_batch"] = out["one_statement_literal_s"] / out["executemany_parameters_s"]
+    log(f"insert {rows} x {dims}: per-row literal/params {out['ratio_each']:.2f}x, "
+        f"one statement vs executemany {out['ratio_batch']:.2f}x")
+    return out
+
+
 def manual(args: argparse.Namespace) -> dict:
     import tesseradb
     import bench_ingest
     if not bench_ingest.DB_PATH.exists():
-        raise SystemExit(f"{bench_ingest.DB_PATH} is missing: run bench_ingest.py first")
+        if not args.build_manual:
+            raise SystemExit(f"{bench_ingest.DB_PATH} is missing: run bench_ingest.py first (or --build-manual)")
+        build_manual()
     queries = [q.text for q in common.heading_queries(common.pages())]
     rng = np.random.default_rng(7)
     texts = [queries[i] for i in rng.choice(len(queries), min(args.manual_queries, len(queries)), replace=False)]
@@ -67,7 +155,11 @@ def manual(args: argparse.Namespace) -> dict:
         ann = [timed_ms(lambda v=v: idx.search(v, 10)) for v in vecs]
         out[col] = {"vectors": len(idx), "first_query_opens_index_ms": open_ms, "first": stats(first),
                     "cached": stats(cached), "model_alone": stats(model_ms), "ann_alone": stats(ann),
-                    "plan": {k: v for k, v in idx.explain(10).items()}}
+                    "plan": {k: v for k, v in idx.explain(10).items()},
+                    "literal_vs_parameter": literals_vs_parameters(con, col, np.asarray(vecs)[:100])}
+        out[col]["first_over_model_p50"] = out[col]["first"]["p50"] / out[col]["model_alone"]["p50"]
+        log(f"manual {col}: first/model p50 {out[col]['first_over_model_p50']:.2f}x, literal/parameter p50 "
+            f"{out[col]['literal_vs_parameter']['ratio_p50']:.2f}x")
         log(f"manual {col}: first p50 {out[col]['first']['p50']:.2f} ms p99 {out[col]['first']['p99']:.2f} | "
             f"cached p50 {out[col]['cached']['p50']:.2f} p99 {out[col]['cached']['p99']:.2f} | model p50 "
             f"{out[col]['model_alone']['p50']:.2f} | ann p50 {out[col]['ann_alone']['p50']:.3f}")
@@ -121,10 +213,15 @@ def main() -> None:
     ap.add_argument("--manual-queries", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3, help="cached repeats of each manual query")
     ap.add_argument("--ann-queries", type=int, default=300)
+    ap.add_argument("--build-manual", action="store_true", help="load the manual here when bench_ingest's database is missing")
+    ap.add_argument("--no-insert", action="store_true", help="skip INSERT of literal vs parameter vectors")
     args = ap.parse_args()
     result = common.load_result("query") or {}
     if not args.no_manual:
         result["manual"] = manual(args)
+        common.save_result("query", result)
+    if not args.no_insert:
+        result["insert_literals"] = insert_literals()
         common.save_result("query", result)
     for n in [int(s) for s in args.sizes.split(",") if s]:
         result.setdefault("ann", {})[str(n)] = ann(n, args)
