@@ -23,6 +23,7 @@ from tesseradb.storage.catalog import quote
 from tesseradb.storage.blobs import unpack
 
 from tesseradb import embed
+from tesseradb.context import Context
 from tesseradb.embed.rows import source_text
 from tesseradb.embed.spans import kept_end, may_be_cut
 
@@ -76,14 +77,14 @@ def _as_float32(d: float) -> float:
     return float(np.float32(d)) if abs(d) <= _F32_MAX else float(d)
 
 
-def _spans(db: Any, chunks_table: str, picks: list[tuple[int, int]]) -> dict[tuple[int, int], _ChunkRow]:
+def _spans(db: Context, chunks_table: str, picks: list[tuple[int, int]]) -> dict[tuple[int, int], _ChunkRow]:
     """(doc, ord) -> (ord, start, end), for the chosen chunks only (one query, on the doc_id index)."""
     sql = (f"SELECT c.doc_id, c.ord, c.start, c.\"end\" FROM json_each(?) AS j CROSS JOIN {quote(chunks_table)} AS c "
            "ON c.doc_id = json_extract(j.value, '$[0]') AND c.ord = json_extract(j.value, '$[1]')")
     return {(doc, row[0]): tuple(row) for doc, *row in db.store.execute(sql, (json.dumps(picks),))}
 
 
-def rank_chunks(db: Any, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
+def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
                 limit: int | None = None) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
     """doc id -> (its ``limit`` nearest chunks as (distance, (ord, start, end)), nearest first, ties to
     the lower ordinal; its number of chunks). Every vector of the document is scored; only the chunk
@@ -106,7 +107,7 @@ def rank_chunks(db: Any, table: "Table", column: str, queries: np.ndarray, doc_i
             for doc, (dist, best, count) in chosen.items()}
 
 
-def _source_texts(db: Any, table: "Table", spec: "VectorSpec", doc_ids: Iterable[int]) -> dict[int, str]:
+def _source_texts(db: Context, table: "Table", spec: "VectorSpec", doc_ids: Iterable[int]) -> dict[int, str]:
     if not spec.model_name:
         return {}
     names = list(dict.fromkeys(c.lower() for c in spec.from_columns))
@@ -128,7 +129,7 @@ def span_of(spec: "VectorSpec", model: Any, text: str | None, row: _ChunkRow,
     return start, end, text[start:end]
 
 
-def passages(db: Any, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
+def passages(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
              needs: Needs) -> list[Passage]:
     """The ``needs.limit`` nearest chunks of each of ``doc_ids``, ranked."""
     spec = table.vectors[column.lower()]
@@ -143,7 +144,7 @@ def passages(db: Any, table: "Table", column: str, queries: np.ndarray, doc_ids:
     return out
 
 
-def fill(db: Any, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int], needs: Needs) -> None:
+def fill(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int], needs: Needs) -> None:
     """Write the passages of ``doc_ids`` into the TEMP table the rewritten query reads."""
     rows = passages(db, table, column, queries, doc_ids, needs)
     db.store.execute(CREATE_TABLE)
