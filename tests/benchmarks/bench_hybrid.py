@@ -109,6 +109,28 @@ def fulltext_share(path: str, load: float) -> dict:
     return {"fulltext_build_seconds": both, "fulltext_row_seconds": row_s, "fulltext_share_of_load": both / load}
 
 
+def trigger_cost(rounds: int = 5) -> dict:
+    """The row-level index's cost at insert time: the manual's pages inserted into a text table with
+    and without the FTS5 triggers (storage level, in memory, best of ``rounds``)."""
+    rows = [(p.doc_id, p.path, p.text) for p in common.pages()]
+    best = {}
+    for with_index in (False, True):
+        times = []
+        for _ in range(rounds):
+            store = RowStore()
+            store.execute("CREATE TABLE pages (id INTEGER PRIMARY KEY, path TEXT, body TEXT)")
+            if with_index:
+                TextIndex("pages", ("body",), TOKENIZERS["stem_en"]).create(store)
+            started = time.perf_counter()
+            store.begin()
+            store.executemany("INSERT INTO pages VALUES (?, ?, ?)", rows)
+            store.commit()
+            times.append(time.perf_counter() - started)
+            store.close()
+        best["with" if with_index else "without"] = min(times)
+    return {"insert_seconds_without_index": best["without"], "insert_seconds_with_index": best["with"]}
+
+
 def chunk_text_rank(store: RowStore, chunk: ChunkTextIndex, text: str) -> list[int]:
     from tesseradb.grammar.match_fts5 import to_fts5
     from tesseradb.grammar.match_mysql import parse_against
@@ -227,6 +249,7 @@ def main() -> None:
     sw_con.close()
     log("speed")
     result["speed"] = speed(cur, model, heads[::7])
+    result["trigger_cost"] = trigger_cost()
     result["loadavg"] = common.loadavg()
     log(json.dumps(result["speed"]))
     common.save_result("hybrid", result)
