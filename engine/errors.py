@@ -131,6 +131,18 @@ class UnknownTable(ProgrammingError):
     errno, sqlstate = 1051, "42S02"
 
 
+class NotGrouped(ProgrammingError):
+    errno, sqlstate = 1055, "42000"
+
+
+class MixedAggregate(ProgrammingError):
+    errno, sqlstate = 1140, "42000"
+
+
+class NoSuchFunction(ProgrammingError):
+    errno, sqlstate = 1305, "42000"
+
+
 class UserError(Exception):
     """Raised by engine internals with the exact message a user should see.
 

@@ -7,7 +7,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
-from . import ast
+from . import ast, mysql_semantics
 from .errors import GrammarError
 from .manticore import rewrite_knn_dist
 from .select_ext import lift as lift_select_extensions
@@ -92,7 +92,7 @@ def parse_query(text: str) -> ast.Query:
     expressions = [e for e in expressions if e is not None]
     if len(expressions) != 1:
         raise GrammarError("expected exactly one statement")
-    expr = _set_operands(_unparenthesize(expressions[0]))
+    expr = mysql_semantics.apply(_set_operands(_unparenthesize(expressions[0])))
     kind = QUERY_KINDS.get(type(expr))
     if kind is None:
         word = text.strip().split(None, 1)[0] if text.strip() else ""

@@ -232,7 +232,7 @@ def test_rowcount_and_lastrowid(con):
 
 def test_description(people):
     assert people.connection.cursor().description is None
-    people.execute("SELECT name, age AS years, COUNT(*) FROM people GROUP BY name")
+    people.execute("SELECT name, age AS years, COUNT(*) FROM people GROUP BY name, years")
     desc = people.description
     assert [d[0] for d in desc] == ["name", "years", "COUNT(*)"]
     assert all(len(d) == 7 for d in desc)

@@ -22,6 +22,7 @@ from tesseradb.grammar import ast
 from tesseradb.storage.catalog import quote
 
 INTEGER_TYPES = {"int", "bigint"}
+CI_TYPES = {"text", "string"}    # compared, sorted and grouped case-insensitively, as utf8mb4_0900_ai_ci
 # MySQL table options: accepted; the value is kept (comment) or ignored with a Note (the rest)
 IGNORED_TABLE_OPTIONS = {"charset", "collate", "auto_increment", "row_format", "key_block_size",
                          "stats_persistent", "pack_keys", "checksum", "min_rows", "max_rows"}
@@ -95,6 +96,8 @@ def column_sql(table: str, col: Column) -> str:
         parts.append("DEFAULT " + default_sql(str(cons["default"]), col))
     for n, (name, expr) in enumerate(checks, start=1):
         parts.append(_check_sql(name or f"{table}_chk_{col.name}_{n}", expr))
+    if col.type in CI_TYPES and not str(cons.get("collate", "")).lower().endswith(("_bin", "binary")):
+        parts.append("COLLATE NOCASE")          # MySQL's default collation compares without case
     return (" " + " ".join(parts)) if parts else ""
 
 

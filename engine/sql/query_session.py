@@ -5,14 +5,19 @@ ROW_COUNT() / FOUND_ROWS() / LAST_INSERT_ID()."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from typing import Any
 
+import apsw
 from sqlglot import exp
+
+from tesseradb import errors
+from tesseradb.errors import UserError
 
 from tesseradb.grammar import ast
 from tesseradb.results import Result
-from tesseradb.sql import information_schema, mysql_write, variables
+from tesseradb.sql import group_check, information_schema, mysql_write, variables
 from tesseradb.sql.database import Database
 
 
@@ -26,16 +31,40 @@ def _keep_names(expr: exp.Expression) -> exp.Expression:
     return expr
 
 
+# SQLite's complaints about the SQL it was given, in MySQL's words
+_SQLITE_ERRORS: list[tuple[re.Pattern[str], type[errors.Error], str]] = [
+    (re.compile(r"no such function: (\w+)"), errors.NoSuchFunction, "FUNCTION {0} does not exist"),
+    (re.compile(r'near "(.*)": syntax error'), errors.NotSupportedError,
+     "This version of tesseradb doesn't yet support this statement: SQLite cannot run its translation "
+     "(near '{0}')"),
+    (re.compile(r"(.+) is not supported.*"), errors.NotSupportedError, "This version of tesseradb doesn't yet "
+     "support '{0}'"),
+]
+
+
+def sqlite_error(exc: apsw.SQLError) -> BaseException:
+    text = str(exc).split(": ", 1)[-1] if str(exc).startswith("SQLError") else str(exc)
+    for pattern, kind, template in _SQLITE_ERRORS:
+        match = pattern.fullmatch(text.strip())
+        if match:
+            return UserError(template.format(*match.groups()), kind)
+    return exc
+
+
 def with_session(handler: Callable[..., Result]) -> Callable[..., Result]:
     def run(db: Database, stmt: ast.Query, params: Any = None) -> Result:
         if variables.needs_substitution(stmt.expr):
             expr = _keep_names(stmt.expr.copy())
             stmt = dataclasses.replace(stmt, expr=variables.substitute(db, expr))
         information_schema.prepare(db, stmt.expr)
-        if stmt.kind == "insert":
-            result = mysql_write.run_insert(handler, db, stmt, params)    # MySQL keys and defaults
-        else:
-            result = handler(db, stmt, params)
+        group_check.check(db, stmt.expr)
+        try:
+            if stmt.kind == "insert":
+                result = mysql_write.run_insert(handler, db, stmt, params)    # MySQL keys and defaults
+            else:
+                result = handler(db, stmt, params)
+        except apsw.SQLError as exc:
+            raise sqlite_error(exc) from None
         variables.record(db, stmt.kind, result)
         return result
     run.__name__ = getattr(handler, "__name__", "query")
