@@ -194,9 +194,12 @@ def _plan_column(table: str, col: Column, plan: Plan, used: set[str]) -> None:
         plan.indexes.append(_index_sql(table, _unique_name("PRIMARY", used), [col.name], unique=True))
     if "unique" in cons:
         plan.indexes.append(_index_sql(table, _unique_name(col.name, used), [col.name], unique=True))
+    binary = str(cons.get("collate", "")).lower().endswith(("_bin", "binary"))
     for kind in sorted(set(cons) & {"on_update", "collate", "charset"}):
+        if kind == "collate" and binary:
+            continue                                   # kept: the column compares case-sensitively
         plan.notes.append(f"column '{col.name}': {kind.upper().replace('_', ' ')} is accepted and ignored "
-                          "(text is UTF-8, compared as SQLite does)")
+                          "(text is UTF-8; text columns compare without case, *_bin collations with case)")
 
 
 def _primary_note(col: Column) -> str:
