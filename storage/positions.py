@@ -74,6 +74,14 @@ class Column:
     def view(self) -> np.ndarray:
         return self._data[: self.n]
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes allocated (growth slack included)."""
+        return self._data.nbytes
+
+
+INT32_POSITIONS = 2**31 - 1    # positions below this are kept as int32
+
 
 class KeyIndex:
     """Positions grouped by an int64 key (doc id, chunk id): a sorted part plus a short unsorted tail.
@@ -84,15 +92,24 @@ class KeyIndex:
 
     def __init__(self, keys: np.ndarray) -> None:
         order = np.argsort(keys, kind="stable")
-        self._keys, self._pos = keys[order], order.astype(np.int64)
+        dtype = np.int32 if len(keys) < INT32_POSITIONS else np.int64   # 4 bytes a position saved
+        self._keys, self._pos = keys[order], order.astype(dtype)
         self._tail_keys = Column(np.int64)
-        self._tail_pos = Column(np.int64)
+        self._tail_pos = Column(dtype)
 
     def append(self, keys: np.ndarray, start: int) -> None:
+        if start + len(keys) >= INT32_POSITIONS and self._pos.dtype != np.int64:
+            self._merge()
+            self._pos = self._pos.astype(np.int64)
+            self._tail_pos = Column(np.int64)
         self._tail_keys.append(keys)
         self._tail_pos.append(np.arange(start, start + len(keys), dtype=np.int64))
         if self._tail_keys.n > max(1024, len(self._keys) // 16):
             self._merge()
+
+    @property
+    def nbytes(self) -> int:
+        return self._keys.nbytes + self._pos.nbytes + self._tail_keys.nbytes + self._tail_pos.nbytes
 
     def _merge(self) -> None:
         keys, pos = self._tail_keys.view, self._tail_pos.view
@@ -100,7 +117,7 @@ class KeyIndex:
         at = np.searchsorted(self._keys, keys[order], side="right")
         self._keys = np.insert(self._keys, at, keys[order])
         self._pos = np.insert(self._pos, at, pos[order])
-        self._tail_keys, self._tail_pos = Column(np.int64), Column(np.int64)
+        self._tail_keys, self._tail_pos = Column(np.int64), Column(self._pos.dtype)
 
     def live(self, wanted: np.ndarray, alive: np.ndarray) -> tuple[np.ndarray, int]:
         """Live positions whose key is in ``wanted`` (sorted, distinct), and how many keys have one.

@@ -190,7 +190,8 @@ class VectorIndex:
         with self._lock.read():
             codes = quantized.code_bytes(self._index) if self._index.ntotal else 0
             return {"vectors": codes + self._staged.nbytes, "links": quantized.link_bytes(self._index),
-                    "maps": self._total * (8 + 8 + 1 + 16 + 16) + self._sqnorm.n * 4}
+                    "maps": sum(c.nbytes for c in (self._chunk, self._doc, self._alive, self._by_chunk,
+                                                    self._by_doc, self._sqnorm))}
 
     def search(self, query: np.ndarray, k: int, *, allowed_docs: np.ndarray | None = None,
                exclude_doc: int | None = None, ef: int | None = None, rescore: bool = True,
