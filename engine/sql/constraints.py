@@ -163,6 +163,9 @@ def plan_table(stmt: ast.CreateTable, columns: list[Column]) -> Plan:
     check_primary_keys(stmt)
     plan = Plan()
     by_name = {c.name.lower(): c for c in columns}
+    aliased = dict(columns[0].constraints or ()).get("alias") if columns else None
+    if aliased:
+        by_name[str(aliased).lower()] = columns[0]        # the declared key is the id (row_id.py)
     used: set[str] = set()
     for col in columns[1:]:
         _plan_column(stmt.table, col, plan, used)
@@ -186,9 +189,8 @@ def _plan_column(table: str, col: Column, plan: Plan, used: set[str]) -> None:
         raise UserError(f"column '{col.name}': constraints other than COMMENT and NULL are not supported on "
                         f"{col.type} columns", errors.NotSupportedError)
     if "auto_increment" in cons:
-        raise UserError(f"Incorrect column specifier for column '{col.name}': AUTO_INCREMENT is the table's "
-                        "id (declare `id bigint PRIMARY KEY AUTO_INCREMENT` or leave id implicit)",
-                        errors.ProgrammingError)
+        raise UserError(f"Incorrect column specifier for column '{col.name}': AUTO_INCREMENT belongs to the "
+                        "table's integer PRIMARY KEY, which is its row id", errors.ProgrammingError)
     if "primary_key" in cons:
         plan.notes.append(_primary_note(col))
         plan.indexes.append(_index_sql(table, _unique_name("PRIMARY", used), [col.name], unique=True))
@@ -203,8 +205,8 @@ def _plan_column(table: str, col: Column, plan: Plan, used: set[str]) -> None:
 
 
 def _primary_note(col: Column) -> str:
-    return (f"column '{col.name}': PRIMARY KEY is kept as a unique, NOT NULL key; the table's row id is "
-            "still the implicit column 'id' (docs/compatibility.md#mysql)")
+    return (f"column '{col.name}': a {col.type} PRIMARY KEY is kept as a unique, NOT NULL key; the table's "
+            "row id is the implicit integer column 'id' (only an integer PRIMARY KEY can be the row id)")
 
 
 def _plan_key(table: str, key: ast.TableKey, by_name: dict[str, Column], plan: Plan, used: set[str]) -> None:
@@ -215,6 +217,8 @@ def _plan_key(table: str, key: ast.TableKey, by_name: dict[str, Column], plan: P
         name = key.name or f"{table}_chk_{len(plan.checks) + 1}"
         plan.checks.append(_check_sql(name, key.expr or "()"))
         return
+    if key.kind == "primary" and len(key.columns) == 1 and by_name.get(key.columns[0].lower()) is by_name.get("id"):
+        return                                           # PRIMARY KEY (id) or the declared key: the row id
     for name in key.columns:
         col = by_name.get(name.lower())
         if col is None:

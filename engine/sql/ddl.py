@@ -18,7 +18,7 @@ from tesseradb.catalog.types import TYPES, VECTOR_TYPES
 
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import constraints
+from tesseradb.sql import constraints, row_id
 from tesseradb.sql.integrity import check_table
 from tesseradb.sql.write import recompute_all
 
@@ -79,7 +79,10 @@ def create_table(db: Database, stmt: ast.CreateTable, params=None) -> Result:
         if stmt.if_not_exists:
             return Result(rowcount=0)
         raise UserError(f"table '{name}' already exists", errors.TableExists)
-    columns = _user_columns(stmt.columns)
+    key = row_id.declared_key(stmt)                   # `user_id int PRIMARY KEY` is the row id (issue 14)
+    columns = _user_columns([d for d in stmt.columns if d is not key])
+    if key is not None:
+        columns[0] = row_id.id_column(key)
     text_options = fulltext.table_options(stmt.options)
     vector_options.check_table_options([o for o in stmt.options if o[0] not in fulltext.TABLE_OPTION_KEYS
                                         and not constraints.is_mysql_option(o)])
@@ -204,6 +207,9 @@ def show_create(db: Database, table: Table) -> Result:
     lines = []
     for col in table.columns:
         text = f"{quote_ident(col.name)} {col.type_text if col is not table.columns[0] else 'bigint'}"
+        if col is table.columns[0] and row_id.alias(table):
+            lines.append(row_id.create_text(table))
+            continue
         spec = table.vectors.get(col.name.lower())
         if spec is not None:
             text += " " + vector_options.render_options(spec)
@@ -242,7 +248,7 @@ def describe(db: Database, table: Table) -> Result:
         if spec is not None:
             props = "knn" + (f" model={spec.model_name} from={','.join(spec.from_columns)}"
                              f" chunk_strategy={spec.chunk_strategy}" if spec.model_name else "")
-        rows.append((col.name, col.type, props))
+        rows.append((row_id.display_name(table, col), col.type, props))
     return Result(columns=[("Field", None), ("Type", None), ("Properties", None)], rows=rows,
                    rowcount=len(rows))
 

@@ -15,7 +15,7 @@ from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
-from tesseradb.sql import variables
+from tesseradb.sql import row_id, variables
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
 
@@ -92,10 +92,11 @@ def column_infos(db: Database, table: Table) -> list[ColumnInfo]:
         options = dict(col.options)
         written = dict(col.constraints).get("default")      # as the user wrote it (MySQL text)
         default = _default_text(written if written is not None else row[4] if row else None)
+        auto = pk and row_id.auto_increment(table)
         out.append(ColumnInfo(
-            name=col.name, position=n, type_text=col.type_text,
+            name=row_id.display_name(table, col), position=n, type_text=row_id.display_type(table, col),
             type=col.type, nullable=not notnull, key="PRI" if pk else keys.get(col.name.lower(), ""),
-            default=default, extra="auto_increment" if pk else "",
+            default=default, extra="auto_increment" if auto else "",
             comment=options.get("comment", "")))
     return out
 

@@ -21,7 +21,7 @@ from tesseradb.catalog.values import bind, evaluate_row
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
-from tesseradb.sql import constraints, dml
+from tesseradb.sql import constraints, dml, row_id
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
 
@@ -72,6 +72,9 @@ def _listed(table: Table, expr: exp.Insert) -> list[str]:
 # -- 1364 ----------------------------------------------------------------------------------------------
 def check_defaults(db: Database, table: Table, listed: list[str]) -> None:
     given = {n.lower() for n in listed}
+    key = row_id.alias(table)
+    if key is not None and not row_id.auto_increment(table) and "id" not in given:
+        raise UserError(f"Field '{key}' doesn't have a default value", errors.NoDefaultValue)
     for _, name, _, notnull, default, pk in db.store.execute(f"PRAGMA table_info({quote(table.name)})"):
         if notnull and default is None and not pk and str(name).lower() not in given:
             raise UserError(f"Field '{name}' doesn't have a default value", errors.NoDefaultValue)
@@ -145,6 +148,11 @@ def run_insert(handler: Any, db: Database, stmt: ast.Query, params: Any) -> Resu
         result = handler(db, dataclasses.replace(stmt, expr=expr), params)
     except apsw.ConstraintError as exc:
         raise duplicate_error(db, table, exc) from None
+    except UserError as exc:
+        if exc.kind is errors.DuplicateKey and row_id.alias(table) and exc.msg.startswith("duplicate id '"):
+            value = exc.msg[len("duplicate id '"):-1]
+            raise UserError(f"Duplicate entry '{value}' for key 'PRIMARY'", errors.DuplicateKey) from None
+        raise
     result.rowcount += deleted
     return result
 

@@ -17,7 +17,7 @@ from tesseradb.errors import UserError
 
 from tesseradb.grammar import ast
 from tesseradb.results import Result
-from tesseradb.sql import group_check, information_schema, mysql_write, variables
+from tesseradb.sql import group_check, information_schema, mysql_write, row_id, variables
 from tesseradb.sql.database import Database
 
 
@@ -53,6 +53,8 @@ def sqlite_error(exc: apsw.SQLError) -> BaseException:
 
 def with_session(handler: Callable[..., Result]) -> Callable[..., Result]:
     def run(db: Database, stmt: ast.Query, params: Any = None) -> Result:
+        if row_id.needs_rewrite(db.tables, stmt.expr):
+            stmt = dataclasses.replace(stmt, expr=row_id.rewrite(db.tables, stmt.expr))
         if variables.needs_substitution(stmt.expr):
             expr = _keep_names(stmt.expr.copy())
             stmt = dataclasses.replace(stmt, expr=variables.substitute(db, expr))
