@@ -255,13 +255,26 @@ def weight_sql(index: TextIndex, opts: TextOptions) -> exp.Expression:
 MATCHED = "_tessera_fts"           # the joined subquery of matching rows: (_tessera_doc, _tessera_w)
 
 
+def fts_source(index: TextIndex, param: str) -> exp.Table:
+    """``"<index>"(:param)``: the index as a table-valued function of the bound FTS5 expression."""
+    return exp.Table(this=exp.Anonymous(this=exp.to_identifier(index.name, quoted=True),
+                                        expressions=[exp.Placeholder(this=param)]))
+
+
+def fts_rowid(index: TextIndex) -> exp.Column:
+    return exp.column("rowid", table=exp.to_identifier(index.name, quoted=True))
+
+
 def matched_rows(index: TextIndex, opts: TextOptions, param: str) -> exp.Subquery:
     """``(SELECT rowid, BM25 FROM <index>(:param))``: a subquery, so that the index's columns (named
-    like the table's) never make the user's column names ambiguous."""
-    fts = exp.to_identifier(index.name, quoted=True).sql(dialect="sqlite")
-    sql = (f"SELECT {fts}.rowid AS _tessera_doc, {weight_sql(index, opts).sql(dialect='sqlite')} AS _tessera_w "
-           f"FROM {fts}(:{param})")
-    return exp.Subquery(this=exp.maybe_parse(sql, dialect="sqlite"), alias=exp.TableAlias(this=exp.to_identifier(MATCHED)))
+    like the table's) never make the user's column names ambiguous. Built as a tree (no parsing)."""
+    rows = exp.select(exp.alias_(fts_rowid(index), "_tessera_doc"),
+                      exp.alias_(weight_sql(index, opts), "_tessera_w")).from_(fts_source(index, param))
+    return exp.Subquery(this=rows, alias=exp.TableAlias(this=exp.to_identifier(MATCHED)))
+
+
+def matching_ids(index: TextIndex, param: str) -> exp.Select:
+    return exp.select(fts_rowid(index)).from_(fts_source(index, param))
 
 
 def apply(select: exp.Select, bound: dict[str, Any], sides: list[TextSide], opts: TextOptions,
@@ -274,20 +287,18 @@ def apply(select: exp.Select, bound: dict[str, Any], sides: list[TextSide], opts
     if expression is not None:
         side = sides[0]
         bound[FTS_PARAM] = expression
-        fts = exp.to_identifier(side.index.name, quoted=True).sql(dialect="sqlite")
-        doc = exp.column("id", table=side.table_alias).sql(dialect="sqlite")
+        doc = exp.column("id", table=side.table_alias)
         if has_knn:
             # MATCH next to knn() filters the knn search: a WHERE condition its filter sees; the k rows
             # left each read their BM25 by rowid
-            rows = exp.maybe_parse(f"SELECT rowid FROM {fts}(:{FTS_PARAM})", dialect="sqlite")
-            select.set("where", exp.Where(this=exp.and_(*rest, exp.column("id", table=side.table_alias).isin(query=rows))))
-            weight = exp.Subquery(this=exp.maybe_parse(
-                f"SELECT {weight_sql(side.index, opts).sql(dialect='sqlite')} FROM {fts}(:{FTS_PARAM}) "
-                f"WHERE {fts}.rowid = {doc}", dialect="sqlite"))
+            ids = matching_ids(side.index, FTS_PARAM)
+            select.set("where", exp.Where(this=exp.and_(*rest, doc.copy().isin(query=ids))))
+            weight = exp.Subquery(this=exp.select(weight_sql(side.index, opts)).from_(
+                fts_source(side.index, FTS_PARAM)).where(exp.EQ(this=fts_rowid(side.index), expression=doc.copy())))
         else:
             expand_star(select)
             join = exp.Join(this=matched_rows(side.index, opts, FTS_PARAM),
-                            on=exp.condition(f"{MATCHED}._tessera_doc = {doc}"))
+                            on=exp.EQ(this=exp.column("_tessera_doc", table=MATCHED), expression=doc.copy()))
             select.set("joins", list(select.args.get("joins") or []) + [join])
             weight = exp.column("_tessera_w", table=MATCHED)
     replace_scores(select, {"weight": weight})
@@ -323,9 +334,7 @@ def write_filter(db: Database, table: Table, expr: exp.Expression, bound: dict[s
             continue
         param = f"_tessera_fts_w{n}"
         bound[param] = side.fts
-        fts = exp.to_identifier(side.index.name, quoted=True).sql(dialect="sqlite")
-        rows = exp.maybe_parse(f"SELECT rowid FROM {fts}(:{param})", dialect="sqlite")
-        node.replace(exp.column("id").isin(query=rows))
+        node.replace(exp.column("id").isin(query=matching_ids(side.index, param)))
     return expr
 
 

@@ -31,8 +31,11 @@ def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: t
     sides = fulltext.find_sides(db, select, bound, names)
     knns, hybrids = calls(select, "knn"), calls(select, "hybrid_match")
     if hybrids or opts.fusion_method:
-        marks = [hybrid.highlight_side(db, select, hybrids[0], bound)] if hybrids and not sides else sides
-        highlight.rewrite(db, select, bound, [m for m in marks if m is not None])
+        if calls(select, "highlight"):
+            marks = [hybrid.highlight_side(db, select, hybrids[0], bound)] if hybrids and not sides else sides
+            highlight.rewrite(db, select, bound, [m for m in marks if m is not None])
+        elif calls(select, "snippet"):
+            highlight.rewrite(db, select, bound, sides)
         return hybrid.plan(db, select, bound, opts, sides, knns, hybrids, names)
     unused = sorted(opts.given & FUSION_OPTIONS)
     if unused:
