@@ -23,6 +23,7 @@ from tesseradb.grammar.match import And, MatchError, Near, Node, Not, Or, Phrase
 from tesseradb.grammar.match_fts5 import to_fts5
 from tesseradb.grammar.match_mysql import parse_against
 from tesseradb.grammar.select_ext import ALIAS_FUNCTION, MATCH_FUNCTION
+from tesseradb.grammar.stopwords import ENGLISH
 from tesseradb.storage.fulltext import TextIndex
 from tesseradb.sql.database import Database
 
@@ -165,7 +166,9 @@ def _side(db: Database, node: exp.Expression, bound: dict[str, Any], tables: dic
             raise UserError(f"MATCH ... AGAINST {mode} is not supported", errors.NotSupportedError)
         text = _query_text(node.this, bound)
         tree = checked_query(lambda: parse_against(text, columns, AGAINST_MODES[mode]), table)
+        natural = not AGAINST_MODES[mode]
     else:
+        natural = False
         if len(node.expressions) != 1:
             raise UserError("MATCH() expects one argument: MATCH('query')")
         table_alias, table = _first_table(tables)
@@ -174,7 +177,8 @@ def _side(db: Database, node: exp.Expression, bound: dict[str, Any], tables: dic
     index = catalog_fulltext.text_index(table)
     if index is None:
         raise UserError(f"table '{table.name}' has no full-text fields (text columns)")
-    stop = catalog_fulltext.stopwords(table)
+    # natural language mode ignores common English words, as MySQL's does (measured: docs/benchmarks.md)
+    stop = catalog_fulltext.stopwords(table) | (ENGLISH if natural else frozenset())
     fts = checked_query(lambda: to_fts5(tree, index.columns, stop), table)
     marks = checked_query(lambda: to_fts5(Query(positive_leaves(tree.root), tree.relaxed), index.columns, stop), table)
     return TextSide(node, alias, table_alias, table, index, tree, fts, marks)
