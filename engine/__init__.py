@@ -18,7 +18,7 @@ __all__ = [
     "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
     "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
-    "TimeFromTicks", "TimestampFromTicks", "Binary", "Row", "serve",
+    "TimeFromTicks", "TimestampFromTicks", "Binary", "Row", "serve", "embed_to_parquet",
 ]
 
 
@@ -27,3 +27,12 @@ def serve(database: str, **options):
     SIGTERM / Ctrl-C, or with ``background=True`` returns a handle with ``.port`` and ``.stop()``."""
     from tesseradb.clients.server import serve as _serve   # the protocol stack loads only when used
     return _serve(database, **options)
+
+
+def embed_to_parquet(source, output, **options):
+    """Chunk and embed documents (Parquet / JSONL / CSV, any pyarrow filesystem) on a Ray cluster into
+    Parquet shards that ``LOAD DATA`` stores without running the model (``tessera embed``;
+    docs/distributed.md). Needs ``pip install 'tesseradb[ray]'``. Returns a summary (documents, chunks,
+    files, seconds, workers)."""
+    from tesseradb.io.distributed import embed_files   # Ray loads only when used
+    return embed_files(source, output, **options)

@@ -111,6 +111,7 @@ class Model:
         self._embed_tokenizer.enable_truncation(max_length=self.window + self._specials)
         self.token_budget = TOKEN_BUDGET  # batching knobs, per instance (the benchmark varies them)
         self.max_rows = MAX_ROWS
+        self.threads: int | None = None  # onnxruntime intra-op threads; None: every CPU this process may use
         self._session: ort.InferenceSession | None = None
         self._session_lock = threading.Lock()
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -213,7 +214,7 @@ class Model:
         if self._session is None:
             with self._session_lock:
                 if self._session is None:
-                    self._session = _create_session(self._graph(), self.name)
+                    self._session = _create_session(self._graph(), self.name, self.threads)
         return self._session
 
     def measure_dims(self) -> int:
@@ -293,9 +294,9 @@ def cpu_count() -> int:
     return os.cpu_count() or 1
 
 
-def session_options() -> ort.SessionOptions:
+def session_options(threads: int | None = None) -> ort.SessionOptions:
     options = ort.SessionOptions()
-    options.intra_op_num_threads = cpu_count()
+    options.intra_op_num_threads = threads or cpu_count()
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -303,9 +304,9 @@ def session_options() -> ort.SessionOptions:
     return options
 
 
-def _create_session(graph: bytes | str, name: str) -> ort.InferenceSession:
+def _create_session(graph: bytes | str, name: str, threads: int | None = None) -> ort.InferenceSession:
     try:
-        session = ort.InferenceSession(graph, session_options(), providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(graph, session_options(threads), providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types, not exported uniformly
         raise ModelError(f"model '{name}': onnxruntime cannot load the graph: {exc}") from exc
     names = {i.name for i in session.get_inputs()}

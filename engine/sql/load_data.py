@@ -4,9 +4,10 @@ one write path (``tesseradb.sql.write``), which embeds model-backed columns batc
 The executor runs the whole statement in one transaction, so a bad row anywhere loads nothing."""
 from __future__ import annotations
 
+import glob
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -15,6 +16,7 @@ from tesseradb import errors
 from tesseradb.catalog.tables import Column
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
+from tesseradb.io import shards
 from tesseradb.io.formats import BadRow, Batch, batches, columns_for, convert, extension, pick
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
@@ -73,38 +75,60 @@ def _same_id(value: Any, wanted: int) -> bool:
 
 def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``, inside the statement's transaction."""
-    path = stmt.path
-    ext = extension(path, "LOAD DATA")
+    ext = extension(stmt.path, "LOAD DATA")
     table = db.table(stmt.table)
-    if not os.path.isfile(path):
-        raise errors.OperationalError(f"File '{path}' not found (Errcode: 2 - No such file or directory)",
-                                      errno=29)
+    paths = _files(stmt.path)
     progress = _Progress(db.on_progress) if db.on_progress is not None else None
     saved, written = db.on_progress, 0
     db.on_progress = progress
     try:
-        for batch in batches(path, ext, stmt):
+        for path in paths:
+            written += _load_file(db, table, stmt, path, ext, progress)
+        if progress is not None:
+            progress.finish()
+    finally:
+        db.on_progress = saved
+    return Result(rowcount=written)
+
+
+def _files(pattern: str) -> list[str]:
+    """The file named, or every file a glob pattern ('shards/*.parquet') matches, in name order."""
+    paths = sorted(p for p in glob.glob(pattern) if os.path.isfile(p)) if glob.has_magic(pattern) else [pattern]
+    if not paths or not os.path.isfile(paths[0]):
+        raise errors.OperationalError(f"File '{pattern}' not found (Errcode: 2 - No such file or directory)",
+                                      errno=29)
+    return paths
+
+
+def _source(path: str, ext: str, table, stmt: ast.LoadData) -> Iterator[tuple[Batch, list[Column], list[list[Any]]]]:
+    """(batch, columns, rows) of one file; an embedded shard (io.shards) brings its model column's
+    vectors, checked against the column's model and chunk settings, so the model does not run."""
+    shard = shards.header(path) if ext == ".parquet" else None
+    if shard is not None:
+        yield from shards.load_batches(path, table, stmt, shard, shards.check(shard, table, path))
+        return
+    for batch in batches(path, ext, stmt):
+        columns, positions = columns_for(table, batch, stmt, ext)
+        batch = pick(batch, positions)
+        yield batch, columns, convert(columns, batch, native_json=ext == ".jsonl")
+
+
+def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, progress: _Progress | None) -> int:
+    written = 0
+    try:
+        for batch, columns, rows in _source(path, ext, table, stmt):
             if db.check_cancelled():
                 raise errors.Interrupted("Query execution was interrupted")
-            columns, positions = columns_for(table, batch, stmt, ext)
-            batch = pick(batch, positions)
-            rows = convert(columns, batch, native_json=ext == ".jsonl")
             if progress is not None:
                 progress.batch(batch.done)
             try:
                 written += write_rows(db, table, columns, rows, replace=stmt.replace).rowcount
             except UserError as exc:
                 raise _place(exc, path, batch, rows, columns) from None
-        if progress is not None:
-            progress.finish()
     except BadRow as bad:
         where = f"'{path}'" + (f" {'row' if ext == '.parquet' else 'line'} {bad.line}" if bad.line else "")
         where += f", column '{bad.column}'" if bad.column else ""
         raise UserError(f"{where}: {bad.msg}", bad.kind) from None
     except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
         raise UserError(f"'{path}': cannot read the file: {exc}", errors.DataError) from None
-    finally:
-        db.on_progress = saved
-    return Result(rowcount=written)
-
-
+    return written

@@ -139,6 +139,8 @@ def _vector_values(db: Database, table: Table, names: list[str], records: list[d
 
 
 def supplied_vectors(col: Column, spec, value: Any, row: int) -> Embedded | None:
+    if isinstance(value, Embedded):     # already embedded and checked (LOAD DATA of a shard: io.shards)
+        return value
     if isinstance(value, (bytes, bytearray, memoryview)):   # INSERT ... SELECT of a vector column
         try:
             value = unpack(bytes(value), col.type == "float_vector_array").tolist() if value else []

@@ -56,8 +56,8 @@ def main() -> None:
         from tesseradb.embed import model as model_module
         inner = model_module.session_options
 
-        def options():
-            o = inner()
+        def options(threads=None):
+            o = inner(threads)
             o.enable_cpu_mem_arena = False
             return o
         model_module.session_options = options

@@ -49,6 +49,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["embed"]:           # tessera embed SOURCE OUTPUT [options]: Ray ingest into shards
+        from tesseradb.clients.shell.embed_command import main as embed_main
+        return embed_main(argv[1:])
     if argv[:1] == ["serve"]:           # tessera serve DB [options]: the MySQL-protocol server
         from tesseradb.clients.server.cli import main as serve_main
         return serve_main(argv[1:])
