@@ -13,6 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
+import report_hybrid  # noqa: E402
 
 DOCS = common.REPO / "docs"
 PAGE = DOCS / "benchmarks.md"
@@ -396,6 +397,7 @@ def main() -> None:
                   ""]
     if query:
         lines += ["## Query latency", "", f"`{PY}/bench_query.py --sizes 100000,1000000`", ""] + query_section(query, ingest) + [""]
+    lines += report_hybrid.section(common.load_result("hybrid")) + [""]
     lines += engine_notes(ingest, query)
     PAGE.write_text("\n".join(lines).rstrip() + "\n")
     print(f"wrote {PAGE}" + (f" and {CHART}" if CHART.exists() else ""))
