@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any
 
 import apsw
@@ -30,6 +31,30 @@ from tesseradb.storage.catalog import quote
 class UniqueKey:
     name: str                  # the MySQL key name
     columns: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Schema:
+    """What INSERT checks need of a table's SQLite schema, read once per schema version."""
+    keys: tuple[UniqueKey, ...]
+    required: tuple[str, ...]      # NOT NULL columns without a default (not the id)
+
+
+_SCHEMAS: "weakref.WeakKeyDictionary[Database, dict[tuple[str, int], Schema]]" = weakref.WeakKeyDictionary()
+
+
+def schema(db: Database, table: Table) -> Schema:
+    version = int(db.store.one("PRAGMA schema_version")[0])
+    cache = _SCHEMAS.setdefault(db, {})
+    key = (table.name.lower(), version)
+    if key not in cache:
+        if len(cache) > 256:
+            cache.clear()
+        required = tuple(str(name) for _, name, _, notnull, default, pk in
+                         db.store.execute(f"PRAGMA table_info({quote(table.name)})")
+                         if notnull and default is None and not pk)
+        cache[key] = Schema(tuple(unique_keys(db, table)), required)
+    return cache[key]
 
 
 def unique_keys(db: Database, table: Table) -> list[UniqueKey]:
@@ -75,8 +100,8 @@ def check_defaults(db: Database, table: Table, listed: list[str]) -> None:
     key = row_id.alias(table)
     if key is not None and not row_id.auto_increment(table) and "id" not in given:
         raise UserError(f"Field '{key}' doesn't have a default value", errors.NoDefaultValue)
-    for _, name, _, notnull, default, pk in db.store.execute(f"PRAGMA table_info({quote(table.name)})"):
-        if notnull and default is None and not pk and str(name).lower() not in given:
+    for name in schema(db, table).required:
+        if name.lower() not in given:
             raise UserError(f"Field '{name}' doesn't have a default value", errors.NoDefaultValue)
 
 
@@ -95,7 +120,7 @@ def _entry(values: tuple) -> str:
 
 def conflicts(db: Database, table: Table, expr: exp.Insert, params: Any, replace: bool) -> list[int]:
     """Check the new rows against every unique key: 1062 for INSERT, the ids to delete for REPLACE."""
-    keys = unique_keys(db, table)
+    keys = schema(db, table).keys
     rows = _rows(db, expr, params) if keys else None
     if not rows:
         return []

@@ -51,15 +51,52 @@ def sqlite_error(exc: apsw.SQLError) -> BaseException:
     return exc
 
 
+@dataclasses.dataclass(frozen=True)
+class Facts:
+    """What the session layer needs to know about a statement, from one walk of its tree (kept on the
+    tree: a cached statement is walked once)."""
+    tables: frozenset[str]          # table names and aliases, lower case
+    variables: bool                 # @x, @@x or a session function (DATABASE(), LAST_INSERT_ID(), ...)
+    information_schema: bool
+    grouping: bool                  # GROUP BY or an aggregate somewhere
+
+
+def facts(expr: exp.Expression) -> Facts:
+    cached = expr.meta.get("tessera_session")
+    if cached is not None:
+        return cached
+    tables: set[str] = set()
+    found = {"variables": False, "information_schema": False, "grouping": False}
+    for node in expr.walk():
+        if isinstance(node, exp.Table):
+            tables.update(n.lower() for n in (node.name, node.alias) if n)
+            found["information_schema"] |= node.db.lower() == information_schema.SCHEMA
+        elif isinstance(node, (exp.Group, exp.AggFunc)):
+            found["grouping"] = True
+        elif variables.is_candidate(node):
+            found["variables"] = True
+    result = Facts(frozenset(tables), **found)
+    expr.meta["tessera_session"] = result
+    return result
+
+
+def _prepare(db: Database, stmt: ast.Query) -> ast.Query:
+    """Rewrites and checks before the handler runs (each only when the statement needs it)."""
+    known = facts(stmt.expr)
+    if any(t in db.tables and row_id.alias(db.tables[t]) for t in known.tables):
+        stmt = dataclasses.replace(stmt, expr=row_id.rewrite(db.tables, stmt.expr))
+    if known.variables:
+        stmt = dataclasses.replace(stmt, expr=variables.substitute(db, _keep_names(stmt.expr.copy())))
+    if known.information_schema:
+        information_schema.prepare(db, stmt.expr)
+    if known.grouping:
+        group_check.check(db, stmt.expr)
+    return stmt
+
+
 def with_session(handler: Callable[..., Result]) -> Callable[..., Result]:
     def run(db: Database, stmt: ast.Query, params: Any = None) -> Result:
-        if row_id.needs_rewrite(db.tables, stmt.expr):
-            stmt = dataclasses.replace(stmt, expr=row_id.rewrite(db.tables, stmt.expr))
-        if variables.needs_substitution(stmt.expr):
-            expr = _keep_names(stmt.expr.copy())
-            stmt = dataclasses.replace(stmt, expr=variables.substitute(db, expr))
-        information_schema.prepare(db, stmt.expr)
-        group_check.check(db, stmt.expr)
+        stmt = _prepare(db, stmt)
         try:
             if stmt.kind == "insert":
                 result = mysql_write.run_insert(handler, db, stmt, params)    # MySQL keys and defaults

@@ -278,10 +278,11 @@ def substitute(db: Database, expr: exp.Expression) -> exp.Expression:
 
 
 def needs_substitution(expr: exp.Expression) -> bool:
-    return any(_replacement_candidate(n) for n in expr.walk())
+    return any(is_candidate(n) for n in expr.walk())
 
 
-def _replacement_candidate(node: exp.Expression) -> bool:
+def is_candidate(node: exp.Expression) -> bool:
+    """A node that substitute() replaces: a variable or a session function."""
     if isinstance(node, (exp.SessionParameter, exp.Parameter)):
         return True
     return _function_name(node) in FUNCTIONS
