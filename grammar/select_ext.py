@@ -9,6 +9,7 @@ sqlglot's own tokens before the statement is parsed (strings and identifiers are
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sqlglot.dialects.mysql import MySQL
@@ -23,6 +24,7 @@ NAMED_CALLS = {"match", "knn", "hybrid_match"}
 _WHERE_ENDS = {TokenType.GROUP_BY, TokenType.ORDER_BY, TokenType.LIMIT, TokenType.HAVING}
 _WORD_TOKENS = {TokenType.VAR, TokenType.IDENTIFIER}
 
+_MAYBE = re.compile(r"\b(match|option|knn|hybrid_match)\b", re.IGNORECASE)
 OptionValue = object     # int | float | str | tuple[tuple[str, OptionValue], ...]
 
 
@@ -66,6 +68,8 @@ def _sql_string(text: str) -> str:
 
 def lift(text: str) -> tuple[str, tuple[tuple[str, OptionValue], ...]]:
     """(the statement without its extensions, the OPTION list as (lower-cased name, value) pairs)."""
+    if not _MAYBE.search(text):
+        return text, ()              # most statements: no second tokenizing pass
     tokens = _tokens(text)
     if not tokens:
         return text, ()
