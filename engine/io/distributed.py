@@ -219,13 +219,42 @@ def embed_to_parquet(source: str | Sequence[str], output: str, settings: EmbedSe
         workers = max(1, int((ray.cluster_resources().get("CPU", 1) - 1) // cpus_per_worker))
     threads = threads_per_worker or max(1, int(cpus_per_worker))
     started = time.perf_counter()
-    ds = read(source, fmt, filesystem).map_batches(
+    docs = read(source, fmt, filesystem)
+    _check_columns(docs.schema().names, settings, id_column)
+    ds = docs.map_batches(
         embedder, fn_constructor_kwargs={"settings": asdict(settings), "id_column": id_column, "threads": threads},
         batch_format="pyarrow", batch_size=batch_rows, num_cpus=cpus_per_worker,
         compute=ray.data.ActorPoolStrategy(size=workers))
-    ds.write_parquet(output, filesystem=filesystem, ray_remote_args=IO_TASKS)
+    try:
+        ds.write_parquet(output, filesystem=filesystem, ray_remote_args=IO_TASKS)
+    except Exception as exc:  # Ray wraps a worker's exception in its own types; show ours as it was raised
+        raise _ours(exc) or exc
     files, documents, chunks = _count(output, filesystem)
     return Summary(documents, chunks, files, time.perf_counter() - started, workers, output)
+
+
+def _check_columns(names: list[str], settings: EmbedSettings, id_column: str) -> None:
+    """Before any worker starts: the input has the id column and every ``from`` column."""
+    if id_column not in names:
+        raise errors.NoSuchColumn(f"the input has no id column '{id_column}' (columns: {', '.join(names)}); "
+                                  "shards carry the ids rows get when loaded")
+    lower = {n.lower() for n in names}
+    missing = [c for c in settings.from_columns if c.lower() not in lower]
+    if missing:
+        raise errors.NoSuchColumn(f"the input has no column '{missing[0]}' (from='{','.join(settings.from_columns)}')")
+
+
+def _ours(exc: BaseException) -> errors.Error | None:
+    """The tesseradb error a worker raised, found in the chain of Ray's wrappers around it."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, errors.Error):
+            return exc
+        if isinstance(exc, UserError):
+            return exc.kind(exc.msg)
+        exc = getattr(exc, "cause", None) or exc.__cause__ or exc.__context__
+    return None
 
 
 def _count(output: str, filesystem: Any) -> tuple[int, int, int]:
