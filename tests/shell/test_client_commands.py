@@ -163,3 +163,14 @@ def test_mysql_ddl_through_the_shell(run):
     assert out.returncode == 1
     assert out.stdout == "id\temail\tn\n1\ta@x\t1\n2\tb@x\t5\n"
     assert "ERROR 1062 (23000) at line 5: Duplicate entry 'a@x' for key 'email'" in out.stderr
+
+
+def test_set_autocommit_and_mysql_answers_in_the_shell(run):
+    script = ("CREATE TABLE k (name string, n int);\nSET autocommit = 0;\nINSERT INTO k VALUES ('Ann', 1);\n"
+              "ROLLBACK;\nSELECT COUNT(*) AS c FROM k;\nSET autocommit = 1;\n"
+              "INSERT INTO k VALUES ('Ann', 1), ('bob', 2);\nSELECT name FROM k WHERE name = 'ANN';\n"
+              "SELECT name, n FROM k GROUP BY n;\n")
+    out = run(input=script)
+    assert out.stdout == "c\n0\nname\nAnn\n"
+    assert out.returncode == 1
+    assert "ERROR 1055 (42000) at line 9: Expression #1 of SELECT list is not in GROUP BY clause" in out.stderr
