@@ -188,6 +188,13 @@ class ShowSession:
 
 
 @dataclass(frozen=True)
+class LockTables:
+    """LOCK TABLES t WRITE, ... / UNLOCK TABLES (mysqldump writes them): accepted, the tables checked."""
+    tables: tuple[str, ...] = ()
+    unlock: bool = False
+
+
+@dataclass(frozen=True)
 class ShowColumns:
     table: str
     full: bool = False

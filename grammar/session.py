@@ -63,6 +63,19 @@ class SessionRules:
         names = tuple(i for i in items if isinstance(i, str) and not isinstance(i, Token) and i != "if_exists")
         return ast.DropView(names, if_exists="if_exists" in items)
 
+    def lock_item(self, items):
+        return ("lock", items[0])
+
+    def lock_tables(self, items):
+        return ast.LockTables(tuple(i[1] for i in items if isinstance(i, tuple) and i[0] == "lock"))
+
+    def unlock_tables(self, items):
+        return ast.LockTables(unlock=True)
+
+    def show_full_tables(self, items):
+        names = _names(items)
+        return ast.ShowSession("full_tables", like=_option(items, "like"), database=names[0] if names else None)
+
     def show_table_status(self, items):
         names = _names(items)
         return ast.ShowSession("table_status", like=_option(items, "like"), database=names[0] if names else None)

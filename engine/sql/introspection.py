@@ -15,7 +15,7 @@ from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
-from tesseradb.sql import row_id, variables
+from tesseradb.sql import row_id, variables, views
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
 
@@ -198,9 +198,17 @@ def _show_errors(db: Database, stmt: ast.ShowSession) -> Result:
     return _result(["Level", "Code", "Message"], rows)
 
 
+def _show_full_tables(db: Database, stmt: ast.ShowSession) -> Result:
+    _check_database(stmt.database)
+    rows = [(t.name, "BASE TABLE") for t in db.tables.values()]
+    rows += [(name, "VIEW") for name in views.view_names(db)]
+    rows = sorted((r for r in rows if like(stmt.like, r[0])), key=lambda r: r[0].lower())
+    return _result([f"Tables_in_{variables.DATABASE_NAME}", "Table_type"], rows)
+
+
 SHOW: dict[str, Any] = {
     "databases": _show_databases, "variables": _show_variables, "status": _show_status,
-    "errors": _show_errors, "table_status": _show_table_status,
+    "errors": _show_errors, "table_status": _show_table_status, "full_tables": _show_full_tables,
 }
 
 

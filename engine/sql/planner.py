@@ -37,6 +37,7 @@ HANDLERS: dict[type, Handler] = {
     ast.ShowColumns: introspection.show_columns,
     ast.CreateView: views.create_view,
     ast.DropView: views.drop_view,
+    ast.LockTables: variables.lock_tables,
 }
 
 QUERY_HANDLERS: dict[str, Handler] = {

@@ -95,6 +95,12 @@ SYSTEM: dict[str, Variable] = {
     "unique_checks": Variable(1, _bool),
     "sql_auto_is_null": Variable(0, _bool),
     "sql_safe_updates": Variable(0, _bool),
+    "sql_notes": Variable(1, _bool),
+    "sql_warnings": Variable(0, _bool),
+    "big_tables": Variable(0, _bool),
+    "max_execution_time": Variable(0, _number),
+    "group_concat_max_len": Variable(1024, _number),
+    "div_precision_increment": Variable(4),
     "sql_select_limit": Variable(18446744073709551615, _number),
     "max_allowed_packet": Variable(67108864, _number),
     "net_buffer_length": Variable(16384, _number),
@@ -304,4 +310,16 @@ def record(db: Database, kind: str, result: Result) -> None:
 def use_database(db: Database, stmt: ast.UseDatabase, params: Any = None) -> Result:
     if stmt.name.lower() != DATABASE_NAME:
         raise UserError(f"Unknown database '{stmt.name}'", errors.UnknownDatabase)
+    return Result(rowcount=0)
+
+
+# -- LOCK TABLES / UNLOCK TABLES -------------------------------------------------------------------
+def lock_tables(db: Database, stmt: ast.LockTables, params: Any = None) -> Result:
+    """Accepted (mysqldump writes them around its INSERTs): the tables must exist; a write transaction
+    already locks the whole database file, so nothing more is locked."""
+    for name in stmt.tables:
+        db.table(name)
+    if stmt.tables:
+        db.warn("LOCK TABLES is accepted and locks nothing more: a write transaction locks the whole "
+                "database file", 1287, "Note")
     return Result(rowcount=0)

@@ -3,6 +3,7 @@ abbreviated vectors of interactive tables; unsupported commands are refused, nev
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 VECTOR_TABLE = ("CREATE TABLE vt (name string, v float_vector knn_type='hnsw' knn_dims='8' "
                 "hnsw_similarity='l2', a float_vector_array knn_type='hnsw' knn_dims='8' hnsw_similarity='l2');")
@@ -174,3 +175,16 @@ def test_set_autocommit_and_mysql_answers_in_the_shell(run):
     assert out.stdout == "c\n0\nname\nAnn\n"
     assert out.returncode == 1
     assert "ERROR 1055 (42000) at line 9: Expression #1 of SELECT list is not in GROUP BY clause" in out.stderr
+
+
+def test_a_mysqldump_file_loads(run, tmp_path):
+    """mysqldump's output: executable comments, SET of session variables, DROP/CREATE with MySQL
+    constraints and options, LOCK TABLES around multi-row INSERTs."""
+    dump = (Path(__file__).parent / "mysqldump_products.sql").read_text()
+    out = run("shop.db", input=dump)
+    assert out.returncode == 0, out.stderr
+    out = run("shop.db", "-e", "SELECT id, sku, title, price FROM products ORDER BY id; SHOW FULL TABLES;"
+              "INSERT INTO products (sku) VALUES ('A-1')")
+    assert out.stdout.splitlines()[:5] == ["id\tsku\ttitle\tprice", "1\tA-1\tLamp\t19.9", "2\tB-2\tDesk\t120",
+                                           "Tables_in_main\tTable_type", "products\tBASE TABLE"]
+    assert "ERROR 1062 (23000) at line 1: Duplicate entry 'A-1' for key 'sku'" in out.stderr
