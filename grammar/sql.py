@@ -1,6 +1,7 @@
 """Standard SQL (SELECT / INSERT / REPLACE / UPDATE / DELETE) through sqlglot's MySQL dialect."""
 from __future__ import annotations
 
+import logging
 import re
 
 import sqlglot
@@ -8,6 +9,11 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
 from . import ast, mysql_semantics
+
+# sqlglot reports constructs it drops or falls back on (FOR UPDATE, unknown SET forms) as log warnings;
+# with no handler configured Python would print them to stderr in the middle of the shell's output.
+# Our own errors say what matters; an application that configures logging still gets them.
+logging.getLogger("sqlglot").addHandler(logging.NullHandler())
 from .errors import GrammarError
 from .manticore import rewrite_knn_dist
 from .select_ext import lift as lift_select_extensions
