@@ -48,3 +48,12 @@ def distances64(x: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
     if metric == "l2":
         return ((x64 - q64) ** 2).sum(axis=1)
     return 1.0 - (x64 * q64).sum(axis=1)
+
+
+def locate(keys: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """For each of ``found``, its index in ``keys`` (distinct ids), or -1 when it is not there."""
+    order = np.argsort(keys, kind="stable")
+    at = np.searchsorted(keys[order], found)
+    at = np.minimum(at, max(len(keys) - 1, 0))
+    hit = (keys[order][at] == found) if len(keys) else np.zeros(len(found), bool)
+    return np.where(hit, order[at] if len(keys) else -1, -1)

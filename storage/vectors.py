@@ -391,20 +391,12 @@ class VectorIndex:
         return self._rescore(q, docs[pick], chunks[pick], plan.want)
 
     def _rescore(self, q: np.ndarray, docs: np.ndarray, chunks: np.ndarray, k: int) -> list[tuple[int, float, int]]:
-        if self.rescore_source is None:
-            raise ValueError("a quantized index needs a rescore_source to rescore")
-        found, x = self.rescore_source(chunks)
-        found = np.asarray(found, np.int64)
-        if not len(found):
-            return []
-        x = np.asarray(x, np.float32).reshape(len(found), self.dims)
-        x = self._normalized(x) if self.metric == "cosine" else x
-        doc_of = dict(zip(chunks.tolist(), docs.tolist()))
-        fdocs = np.fromiter((doc_of.get(c, 0) for c in found.tolist()), np.int64, len(found))
-        known = np.isin(found, chunks)
-        dist = ranking.distances64(x[known], q[0], self.metric)
-        fdocs, found = fdocs[known], found[known]
-        return [(int(fdocs[i]), float(dist[i]), int(found[i])) for i in ranking.top_docs(fdocs, found, dist, k)]
+        found, x = self._exact_vectors(chunks, "rescore")
+        at = ranking.locate(chunks, found)
+        ok = at >= 0
+        dist = ranking.distances64(x[ok], q[0], self.metric)
+        d, c = docs[at[ok]], found[ok]
+        return [(int(d[i]), float(dist[i]), int(c[i])) for i in ranking.top_docs(d, c, dist, k)]
 
     # ---- maintenance and persistence ----------------------------------------------------------
 
@@ -422,17 +414,19 @@ class VectorIndex:
             if self._float:
                 fresh.add(chunks, docs, self._vectors()[pos])
                 return fresh
-        found, x = self._exact_vectors(chunks)
-        keep = np.isin(chunks, found)
-        order = np.argsort(found)
-        fresh.add(chunks[keep], docs[keep], np.asarray(x)[order[np.searchsorted(found[order], chunks[keep])]])
+        found, x = self._exact_vectors(chunks, "be rebuilt")
+        at = ranking.locate(chunks, found)
+        fresh.add(found[at >= 0], docs[at[at >= 0]], x[at >= 0])
         return fresh
 
-    def _exact_vectors(self, chunks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _exact_vectors(self, chunks: np.ndarray, why: str) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids found, their float32 vectors) from ``rescore_source`` (SQLite, in the engine)."""
         if self.rescore_source is None:
-            raise ValueError("a quantized index needs a rescore_source to be rebuilt")
+            raise ValueError(f"a quantized index needs a rescore_source to {why}")
         found, x = self.rescore_source(chunks)
-        return np.asarray(found, np.int64), np.asarray(x, np.float32).reshape(len(found), self.dims)
+        found = np.asarray(found, np.int64)
+        x = np.asarray(x, np.float32).reshape(len(found), self.dims)
+        return found, self._normalized(x) if self.metric == "cosine" else x
 
     def save(self, path: str, watermark: str) -> None:
         """Write the index atomically (see ``index_file``): temp file, fsync, rename, fsync of the folder."""
