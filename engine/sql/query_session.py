@@ -17,18 +17,22 @@ from tesseradb.errors import UserError
 
 from tesseradb.grammar import ast
 from tesseradb.results import Result
-from tesseradb.sql import group_check, information_schema, mysql_write, row_id, variables
+from tesseradb.sql import exact_division, group_check, information_schema, mysql_write, row_id, variables
 from tesseradb.sql.database import Database
 
 
-def _keep_names(expr: exp.Expression) -> exp.Expression:
-    """``SELECT DATABASE()`` names its column ``DATABASE()``, not after the value put in its place."""
+def _keep_names(expr: exp.Expression, changes: Callable[[exp.Expression], bool]) -> exp.Expression:
+    """``SELECT DATABASE()``, ``SELECT 1/3`` name their column as written, not after what replaces it."""
     for select in expr.find_all(exp.Select):
         select.set("expressions", [
             exp.alias_(p, p.sql(dialect="mysql", normalize_functions=False), quoted=True)
-            if not isinstance(p, (exp.Alias, exp.Column, exp.Star)) and variables.needs_substitution(p) else p
+            if not isinstance(p, (exp.Alias, exp.Column, exp.Star)) and changes(p) else p
             for p in select.expressions])
     return expr
+
+
+def _divides(node: exp.Expression) -> bool:
+    return node.find(exp.Div, exp.Avg) is not None
 
 
 # SQLite's complaints about the SQL it was given, in MySQL's words
@@ -59,6 +63,7 @@ class Facts:
     variables: bool                 # @x, @@x or a session function (DATABASE(), LAST_INSERT_ID(), ...)
     information_schema: bool
     grouping: bool                  # GROUP BY or an aggregate somewhere
+    division: bool                  # / or AVG: MySQL's exact-division scale (exact_division.py)
 
 
 def facts(expr: exp.Expression) -> Facts:
@@ -66,13 +71,16 @@ def facts(expr: exp.Expression) -> Facts:
     if cached is not None:
         return cached
     tables: set[str] = set()
-    found = {"variables": False, "information_schema": False, "grouping": False}
+    found = {"variables": False, "information_schema": False, "grouping": False, "division": False}
     for node in expr.walk():
         if isinstance(node, exp.Table):
             tables.update(n.lower() for n in (node.name, node.alias) if n)
             found["information_schema"] |= node.db.lower() == information_schema.SCHEMA
         elif isinstance(node, (exp.Group, exp.AggFunc)):
             found["grouping"] = True
+            found["division"] |= isinstance(node, exp.Avg)
+        elif isinstance(node, exp.Div):
+            found["division"] = True
         elif variables.is_candidate(node):
             found["variables"] = True
     result = Facts(frozenset(tables), **found)
@@ -86,7 +94,11 @@ def _prepare(db: Database, stmt: ast.Query) -> ast.Query:
     if any(t in db.tables and row_id.alias(db.tables[t]) for t in known.tables):
         stmt = dataclasses.replace(stmt, expr=row_id.rewrite(db.tables, stmt.expr))
     if known.variables:
-        stmt = dataclasses.replace(stmt, expr=variables.substitute(db, _keep_names(stmt.expr.copy())))
+        expr = _keep_names(stmt.expr.copy(), variables.needs_substitution)
+        stmt = dataclasses.replace(stmt, expr=variables.substitute(db, expr))
+    if known.division:
+        expr = _keep_names(stmt.expr.copy(), _divides)
+        stmt = dataclasses.replace(stmt, expr=exact_division.apply(db.tables, expr))
     if known.information_schema:
         information_schema.prepare(db, stmt.expr)
     if known.grouping:
