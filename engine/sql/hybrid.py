@@ -282,7 +282,7 @@ def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression]) -> None
             node.replace(value.copy())
     first = select.args["from_"].this
     on = exp.EQ(this=exp.column("doc_id", table="_h"), expression=exp.column("id", table=alias))
-    hybrid = exp.to_table(TABLE).as_("_h")
+    hybrid = exp.Table(this=exp.to_identifier(TABLE), alias=exp.TableAlias(this=exp.to_identifier("_h")))
     if isinstance(first, exp.Table) and first.alias_or_name.lower() == alias:
         select.set("from_", exp.From(this=hybrid))
         joins = [exp.Join(this=first.copy(), on=on, kind="CROSS")]
