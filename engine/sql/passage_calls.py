@@ -7,14 +7,16 @@ after the search, INSERT ... SELECT). Outside a knn() query they are an error.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from sqlglot import exp
 
 from tesseradb.errors import UserError
+from tesseradb.storage.catalog import quote
 from tesseradb.catalog.values import literal
-from tesseradb.vectors.passages import TABLE, Needs
+from tesseradb.vectors.passages import BEST_TABLE, TABLE, Needs
 
 #: function -> the column of the best chunk's row it reads
 SINGLE = {"knn_chunk": "chunk", "knn_chunk_text": "text", "knn_chunk_start": "start", "knn_chunk_end": "end"}
@@ -37,6 +39,13 @@ def calls(expr: exp.Expression) -> list[exp.Anonymous]:
 
 def mentions(expr: exp.Expression) -> bool:
     return any(True for _ in calls(expr))
+
+
+def fixed(expr: exp.Expression) -> bool:
+    """Whether the rewrite of ``expr`` is the same for any parameters: every ``knn_chunks(n)`` has a
+    literal ``n`` (a ``?`` is written into the SQL as its value)."""
+    return all(isinstance(n.expressions[0], exp.Literal) for n in calls(expr)
+               if _name(n) == LIST and len(n.expressions) == 1)
 
 
 def reject_outside_knn(expr: exp.Expression) -> None:
@@ -66,14 +75,45 @@ def _template(name: str, n: int) -> exp.Expression:
         sql = (f"SELECT json_group_array(json({_JSON_ROW}) ORDER BY p.rank) FROM temp.{TABLE} AS p "
                f"WHERE p.doc_id = {doc} AND p.rank <= {n}")
     else:
-        sql = f"SELECT p.\"{SINGLE[name]}\" FROM temp.{TABLE} AS p WHERE p.doc_id = {doc} AND p.rank = 1"
+        sql = f"SELECT p.\"{SINGLE[name]}\" FROM temp.{BEST_TABLE} AS p WHERE p.doc_id = {doc}"
     return exp.Subquery(this=exp.maybe_parse(sql, dialect="sqlite"))
 
 
-def _replacement(node: exp.Anonymous, alias: str, bound: dict[str, Any]) -> exp.Expression:
+@dataclass(frozen=True)
+class Matched:
+    """Where the search's own chunk of each row is: ``chunk_id`` (an SQL column, e.g. ``_knn.chunk_id``)
+    in the ``chunks`` table; the source text is the ``from`` columns of the row. Then the matched chunk
+    is read by plain SQL, nothing is computed beforehand."""
+    chunk_id: str
+    chunks: str
+    from_columns: tuple[str, ...]
+
+
+def searched_chunk(table: Any, column: str, chunk_id: str = "_knn.chunk_id") -> Matched | None:
+    """The search's own chunk can be read directly unless the model may have cut it (``truncate``, or
+    the last chunk ``max_chunks`` stretched): then the kept span needs the tokenizer (TEMP table)."""
+    spec = table.vectors[column.lower()]
+    if spec.chunk_strategy == "truncate" or spec.max_chunks:
+        return None
+    return Matched(chunk_id, table.layout(column).chunks, tuple(spec.from_columns) if spec.model_name else ())
+
+
+def _direct(name: str, alias: str, where: Matched) -> exp.Expression:
+    """A call read straight from the chunk row the search matched (no TEMP table)."""
+    source = " || ' ' || ".join(f"COALESCE({exp.column(c, table=alias, quoted=True).sql(dialect='sqlite')}, '')"
+                                for c in where.from_columns) or "NULL"
+    value = {"knn_chunk": "c.ord + 1", "knn_chunk_start": "c.start", "knn_chunk_end": 'c."end"',
+             "knn_chunk_text": f'substr({source}, c.start + 1, c."end" - c.start)'}[name]
+    sql = f'SELECT {value} FROM main.{quote(where.chunks)} AS c WHERE c.chunk_id = {where.chunk_id}'
+    return exp.Subquery(this=exp.maybe_parse(sql, dialect="sqlite"))
+
+
+def _replacement(node: exp.Anonymous, alias: str, bound: dict[str, Any], where: Matched | None) -> exp.Expression:
     name = _name(node)
     if name != LIST and node.expressions:
         raise UserError(f"{name.upper()}() takes no arguments")
+    if name != LIST and where is not None:
+        return _direct(name, alias, where)
     sub = _template(name, _limit(node, bound) if name == LIST else 1).copy()
     for col in sub.find_all(exp.Column):
         if col.table == _DOC:
@@ -81,13 +121,15 @@ def _replacement(node: exp.Anonymous, alias: str, bound: dict[str, Any]) -> exp.
     return sub
 
 
-def rewrite(select: exp.Expression, alias: str, bound: dict[str, Any]) -> Needs | None:
-    """Replace every passage call in ``select`` by its subquery; say what the TEMP table must hold."""
+def rewrite(select: exp.Expression, alias: str, bound: dict[str, Any], where: Matched | None = None) -> Needs | None:
+    """Replace every passage call in ``select`` by its subquery; say what the TEMP tables must hold.
+    With ``where``, the knn_chunk*() calls read the search's matched chunk directly."""
     found = calls(select)
     if not found:
         return None
     names = {_name(n) for n in found}
-    limit = max([_limit(n, bound) for n in found if _name(n) == LIST], default=1)
+    limit = max([_limit(n, bound) for n in found if _name(n) == LIST], default=0)
     for node in found:
-        node.replace(_replacement(node, alias, bound))
-    return Needs(limit=limit, text=bool(names - {"knn_chunk"}))
+        node.replace(_replacement(node, alias, bound, where))
+    return Needs(best=bool(names & set(SINGLE)) and where is None, limit=limit,
+                 text=bool(names - {"knn_chunk"}))

@@ -152,7 +152,9 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     for node in list(select.find_all(exp.Anonymous)):
         if _is_call(node, "knn_dist"):
             node.replace(exp.column("dist", table="_knn"))
-    request.passages = passage_calls.rewrite(select, request.alias, bound)
+    fixed_passages = passage_calls.fixed(select)      # the rewritten SQL holds for any parameters
+    request.passages = passage_calls.rewrite(select, request.alias, bound,
+                                             passage_calls.searched_chunk(request.table, request.column))
     on = exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}")
     knn_table = exp.to_table(KNN_TABLE).as_("_knn")
     first = select.args["from_"].this
@@ -168,12 +170,13 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     if not select.args.get("order") and not select.args.get("group") and not select.find(exp.AggFunc):
         select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("dist", table="_knn")),
                                                    exp.Ordered(this=exp.column("id", table=request.alias))]))
-    remake = _remaker(call, tables, select, request.filter_sql) if request.passages is None else None
+    remake = _remaker(call, tables, select, request.filter_sql, request.passages) \
+        if request.passages is None or fixed_passages else None
     return Planned(select.sql(dialect="sqlite"), bound, request, remake_knn=remake)
 
 
 def _remaker(call: exp.Anonymous, tables: dict[str, Any], select: exp.Select,
-             filter_sql: str | None) -> Callable[[Database, dict[str, Any]], KnnRequest]:
+             filter_sql: str | None, needs: Any = None) -> Callable[[Database, dict[str, Any]], KnnRequest]:
     """How a cached plan gets its knn() request for another execute's parameters (the query text or
     vector, k, the options may all be parameters); the tables are looked up again by name."""
     names = {alias: table.name.lower() for alias, table in tables.items()}
@@ -182,6 +185,7 @@ def _remaker(call: exp.Anonymous, tables: dict[str, Any], select: exp.Select,
         current = {alias: db.table(name) for alias, name in names.items()}
         request = KnnRequest.from_call(db, call, current, bound, default_k=limit_k(select, bound))
         request.filter_sql = filter_sql
+        request.passages = needs           # what knn_chunk*() read (tesseradb.vectors.passages.Needs)
         return request
     return remake
 
@@ -208,6 +212,7 @@ def fill_knn(db: Database, request: KnnRequest) -> None:
     db.store.execute(f"DELETE FROM temp.{KNN_TABLE}")
     db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?)", hits)
     if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
-        passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages)
+        passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages,
+                      hits=hits)
 
 

@@ -1,19 +1,22 @@
-"""Which passage matched: the chunks of the documents a knn() search returned, scored exactly.
+"""Which passage matched: the chunk each document of a knn() search matched, and its n best chunks.
 
-For every hit document, each of its chunk vectors is compared with the query (all query vectors of a
-document-id query; a chunk's distance is its smallest), the chunks are ranked by distance (ties by
-ordinal), and each one's span is cut from the text the column embedded. The rows go to a TEMP table
-that the rewritten query reads (``knn_chunk()``, ``knn_chunk_text()``, ``knn_chunk_start()``,
-``knn_chunk_end()``, ``knn_chunks(n)``; see ``tesseradb.sql.passage_calls``).
+* ``knn_chunk()``, ``knn_chunk_text()``, ``knn_chunk_start()``, ``knn_chunk_end()``: the chunk that
+  gave the document its ``knn_dist()``, i.e. the chunk id the search found (cheap: one chunk row and
+  one substring per document, no vectors read). In a hybrid query, where a document may come from the
+  full-text side alone, every chunk of each row's document is scored exactly instead.
+* ``knn_chunks(n)``: every chunk vector of the document compared with the query (all query vectors of
+  a document-id query; a chunk's distance is its smallest), ranked by distance, ties by ordinal.
 
-Offsets are Python ``str`` indices (code points) into the source text, the ``from`` columns joined
-with one space exactly as the embedder joined them; spans are what the model saw
+The rows go to TEMP tables that the rewritten query reads (``tesseradb.sql.passage_calls``). Offsets
+are Python ``str`` indices (code points) into the source text, the ``from`` columns joined with one
+space exactly as the embedder joined them; SQLite's ``substr`` counts the same characters, so the text
+is cut in SQL (a long page is never copied into Python). Spans are what the model saw
 (``tesseradb.embed.spans``). Supplied vectors have no text: their text and offsets are NULL.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,24 +27,27 @@ from tesseradb.storage.blobs import unpack
 
 from tesseradb import embed
 from tesseradb.context import Context
-from tesseradb.embed.rows import source_text
 from tesseradb.embed.spans import kept_end, may_be_cut
 
 if TYPE_CHECKING:
     from tesseradb.catalog.tables import Table
     from tesseradb.vectors.options import VectorSpec
 
-TABLE = "_tessera_passages"
+TABLE = "_tessera_passages"           # knn_chunks(n): (doc, rank) -> chunk
+BEST_TABLE = "_tessera_passage"       # knn_chunk*(): doc -> the chunk it matched
 CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (doc_id INTEGER NOT NULL, rank INTEGER NOT NULL, "
                 "chunk INTEGER NOT NULL, dist REAL NOT NULL, start INTEGER, \"end\" INTEGER, text TEXT, "
                 "PRIMARY KEY (doc_id, rank)) WITHOUT ROWID")
+CREATE_BEST_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {BEST_TABLE} (doc_id INTEGER PRIMARY KEY, "
+                     "chunk INTEGER NOT NULL, dist REAL, start INTEGER, \"end\" INTEGER, text TEXT)")
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
 @dataclass(frozen=True)
 class Needs:
-    """What the query asks for: each document's ``limit`` nearest chunks (1 unless ``knn_chunks(n)``
-    asks for more), and whether texts and offsets are read (else only ordinals and distances)."""
+    """What the query reads: the matched chunk (``best``), each document's ``limit`` nearest chunks
+    (``knn_chunks(n)``; 0: none), and whether texts and offsets are read."""
+    best: bool
     limit: int
     text: bool
 
@@ -107,47 +113,81 @@ def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, d
             for doc, (dist, best, count) in chosen.items()}
 
 
-def _source_texts(db: Context, table: "Table", spec: "VectorSpec", doc_ids: Iterable[int]) -> dict[int, str]:
-    if not spec.model_name:
+def _source_sql(table: "Table", spec: "VectorSpec") -> str:
+    """SQL for the text a model column embeds (``embed.rows.source_text``): the ``from`` columns,
+    NULL as empty, joined with one space."""
+    return " || ' ' || ".join(f"COALESCE(t.{quote(table.column(c).name)}, '')" for c in spec.from_columns)
+
+
+def _texts(db: Context, table: "Table", spec: "VectorSpec",
+           spans: list[tuple[int, int, int]]) -> dict[tuple[int, int], str]:
+    """(doc, start) -> the source text's characters [start, end), for (doc, start, end) spans."""
+    if not spec.model_name or not spans:
         return {}
-    names = list(dict.fromkeys(c.lower() for c in spec.from_columns))
-    cols = ", ".join(quote(table.column(n).name) for n in names)
-    sql = f"SELECT id, {cols} FROM {quote(table.name)} WHERE id IN (SELECT value FROM json_each(?))"
-    return {row[0]: source_text(spec, dict(zip(names, row[1:])))
-            for row in db.store.execute(sql, (json.dumps(sorted(doc_ids)),))}
+    sql = (f"SELECT j.value ->> 0, j.value ->> 1, substr({_source_sql(table, spec)}, (j.value ->> 1) + 1, "
+           f"(j.value ->> 2) - (j.value ->> 1)) FROM json_each(?) AS j CROSS JOIN {quote(table.name)} AS t "
+           "ON t.id = j.value ->> 0")
+    return {(doc, start): text for doc, start, text in db.store.execute(sql, (json.dumps(spans),))}
 
 
-def span_of(spec: "VectorSpec", model: Any, text: str | None, row: _ChunkRow,
-            n_chunks: int) -> tuple[int | None, int | None, str | None]:
-    """(start, end, text) of a chunk as the model saw it; NULLs for supplied vectors."""
-    ordinal, start, end = row
-    if text is None or start is None or end is None:
-        return None, None, None
-    end = min(end, len(text))
-    if model is not None and may_be_cut(spec.chunk_strategy, spec.max_chunks, ordinal, n_chunks):
-        end = kept_end(model, text, start, end)
-    return start, end, text[start:end]
-
-
-def passages(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
-             needs: Needs) -> list[Passage]:
-    """The ``needs.limit`` nearest chunks of each of ``doc_ids``, ranked."""
-    spec = table.vectors[column.lower()]
-    ranked = rank_chunks(db, table, column, queries, doc_ids, needs.limit)
-    texts = _source_texts(db, table, spec, ranked) if needs.text else {}
+def _with_text(db: Context, table: "Table", spec: "VectorSpec", rows: list[tuple], counts: dict[int, int],
+               needs: Needs) -> list[Passage]:
+    """rows: (doc, rank, ord, dist, start, end) -> Passages, with the text the model saw of each span."""
+    if not needs.text:
+        return [Passage(d, r, o + 1, dist, None, None, None) for d, r, o, dist, _, _ in rows]
+    texts = _texts(db, table, spec, [(d, s, e) for d, _, _, _, s, e in rows if s is not None and e is not None])
     model = embed.get_model(spec.model_name) if texts else None
     out = []
-    for doc, (chunks, n_chunks) in ranked.items():
-        for rank, (dist, row) in enumerate(chunks, start=1):
-            start, end, text = span_of(spec, model, texts.get(doc), row, n_chunks)
-            out.append(Passage(doc, rank, row[0] + 1, dist, start, end, text))
+    for doc, rank, ordinal, dist, start, end in rows:
+        text = texts.get((doc, start))
+        if text is None:
+            out.append(Passage(doc, rank, ordinal + 1, dist, None, None, None))
+            continue
+        if may_be_cut(spec.chunk_strategy, spec.max_chunks, ordinal, counts.get(doc, 0)):
+            text = text[:kept_end(model, text, 0, len(text))]
+        out.append(Passage(doc, rank, ordinal + 1, dist, start, start + len(text), text))
     return out
 
 
-def fill(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int], needs: Needs) -> None:
-    """Write the passages of ``doc_ids`` into the TEMP table the rewritten query reads."""
-    rows = passages(db, table, column, queries, doc_ids, needs)
-    db.store.execute(CREATE_TABLE)
-    db.store.execute(f"DELETE FROM temp.{TABLE}")
-    db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         [(p.doc_id, p.rank, p.chunk, p.dist, p.start, p.end, p.text) for p in rows])
+def ranked(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
+           needs: Needs, limit: int) -> list[Passage]:
+    """The ``limit`` nearest chunks of each of ``doc_ids``, every chunk scored exactly."""
+    spec = table.vectors[column.lower()]
+    scored = rank_chunks(db, table, column, queries, doc_ids, limit)
+    rows = [(doc, rank, row[0], dist, row[1], row[2]) for doc, (chunks, _) in scored.items()
+            for rank, (dist, row) in enumerate(chunks, start=1)]
+    return _with_text(db, table, spec, rows, {doc: n for doc, (_, n) in scored.items()}, needs)
+
+
+def matched(db: Context, table: "Table", column: str, hits: Sequence[tuple[int, float, int]],
+            needs: Needs) -> list[Passage]:
+    """The chunk each (doc, dist, chunk_id) hit of the search matched."""
+    spec = table.vectors[column.lower()]
+    layout = table.layout(column)
+    dist = {chunk: d for _, d, chunk in hits}
+    count = (f"(SELECT COUNT(*) FROM {quote(layout.chunks)} AS n WHERE n.doc_id = c.doc_id)"
+             if spec.max_chunks else "0")                 # only max_chunks makes the last chunk special
+    sql = (f"SELECT c.doc_id, c.chunk_id, c.ord, c.start, c.\"end\", {count} "
+           f"FROM {quote(layout.chunks)} AS c WHERE c.chunk_id IN (SELECT value FROM json_each(?))")
+    found = list(db.store.execute(sql, (json.dumps([c for _, _, c in hits if c is not None]),)))
+    rows = [(doc, 1, ordinal, dist[chunk], start, end) for doc, chunk, ordinal, start, end, _ in found]
+    return _with_text(db, table, spec, rows, {r[0]: r[5] for r in found}, needs)
+
+
+def fill(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int], needs: Needs,
+         hits: Sequence[tuple[int, float, int]] | None = None) -> None:
+    """Write the TEMP tables the rewritten query reads, for the documents ``doc_ids``: the matched chunk
+    from the search's ``hits`` (else scored exactly), and the ranked chunks for ``knn_chunks(n)``."""
+    if needs.best:
+        best = matched(db, table, column, hits, needs) if hits is not None else \
+            ranked(db, table, column, queries, doc_ids, needs, 1)
+        db.store.execute(CREATE_BEST_TABLE)
+        db.store.execute(f"DELETE FROM temp.{BEST_TABLE}")
+        db.store.executemany(f"INSERT INTO temp.{BEST_TABLE} VALUES (?, ?, ?, ?, ?, ?)",
+                             [(p.doc_id, p.chunk, p.dist, p.start, p.end, p.text) for p in best])
+    if needs.limit:
+        rows = ranked(db, table, column, queries, doc_ids, needs, needs.limit)
+        db.store.execute(CREATE_TABLE)
+        db.store.execute(f"DELETE FROM temp.{TABLE}")
+        db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [(p.doc_id, p.rank, p.chunk, p.dist, p.start, p.end, p.text) for p in rows])

@@ -125,37 +125,45 @@ def stage_load(args, pages, result) -> None:
     log(f"load: {result['load']}")
 
 
+def _timed(cur, sql: str, text: str, wall: list[float], cpu: list[float]) -> None:
+    started, cpu_started = time.perf_counter(), time.process_time()
+    cur.execute(sql, [text]).fetchall()
+    wall.append((time.perf_counter() - started) * 1000)
+    cpu.append((time.process_time() - cpu_started) * 1000)
+
+
+def _summary(wall: list[float], cpu: list[float]) -> dict:
+    return {"p50": percentile(wall, 50), "p99": percentile(wall, 99), "cpu_p50": percentile(cpu, 50),
+            "cpu_mean": float(np.mean(cpu)), "n": len(wall)}
+
+
 def stage_passages(args, pages, result) -> None:
+    """Wall time and CPU time (process_time: all threads, the model's included) per query; on a shared
+    machine the CPU time is the steadier figure."""
     con = tesseradb.connect(str(args.dir / "manual.db"))
     cur = con.cursor()
     texts = [q.text for q in common.heading_queries(pages)]
     rng = np.random.default_rng(12)
     texts = [texts[i] for i in rng.choice(len(texts), min(args.queries, len(texts)), replace=False)]
-    plain = "SELECT id FROM manual WHERE knn(v_rec, 10, ?)"
-    passage = "SELECT id, knn_chunk_text() FROM manual WHERE knn(v_rec, 10, ?)"
-    cur.execute(plain, ["open the index"]).fetchall()
+    forms = {"plain": "SELECT id FROM manual WHERE knn(v_rec, 10, ?)",
+             "knn_chunk_text": "SELECT id, knn_chunk_text() FROM manual WHERE knn(v_rec, 10, ?)"}
+    for sql in forms.values():
+        cur.execute(sql, ["open the index"]).fetchall()
     model = common.model()
-    times: dict[str, list[float]] = {"plain_uncached": [], "knn_chunk_text_uncached": []}
+    times = {f"{name}{kind}": ([], []) for name in forms for kind in ("_uncached", "")}
     for n, t in enumerate(texts):                     # the query text embedded every time
-        order = [("plain_uncached", plain), ("knn_chunk_text_uncached", passage)]
-        for name, sql in (order if n % 2 == 0 else order[::-1]):
+        for name in (list(forms) if n % 2 == 0 else list(forms)[::-1]):
             model._queries.clear()                    # the model's query-text cache
-            started = time.perf_counter()
-            cur.execute(sql, [t]).fetchall()
-            times[name].append((time.perf_counter() - started) * 1000)
-    for t in texts:                                   # from here on each text's embedding is cached
-        cur.execute(plain, [t]).fetchall()
-    times.update({"plain": [], "knn_chunk_text": []})
-    for n, t in enumerate(texts * args.repeats):
-        order = [("plain", plain), ("knn_chunk_text", passage)]
-        for name, sql in (order if n % 2 == 0 else order[::-1]):
-            started = time.perf_counter()
-            cur.execute(sql, [t]).fetchall()
-            times[name].append((time.perf_counter() - started) * 1000)
+            _timed(cur, forms[name], t, *times[f"{name}_uncached"])
+    for n, t in enumerate(texts * args.repeats):      # each text's embedding cached from here on
+        for name in (list(forms) if n % 2 == 0 else list(forms)[::-1]):
+            _timed(cur, forms[name], t, *times[name])
     con.close()
-    out = {name: {"p50": percentile(ms, 50), "p99": percentile(ms, 99), "n": len(ms)} for name, ms in times.items()}
-    out["overhead_p50"] = out["knn_chunk_text"]["p50"] / out["plain"]["p50"] - 1
-    out["overhead_p50_uncached"] = out["knn_chunk_text_uncached"]["p50"] / out["plain_uncached"]["p50"] - 1
+    out = {name: _summary(*pair) for name, pair in times.items()}
+    for kind in ("", "_uncached"):
+        base, with_text = out[f"plain{kind}"], out[f"knn_chunk_text{kind}"]
+        out[f"overhead_p50{kind}"] = with_text["p50"] / base["p50"] - 1
+        out[f"overhead_cpu_p50{kind}"] = with_text["cpu_p50"] / base["cpu_p50"] - 1
     out["loadavg"] = common.loadavg()
     result["passages"] = out
     log(f"passages: {out}")
