@@ -37,6 +37,8 @@ from common import log, percentile  # noqa: E402
 
 import tesseradb  # noqa: E402
 from tesseradb.embed import chunking, reuse  # noqa: E402
+from tesseradb.storage.chunks import ColumnLayout, create_chunk_table, write_chunks  # noqa: E402
+from tesseradb.storage.rowstore import RowStore  # noqa: E402
 
 MODEL = "Xenova/all-MiniLM-L6-v2"
 SETTINGS = {"256/32": (256, 32), "256/0": (256, 0), "128/32": (128, 32)}
@@ -240,7 +242,33 @@ def stage_modify(args, pages, result) -> None:
         common.save_result("chunk_reuse", result)
 
 
-STAGES = {"load": stage_load, "passages": stage_passages, "resync": stage_resync, "modify": stage_modify}
+def stage_keyindex(args, pages, result) -> None:
+    """What the key column and its index add to writing chunk rows (the part of the keys' cost that the
+    load stage's timer cannot see: SQLite's own work), CPU time for as many rows as the manual has."""
+    n = (result.get("load") or {}).get("vectors") or 5414
+    rows = [(i // 29, i % 29, i * 100, i * 100 + 120, reuse.chunk_key("bench", str(i))) for i in range(n)]
+    out = {}
+    for with_key in (False, True, False, True):
+        path = args.dir / f"keyindex-{with_key}.db"
+        fresh_db(path)
+        store = RowStore(str(path))
+        layout = ColumnLayout("t", "v", "_tessera_chunks_t_v", True, 384, "cosine", 16, 200)
+        store.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)")
+        create_chunk_table(store, layout)
+        if not with_key:
+            store.execute(f"DROP INDEX \"{layout.chunks}_key\"")
+        started = time.process_time()
+        store.begin()
+        write_chunks(store, layout, rows if with_key else [r[:4] for r in rows])
+        store.commit()
+        out["with_key" if with_key else "without_key"] = time.process_time() - started
+        store.close()
+    out["rows"] = n
+    result["keyindex"] = out
+    log(f"keyindex: {out}")
+
+
+STAGES = {"keyindex": stage_keyindex, "load": stage_load, "passages": stage_passages, "resync": stage_resync, "modify": stage_modify}
 
 
 def main() -> None:
