@@ -149,3 +149,14 @@ def test_information_schema(cur):
     assert rows(cur, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY 1") == [
         ("information_schema",), ("main",)]
     assert rows(cur, "SHOW TABLES") == [("later",), ("t",)]      # nothing of it shows as a table
+
+
+def test_a_file_database_is_named_after_the_file(tmp_path):
+    con = tesseradb.connect(str(tmp_path / "shop.db"), autocommit=True)
+    con.execute("CREATE TABLE items (a int)")
+    assert con.execute("SELECT DATABASE()").fetchone() == ("shop",)
+    assert con.execute("SHOW DATABASES").fetchall() == [("information_schema",), ("shop",)]
+    con.execute("USE shop")
+    con.execute("USE main")                                     # SQLite's name for it works too
+    assert [d[0] for d in con.execute("SHOW FULL TABLES FROM shop").description] == ["Tables_in_shop", "Table_type"]
+    assert con.execute("SELECT TABLE_SCHEMA FROM information_schema.TABLES").fetchall() == [("shop",)]

@@ -58,15 +58,15 @@ def _group_keys(select: exp.Select) -> tuple[set[str], set[str]]:
     return texts, names
 
 
-def _name(column: exp.Column, select: exp.Select) -> str:
+def _name(column: exp.Column, select: exp.Select, database: str) -> str:
     table = column.table
     if not table:
         tables = [t for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select]
         table = tables[0].name if len(tables) == 1 else ""
-    return ".".join(p for p in (variables.DATABASE_NAME, table, column.name) if p)
+    return ".".join(p for p in (database, table, column.name) if p)
 
 
-def _check_select(select: exp.Select) -> None:
+def _check_select(select: exp.Select, database: str) -> None:
     group = select.args.get("group")
     if group is None:
         if not _has_aggregate(select):
@@ -75,7 +75,7 @@ def _check_select(select: exp.Select) -> None:
             bare = _bare_columns(p)
             if bare:
                 raise UserError(f"In aggregated query without GROUP BY, expression #{n} of SELECT list contains "
-                                f"nonaggregated column '{_name(bare[0], select)}'; this is incompatible with "
+                                f"nonaggregated column '{_name(bare[0], select, database)}'; this is incompatible with "
                                 "sql_mode=only_full_group_by", errors.MixedAggregate)
         return
     texts, names = _group_keys(select)
@@ -87,7 +87,7 @@ def _check_select(select: exp.Select) -> None:
         for column in _bare_columns(p.unalias()):
             if column.name.lower() not in names and column.sql() not in texts:
                 raise UserError(f"Expression #{n} of SELECT list is not in GROUP BY clause and contains "
-                                f"nonaggregated column '{_name(column, select)}' which is not functionally "
+                                f"nonaggregated column '{_name(column, select, database)}' which is not functionally "
                                 "dependent on columns in GROUP BY clause; this is incompatible with "
                                 "sql_mode=only_full_group_by", errors.NotGrouped)
 
@@ -96,4 +96,4 @@ def check(db: Database, expr: exp.Expression) -> None:
     if MODE not in str(variables.session(db).system.get("sql_mode", "")).upper():
         return
     for select in expr.find_all(exp.Select):
-        _check_select(select)
+        _check_select(select, variables.database_name(db))

@@ -52,14 +52,14 @@ def prepare(db: Database, expr: exp.Expression) -> None:
 
 def _schemata(db: Database) -> list[tuple]:
     return [(CATALOG, name, "utf8mb4", introspection.COLLATION, None)
-            for name in (SCHEMA, variables.DATABASE_NAME)]
+            for name in (SCHEMA, variables.database_name(db))]
 
 
 def _tables(db: Database) -> list[tuple]:
-    tables = [(CATALOG, variables.DATABASE_NAME, name, "BASE TABLE", introspection.ENGINE, 10, "Dynamic", count,
+    tables = [(CATALOG, variables.database_name(db), name, "BASE TABLE", introspection.ENGINE, 10, "Dynamic", count,
                None, None, None, next_id, None, None, introspection.COLLATION, "", comment)
               for name, count, next_id, comment in introspection.table_status_rows(db)]
-    return tables + [(CATALOG, variables.DATABASE_NAME, name, "VIEW") + (None,) * 12 + ("VIEW",)
+    return tables + [(CATALOG, variables.database_name(db), name, "VIEW") + (None,) * 12 + ("VIEW",)
                      for name in views.view_names(db)]
 
 
@@ -72,7 +72,7 @@ def _columns(db: Database) -> list[tuple]:
     for table in db.tables.values():
         for i in introspection.column_infos(db, table):
             text = i.type in introspection.TEXT_TYPES
-            rows.append((CATALOG, variables.DATABASE_NAME, table.name, i.name, i.position, i.default,
+            rows.append((CATALOG, variables.database_name(db), table.name, i.name, i.position, i.default,
                          "YES" if i.nullable else "NO", _data_type(i.type_text), None, None, None,
                          "utf8mb4" if text else None, introspection.COLLATION if text else None,
                          i.type_text, i.key, i.extra, introspection.PRIVILEGES, i.comment))
@@ -82,14 +82,14 @@ def _columns(db: Database) -> list[tuple]:
 def _statistics(db: Database) -> list[tuple]:
     rows = []
     for table in db.tables.values():
-        rows.append((CATALOG, variables.DATABASE_NAME, table.name, 0, variables.DATABASE_NAME, "PRIMARY", 1,
+        rows.append((CATALOG, variables.database_name(db), table.name, 0, variables.database_name(db), "PRIMARY", 1,
                      "id", "A", None, "", "BTREE", ""))
         for _, name, unique, origin, _ in db.store.execute(f"PRAGMA index_list({_quote(table.name)})"):
             if origin == "pk" or str(name).startswith("_tessera") or str(name).startswith("sqlite_autoindex"):
                 continue
             for seq, _, column in db.store.execute(f"PRAGMA index_info({_quote(name)})"):
-                rows.append((CATALOG, variables.DATABASE_NAME, table.name, 0 if unique else 1,
-                             variables.DATABASE_NAME, name, seq + 1, column, "A", None, "YES", "BTREE", ""))
+                rows.append((CATALOG, variables.database_name(db), table.name, 0 if unique else 1,
+                             variables.database_name(db), name, seq + 1, column, "A", None, "YES", "BTREE", ""))
     return rows
 
 

@@ -113,7 +113,7 @@ def _default_text(value: Any) -> Any:
 
 # -- handlers -------------------------------------------------------------------------------------------
 def show_columns(db: Database, stmt: ast.ShowColumns, params: Any = None) -> Result:
-    _check_database(stmt.database)
+    _check_database(db, stmt.database)
     table = db.table(stmt.table)
     infos = [i for i in column_infos(db, table) if like(stmt.like, i.name)]
     if not stmt.full:
@@ -128,8 +128,8 @@ def _yes(flag: bool) -> str:
     return "YES" if flag else "NO"
 
 
-def _check_database(name: str | None) -> None:
-    if name is not None and name.lower() != variables.DATABASE_NAME:
+def _check_database(db: Database, name: str | None) -> None:
+    if name is not None and not variables.is_this_database(db, name):
         raise UserError(f"Unknown database '{name}'", errors.UnknownDatabase)
 
 
@@ -143,7 +143,7 @@ def table_status_rows(db: Database) -> list[tuple]:
 
 
 def _show_table_status(db: Database, stmt: ast.ShowSession) -> Result:
-    _check_database(stmt.database)
+    _check_database(db, stmt.database)
     columns = ["Name", "Engine", "Version", "Row_format", "Rows", "Avg_row_length", "Data_length",
                "Max_data_length", "Index_length", "Data_free", "Auto_increment", "Create_time",
                "Update_time", "Check_time", "Collation", "Checksum", "Create_options", "Comment"]
@@ -154,7 +154,7 @@ def _show_table_status(db: Database, stmt: ast.ShowSession) -> Result:
 
 
 def _show_databases(db: Database, stmt: ast.ShowSession) -> Result:
-    names = [n for n in ("information_schema", variables.DATABASE_NAME) if like(stmt.like, n)]
+    names = [n for n in ("information_schema", variables.database_name(db)) if like(stmt.like, n)]
     return _result(["Database"], [(n,) for n in names])
 
 
@@ -199,11 +199,11 @@ def _show_errors(db: Database, stmt: ast.ShowSession) -> Result:
 
 
 def _show_full_tables(db: Database, stmt: ast.ShowSession) -> Result:
-    _check_database(stmt.database)
+    _check_database(db, stmt.database)
     rows = [(t.name, "BASE TABLE") for t in db.tables.values()]
     rows += [(name, "VIEW") for name in views.view_names(db)]
     rows = sorted((r for r in rows if like(stmt.like, r[0])), key=lambda r: r[0].lower())
-    return _result([f"Tables_in_{variables.DATABASE_NAME}", "Table_type"], rows)
+    return _result([f"Tables_in_{variables.database_name(db)}", "Table_type"], rows)
 
 
 SHOW: dict[str, Any] = {

@@ -9,6 +9,7 @@ becomes SQL. Which variables exist and what each accepts is the table :data:`SYS
 from __future__ import annotations
 
 import itertools
+import os
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 
-DATABASE_NAME = "main"               # the one database of a connection (SQLite's name for it)
+DATABASE_NAME = "main"               # SQLite's name for the one database: always accepted by USE
 SERVER_VERSION = "8.0.36-tesseradb"  # what MySQL tools read from VERSION() / @@version
 UTF8 = {"utf8mb4", "utf8", "utf8mb3"}
 DEFAULT_SQL_MODE = ("ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
@@ -146,6 +147,19 @@ def session(db: Database) -> Session:
     return state
 
 
+def database_name(db: Database) -> str:
+    """The one database's name, as ``tessera serve`` shows it too: the file's name without its
+    extension (``docs.db`` -> ``docs``), ``main`` in memory."""
+    path = str(getattr(db, "path", "") or "")
+    if not path or path == ":memory:":
+        return DATABASE_NAME
+    return os.path.splitext(os.path.basename(path))[0] or DATABASE_NAME
+
+
+def is_this_database(db: Database, name: str) -> bool:
+    return name.strip("`").lower() in (database_name(db).lower(), DATABASE_NAME)
+
+
 # -- SET ----------------------------------------------------------------------------------------------
 def set_statement(db: Database, stmt: ast.SetStatement, params: Any = None) -> Result:
     for item in stmt.expr.expressions:
@@ -246,8 +260,8 @@ FUNCTIONS: dict[str, Callable[[Database], Any]] = {
     "ROW_COUNT": lambda db: session(db).row_count,
     "FOUND_ROWS": lambda db: session(db).found_rows,
     "VERSION": lambda db: session(db).system["version"],
-    "DATABASE": lambda db: DATABASE_NAME,
-    "SCHEMA": lambda db: DATABASE_NAME,
+    "DATABASE": lambda db: database_name(db),
+    "SCHEMA": lambda db: database_name(db),
     "CURRENT_USER": lambda db: "root@localhost",
     "USER": lambda db: "root@localhost",
     "SESSION_USER": lambda db: "root@localhost",
@@ -308,7 +322,7 @@ def record(db: Database, kind: str, result: Result) -> None:
 
 # -- USE --------------------------------------------------------------------------------------------
 def use_database(db: Database, stmt: ast.UseDatabase, params: Any = None) -> Result:
-    if stmt.name.lower() != DATABASE_NAME:
+    if not is_this_database(db, stmt.name):
         raise UserError(f"Unknown database '{stmt.name}'", errors.UnknownDatabase)
     return Result(rowcount=0)
 

@@ -186,5 +186,5 @@ def test_a_mysqldump_file_loads(run, tmp_path):
     out = run("shop.db", "-e", "SELECT id, sku, title, price FROM products ORDER BY id; SHOW FULL TABLES;"
               "INSERT INTO products (sku) VALUES ('A-1')")
     assert out.stdout.splitlines()[:5] == ["id\tsku\ttitle\tprice", "1\tA-1\tLamp\t19.9", "2\tB-2\tDesk\t120",
-                                           "Tables_in_main\tTable_type", "products\tBASE TABLE"]
+                                           "Tables_in_shop\tTable_type", "products\tBASE TABLE"]
     assert "ERROR 1062 (23000) at line 1: Duplicate entry 'A-1' for key 'sku'" in out.stderr
