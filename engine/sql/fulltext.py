@@ -151,13 +151,13 @@ def find_sides(db: Database, select: exp.Select, bound: dict[str, Any], names: d
                 continue            # MySQL's relevance in the select list: weight()
             raise UserError("MATCH() must be a condition of the outer WHERE, ANDed with the others "
                             "(OR between full-text matches and other conditions is not supported)")
-        sides.append(_side(db, node, bound, tables, names.get(id(node))))
+        sides.append(resolve_side(db, node, bound, tables, names.get(id(node))))
     if len({s.table_alias for s in sides}) > 1:
         raise UserError("MATCH() on more than one table of a join is not supported")
     return sides
 
 
-def _side(db: Database, node: exp.Expression, bound: dict[str, Any], tables: dict[str, Table],
+def resolve_side(db: Database, node: exp.Expression, bound: dict[str, Any], tables: dict[str, Table],
           alias: str | None) -> TextSide:
     if isinstance(node, exp.MatchAgainst):
         table_alias, table, columns = _against_columns(node, tables)
@@ -332,7 +332,7 @@ def write_filter(db: Database, table: Table, expr: exp.Expression, bound: dict[s
         return expr
     expr = expr.copy()
     for n, node in enumerate(text_nodes(expr), start=1):
-        side = _side(db, node, bound, {table.name.lower(): table}, None)
+        side = resolve_side(db, node, bound, {table.name.lower(): table}, None)
         if side.fts is None:
             node.replace(exp.true())
             continue

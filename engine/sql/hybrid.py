@@ -37,7 +37,7 @@ from tesseradb.grammar.match_mysql import parse_against
 from tesseradb.grammar.stopwords import ENGLISH
 from tesseradb.sql.database import Database
 from tesseradb.sql.fulltext import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
-                                    tables_in_from, weight_sql)
+                                    resolve_side, tables_in_from, weight_sql)
 from tesseradb.storage.catalog import quote
 from tesseradb.vectors.fusion import RankedList, rrf
 from tesseradb.vectors.knn_options import limit_k
@@ -49,12 +49,10 @@ TABLE = "_tessera_hybrid"
 CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (doc_id INTEGER PRIMARY KEY, score REAL NOT NULL, "
                 "weight REAL, dist REAL, chunk_id INTEGER)")
 SCORES = ("weight", "hybrid_score", "knn_dist")
-# hybrid_match()'s sides retrieve at least this many candidates (unless window_size says): on the
-# manual, 50 lifted deep recall@1 of the heading queries from 65.2% to 65.8% and the questions' from
-# 64% to 66% against the LIMIT (10); 100 measured the same as 50. Leaving English stop words out of
-# its text side lifted the questions to 68% (MRR 0.772 -> 0.789) and left the headings as they were
-# (MRR 0.775 -> 0.774) (docs/benchmarks.md)
-HYBRID_MATCH_WINDOW = 50
+# hybrid_match()'s text side leaves English stop words out: on the manual's questions recall@1 rose
+# from 64% to 68% (MRR 0.761 -> 0.790), headings unchanged. Candidates per side stay Manticore's
+# (the LIMIT): 50 measured +0.6 points of deep recall@1 on the headings, the same on the questions,
+# for about 4 ms more a query (docs/benchmarks.md)
 
 
 @dataclass
@@ -69,9 +67,57 @@ class Search:
 
 
 @dataclass
+class SideSpec:
+    """What the sides are, as written (value-independent): each execute of the statement makes its
+    searches from these and the parameters of that execute."""
+    texts: list[tuple[exp.Expression, str | None]]       # MATCH() / AGAINST conditions and their names
+    knns: list[tuple[exp.Anonymous, str | None]]
+    hybrids: list[exp.Anonymous]
+    tables: dict[str, Table]
+    opts: TextOptions
+    limits: exp.Select                                    # the statement's LIMIT / OFFSET (for k and window)
+    filter_sql: str | None = None
+    needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
+
+    def build(self, db: Database, bound: dict[str, Any]) -> tuple[list[Search], int, str, Table]:
+        sides = [resolve_side(db, node, bound, self.tables, name) for node, name in self.texts]
+        names = {id(node): name for node, name in self.knns if name}
+        default_k = limit_k(self.limits, bound)
+        searches, alias, table = _searches(db, bound, self.opts, sides, [n for n, _ in self.knns], self.hybrids,
+                                           names, self.tables, default_k)
+        _apply_weights(searches, self.opts)
+        window = self.opts.window_size or max([default_k] + [s.k for s in searches])
+        return searches, window, alias, table
+
+
+class Prepare:
+    """Runs the sides, fuses them and fills the TEMP table the rewritten query joins. ``remake`` gives
+    the step for another execute of the same statement (the statement cache keeps the plan's SQL)."""
+
+    def __init__(self, db: Database, spec: SideSpec, bound: dict[str, Any]):
+        self.db, self.spec = db, spec
+        self.searches, self.window, self.alias, self.table = spec.build(db, bound)
+
+    def remake(self, db: Database, bound: dict[str, Any]) -> "Prepare":
+        return Prepare(db, self.spec, bound)
+
+    def __call__(self) -> None:
+        db, spec = self.db, self.spec
+        lists = [RankedList(s.name, s.kind, s.run(spec.filter_sql, self.window), s.weight) for s in self.searches]
+        fused = rrf(lists, spec.opts.rank_constant)
+        db.store.execute(CREATE_TABLE)
+        db.store.execute(f"DELETE FROM temp.{TABLE}")
+        db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?)",
+                             [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id) for h in fused])
+        if spec.needs is not None:  # every fused row, found by text or by knn, scored against the first knn query
+            source = next(s.request for s in self.searches if s.request is not None)
+            passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in fused], spec.needs)
+
+
+@dataclass
 class HybridPlan:
     sql: str
-    prepare: Callable[[], None]
+    prepare: Prepare
 
 
 def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOptions, sides: list[TextSide],
@@ -84,35 +130,25 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
         raise UserError("hybrid_match() cannot be combined with MATCH(), knn() or another hybrid_match()")
     if not hybrids and not knns:
         raise UserError("fusion_method='rrf' needs at least one knn() next to MATCH()")
-    tables = tables_in_from(db, select)
-    default_k = limit_k(select, bound)
-    searches, alias, table = _searches(db, select, bound, opts, sides, knns, hybrids, names, tables, default_k)
-    _apply_weights(searches, opts)
+    limits = exp.Select()
+    for clause in ("limit", "offset"):
+        if select.args.get(clause) is not None:
+            limits.set(clause, select.args[clause].copy())
+    spec = SideSpec([(s.node.copy(), s.alias) for s in sides], [(c.copy(), names.get(id(c))) for c in knns],
+                    [c.copy() for c in hybrids], tables_in_from(db, select), opts, limits)
+    prepare = Prepare(db, spec, bound)
     rest = [c for c in where if not any(c is n for n in nodes)]
     post = _post_conditions(select, rest)
     pre = [c for c in rest if not any(c is p for p in post)]
-    filter_sql = _filter_sql(select, alias, pre)
-    window = opts.window_size or max([default_k] + [s.k for s in searches] + [HYBRID_MATCH_WINDOW] * bool(hybrids))
-
-    def prepare() -> None:
-        lists = [RankedList(s.name, s.kind, s.run(filter_sql, window), s.weight) for s in searches]
-        fused = rrf(lists, opts.rank_constant)
-        db.store.execute(CREATE_TABLE)
-        db.store.execute(f"DELETE FROM temp.{TABLE}")
-        db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?)",
-                             [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id) for h in fused])
-        if needs is not None:       # every fused row, found by text or by knn, scored against the first knn query
-            source = next(s.request for s in searches if s.request is not None)
-            passages.fill(db, table, source.column, source.query, [h.doc_id for h in fused], needs)
-
+    spec.filter_sql = _filter_sql(select, prepare.alias, pre)
     db.store.execute(CREATE_TABLE)
-    _rewrite(select, alias, rest)
-    needs = passage_calls.rewrite(select, alias, bound)
+    _rewrite(select, prepare.alias, rest)
+    spec.needs = passage_calls.rewrite(select, prepare.alias, bound)
     return HybridPlan(select.sql(dialect="sqlite"), prepare)
 
 
 # -- the sides -------------------------------------------------------------------------------------
-def _searches(db, select, bound, opts, sides, knns, hybrids, names, tables, default_k):
+def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k):
     searches: list[Search] = []
     owners: set[str] = set()
     for side in sides:
@@ -141,7 +177,7 @@ def _text_search(db: Database, side: TextSide, opts: TextOptions, bound: dict[st
     fts = quote(side.index.name)
     weight = weight_sql(side.index, opts).sql(dialect="sqlite")
     param = "_tessera_text_q"
-    bound[param] = side.fts
+    bound = {**bound, param: side.fts}         # its own parameters: the statement's stay as they are
 
     def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
         where = f"WHERE {fts}.rowid IN ({filter_sql})" if filter_sql else ""
@@ -219,7 +255,7 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     searches = [_knn_search(db, request, None)]
     index = catalog_fulltext.chunk_index(table, column)
     tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
-    # natural language: common English words are ignored (measured best: HYBRID_MATCH_WINDOW's note)
+    # natural language: common English words are ignored (measured: the note at the top of this module)
     expression = to_fts5(tree, ["body"], catalog_fulltext.stopwords(table) | ENGLISH)
     if index is not None and expression is not None:
         searches.insert(0, _chunk_search(db, index, expression, bound))
@@ -230,7 +266,7 @@ def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any]) -
     """BM25 over the column's chunks; a document ranks by its best chunk (MaxP)."""
     fts, chunks = quote(index.name), quote(index.chunks)
     param = "_tessera_chunk_q"
-    bound[param] = expression
+    bound = {**bound, param: expression}
 
     def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
         where = f"WHERE k.doc_id IN ({filter_sql})" if filter_sql else ""

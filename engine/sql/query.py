@@ -45,7 +45,8 @@ def _plan(db: Database, expr: exp.Expression, params: Any, options: tuple) -> Pl
     if cached is not None:
         bound = cached.bind(params)
         knn = cached.remake_knn(db, bound) if cached.remake_knn is not None else None
-        return Planned(cached.sql, bound, knn)
+        prepare = cached.remake_prepare(db, bound) if cached.remake_prepare is not None else None
+        return Planned(cached.sql, bound, knn, prepare=prepare)
     bound_expr, bound = bind(expr, params)
     bound_expr = bound_expr.copy()
     _name_expressions(bound_expr)

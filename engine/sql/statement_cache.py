@@ -37,6 +37,7 @@ class ReusablePlan:
     names: list[str] = field(default_factory=list)
     positional: bool = True
     remake_knn: Any = None                   # (db, bound) -> KnnRequest, for a knn() query
+    remake_prepare: Any = None               # (db, bound) -> the step run before the SQL (hybrid search)
 
     def bind(self, params: Any) -> dict[str, Any]:
         """The parameter dict for this execute; an error exactly as a fresh ``bind`` raises it."""
@@ -54,7 +55,8 @@ DERIVED_PREFIX = "_tessera_"      # bound names the planner adds; a cached plan 
 
 def reusable(expr: exp.Expression, planned: Any) -> ReusablePlan | None:
     """A ReusablePlan of ``planned`` (select_plan.Planned), or None when it depends on the values."""
-    if planned.prepare is not None or (planned.knn is not None and planned.remake_knn is None):
+    remake_prepare = getattr(planned.prepare, "remake", None)    # hybrid search: its sides for new parameters
+    if (planned.prepare is not None and remake_prepare is None) or (planned.knn is not None and planned.remake_knn is None):
         return None
     if any(name.startswith(DERIVED_PREFIX) for name in planned.bound):
         return None     # values the planner derived from the statement's (full-text queries, snippet options)
@@ -62,7 +64,7 @@ def reusable(expr: exp.Expression, planned: Any) -> ReusablePlan | None:
     positional = any(not h.this for h in holders)
     names = [f"p{i}" for i in range(1, len(holders) + 1)] if positional else \
         list(dict.fromkeys(str(h.this) for h in holders))
-    return ReusablePlan(expr, planned.sql, names, positional, planned.remake_knn)
+    return ReusablePlan(expr, planned.sql, names, positional, planned.remake_knn, remake_prepare)
 
 
 class StatementCache:
