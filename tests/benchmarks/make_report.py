@@ -14,6 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import report_hybrid  # noqa: E402
+import report_speed  # noqa: E402
+import report_chunk_reuse  # noqa: E402
 
 DOCS = common.REPO / "docs"
 PAGE = DOCS / "benchmarks.md"
@@ -322,6 +324,8 @@ def main() -> None:
              f"{PY}/bench_memory.py                   # peak RSS over time while the engine loads the manual",
              f"{PY}/bench_index_build.py              # index catch-up: read_vectors as shipped vs one blob read per page",
              f"{PY}/bench_quantize.py --recall        # int8 candidates of the model: speed, vectors, recall",
+             f"{PY}/bench_chunk_reuse.py              # chunk reuse: re-sync, MODIFY COLUMN, knn_chunk_text() cost",
+             f"{PY}/bench_quantize_index.py --sizes 100000,1000000   # quantized indexes: memory, build, latency, recall",
              f"{PY}/make_report.py                               # this page and its chart",
              "```", "",
              "Vectors and the loaded database are kept in `~/.cache/tesseradb-bench` (`TESSERA_BENCH_CACHE`): "
@@ -397,6 +401,8 @@ def main() -> None:
                   ""]
     if query:
         lines += ["## Query latency", "", f"`{PY}/bench_query.py --sizes 100000,1000000`", ""] + query_section(query, ingest) + [""]
+    lines += report_chunk_reuse.section()
+    lines += report_speed.section()
     lines += report_hybrid.section(common.load_result("hybrid")) + [""]
     lines += engine_notes(ingest, query)
     PAGE.write_text("\n".join(lines).rstrip() + "\n")
@@ -504,15 +510,12 @@ def engine_notes(ingest: dict | None, query: dict | None) -> list[str]:
         out += ["", f"- **Query latency on the manual** (recursive 256/32, p50): {m['first']['p50']:.1f} ms = the query's "
                 f"embedding (model alone {m['model_alone']['p50']:.1f} ms) + the ANN step "
                 f"({m['ann_alone']['p50']:.2f} ms, the exact path over {m['vectors']:,} vectors) + about "
-                f"{rest:.1f} ms of statement parsing, planning and SQLite. The ANN step is slow for its size because "
-                "`storage/vectors.py` `_finish` rescores in float64 every chunk of every document near the cut (a "
-                "page of hundreds of chunks drags all of them into `_rank`); keeping only the chunks whose own "
-                "float32 distance is near the cut would leave a few dozen. The statement part is sqlglot: every "
-                "execute parses the SQL again (`grammar.parse`), deep-copies the tree and generates SQLite SQL while "
-                "planning the knn() rewrite (cProfile of cached repeats: parse, copy and generate are most of it); a "
-                "per-connection cache of the parsed and rewritten statement keyed by the SQL text "
-                "(`engine/dbapi.py` `Connection._run`, `engine/query.py` `plan_select`), binding only the "
-                "parameters, would remove most of it. Cached repeats skip the model."]
+                f"{rest:.1f} ms of statement work and SQLite (cached repeats: no model). Since issue 17 the ANN step "
+                "rescores in float64 only the chunks whose own float32 distance is near the cut "
+                "(`storage/ranking.py` `near_cut`), not every chunk of every document near it; a repeated SQL text is "
+                "parsed and planned once per connection (`engine/sql/statement_cache.py`), each execute binding its "
+                "parameters and rebuilding only the knn() request; and a vector written as a literal is lifted into a "
+                "parameter before sqlglot sees it (`grammar/literals.py`)."]
     ib = common.load_result("index_build")
     if ib:
         a, b = ib["variants"]["shipped"]["v_rec"], ib["variants"]["blob once per document"]["v_rec"]
