@@ -198,3 +198,17 @@ def test_the_shell_completes_the_new_words(typed, expected):
     from tesseradb.clients.shell.complete import SqlCompleter
     offered = [c.text for c in SqlCompleter().get_completions(Document(typed), CompleteEvent())]
     assert expected in offered
+
+
+def test_a_repeated_hybrid_statement_uses_each_executes_parameters(cur):
+    cur.execute("CREATE TABLE h (title text, v float_vector knn_type='hnsw' knn_dims='2' hnsw_similarity='l2')")
+    cur.execute("INSERT INTO h (id, title, v) VALUES (1, 'red apple', (0,0)), (2, 'green apple', (1,0)), "
+                "(3, 'red car', (2,0)), (4, 'blue car', (3,0))")
+    sql = ("SELECT id, weight() IS NOT NULL, knn_dist() FROM h WHERE MATCH(?) AS t AND knn(v, 2, ?) AS d "
+           "LIMIT ? OPTION fusion_method='rrf'")
+    # text side: red -> 1, 3; knn side from (0,0): 1, 2  => 1 first (both sides)
+    assert cur.execute(sql, ("red", [0.0, 0.0], 2)).fetchall()[0] == (1, 1, 0.0)
+    # the same statement again (its plan is reused): blue -> 4; knn from (3,0), window LIMIT 3: 4, 3, 2
+    rows = cur.execute(sql, ("blue", [3.0, 0.0], 3)).fetchall()
+    assert rows[0] == (4, 1, 0.0) and [r[0] for r in rows] == [4, 3, 2]
+    assert cur.execute(sql, ("apple", [0.0, 0.0], 1)).fetchall() == [(1, 1, 0.0)]
