@@ -106,6 +106,11 @@ def _prepare(db: Database, stmt: ast.Query) -> ast.Query:
     return stmt
 
 
+def _target_name(expr: exp.Expression) -> str:
+    target = expr.this.this if isinstance(expr.this, exp.Schema) else expr.this
+    return target.name.lower() if isinstance(target, exp.Table) else ""
+
+
 def with_session(handler: Callable[..., Result]) -> Callable[..., Result]:
     def run(db: Database, stmt: ast.Query, params: Any = None) -> Result:
         stmt = _prepare(db, stmt)
@@ -116,6 +121,9 @@ def with_session(handler: Callable[..., Result]) -> Callable[..., Result]:
                 result = handler(db, stmt, params)
         except apsw.SQLError as exc:
             raise sqlite_error(exc) from None
+        except apsw.ConstraintError as exc:             # an UPDATE that repeats a unique key
+            table = db.tables.get(_target_name(stmt.expr))
+            raise (mysql_write.duplicate_error(db, table, exc) if table is not None else exc) from None
         variables.record(db, stmt.kind, result)
         return result
     run.__name__ = getattr(handler, "__name__", "query")
