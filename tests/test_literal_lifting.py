@@ -133,3 +133,11 @@ def test_a_bad_literal_gets_the_same_error_as_before(con):
     short = "(" + ", ".join(["0.1"] * (DIMS - 1)) + ")"
     with pytest.raises(tesseradb.Error, match=f"{DIMS}"):
         con.execute(f"SELECT id FROM t WHERE knn(v, 3, {short})")
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.sampled_from(list("(),[]'\"`-#/*?:;.eE+0123456789 \nabIN")), max_size=300),
+       params=st.sampled_from([None, [1, 2], {"a": 1}]))
+def test_any_text_is_scanned_without_error(text, params):
+    sql, bound = lift(text, params)
+    assert sql == text or "?" in sql or ":_tessera_lit" in sql
