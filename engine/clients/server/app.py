@@ -86,7 +86,7 @@ class Server:
         self.port = self._listener.sockets[0].getsockname()[1]
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        stream = wire.TlsStream(MysqlStream(reader, writer))
+        stream = wire.GuardedStream(MysqlStream(reader, writer), SERVER_CAPABILITIES)
         if len(self.clients) >= self.options.max_connections:
             await stream.write(error_packet(SERVER_CAPABILITIES, 1040, "08004", "Too many connections"))
             writer.close()
@@ -136,7 +136,8 @@ def serve(database: str, *, host: str = "127.0.0.1", port: int = config.DEFAULT_
           user: str | None = None, password: str | None = None, ssl_cert: str | None = None,
           ssl_key: str | None = None, max_connections: int = config.DEFAULT_MAX_CONNECTIONS,
           idle_timeout: float | None = config.DEFAULT_IDLE_TIMEOUT, read_only: bool = False,
-          statement_timeout: float | None = None, background: bool = False):
+          statement_timeout: float | None = None, max_packet: int = config.DEFAULT_MAX_PACKET,
+          background: bool = False):
     """Serve ``database`` over the MySQL protocol. Blocks until SIGTERM / Ctrl-C and returns 0, or
     with ``background=True`` returns a :class:`Background` handle at once (``.port``, ``.stop()``)."""
     if password and user is None:
@@ -144,7 +145,7 @@ def serve(database: str, *, host: str = "127.0.0.1", port: int = config.DEFAULT_
     options = ServerOptions(database=database, host=host, port=port, user=user, password=password,
                             ssl_cert=ssl_cert, ssl_key=ssl_key, max_connections=max_connections,
                             idle_timeout=idle_timeout, read_only=read_only,
-                            statement_timeout=statement_timeout)
+                            statement_timeout=statement_timeout, max_packet=max_packet)
     server = Server(options)
     if background:
         return Background(server)

@@ -29,6 +29,8 @@ def parser() -> argparse.ArgumentParser:
                    help="disconnect a client silent this long (default 28800, MySQL's wait_timeout)")
     p.add_argument("--statement-timeout", type=float, default=None, metavar="SECONDS",
                    help="interrupt any statement running longer than this")
+    p.add_argument("--max-allowed-packet", type=int, default=config.DEFAULT_MAX_PACKET, metavar="BYTES",
+                   help="largest packet a client may send (default 64 MiB, MySQL 8's)")
     p.add_argument("--read-only", action="store_true", help="refuse every statement that writes")
     return p
 
@@ -40,7 +42,7 @@ def main(argv: list[str]) -> int:
         return serve(args.database, host=args.host, port=args.port, user=args.user, password=password,
                      ssl_cert=args.ssl_cert, ssl_key=args.ssl_key, max_connections=args.max_connections,
                      idle_timeout=args.idle_timeout, read_only=args.read_only,
-                     statement_timeout=args.statement_timeout)
+                     statement_timeout=args.statement_timeout, max_packet=args.max_allowed_packet)
     except config.ConfigError as exc:
         sys.stderr.write(f"tessera serve: {exc}\n")
         return 2

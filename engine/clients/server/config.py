@@ -59,6 +59,8 @@ def check(options: ServerOptions) -> None:
         raise ConfigError("TLS needs both --ssl-cert and --ssl-key")
     if options.max_connections < 1:
         raise ConfigError("--max-connections must be at least 1")
+    if options.max_packet < 1024:
+        raise ConfigError("--max-allowed-packet must be at least 1024 bytes")
     if options.idle_timeout is not None and options.idle_timeout <= 0:
         raise ConfigError("--idle-timeout must be a positive number of seconds")
 

@@ -32,7 +32,7 @@ from mysql_mimic.types import Capabilities, Commands, ServerStatus
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
 import tesseradb
-from tesseradb.clients.server import statements
+from tesseradb.clients.server import checks, statements
 from tesseradb.clients.server.session import Ok, Outcome, Rows
 from tesseradb.clients.server.wire import IdleTimeout, PacketTooLarge
 
@@ -227,6 +227,7 @@ class WireConnection(Connection):
 
     # -- small commands ------------------------------------------------------------------------
     async def handle_field_list(self, data: bytes) -> None:
+        checks.field_list(data)
         request = packets.parse_com_field_list(self.client_charset, data)
         fields = await self.session.fields(request.table)
         for name, _ in fields:
@@ -234,6 +235,10 @@ class WireConnection(Connection):
                 server_charset=self.server_charset, table=request.table, name=name,
                 is_com_field_list=True), drain=False)
         await self.stream.write(self.ok_or_eof())
+
+    async def handle_change_user(self, data: bytes) -> None:
+        checks.change_user(data, self.capabilities)
+        await super().handle_change_user(data)
 
     async def handle_reset_connection(self, data: bytes) -> None:
         await self.session.reset()

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import struct
 
+from tesseradb.clients.server import checks
+
 
 class IdleTimeout(Exception):
     """The client sent nothing for longer than the idle timeout."""
@@ -76,18 +78,32 @@ async def listen(loop: asyncio.AbstractEventLoop, on_client, host: str, port: in
     return await loop.create_server(protocol, host, port, reuse_address=True)
 
 
-class TlsStream:
-    """mysql-mimic's ``MysqlStream`` with a ``start_tls`` that does not lose the client's first TLS
-    bytes. A client sends its TLS ClientHello right after the SSLRequest packet, without waiting;
-    when both arrive in one read they sit in the plain-text reader's buffer, the TLS layer never
-    sees the hello, and the handshake hangs until the client gives up (mysql-mimic's start_tls, and
-    asyncio's, only read from the socket). Everything else is the wrapped stream's."""
+class GuardedStream:
+    """mysql-mimic's ``MysqlStream``, with two fixes.
 
-    def __init__(self, inner):
+    - Packets are checked before mysql-mimic parses them where its parser can loop forever: its
+      ``read_str_null`` spins at the end of the data when a NUL-terminated field has no NUL, which
+      froze the whole server on one malformed handshake (found by tests/server/test_stress.py).
+    - ``start_tls`` does not lose the client's first TLS bytes. A client sends its TLS hello right
+      after the SSLRequest packet, without waiting; when both arrive in one read they sit in the
+      plain-text reader's buffer, the TLS layer never sees the hello, and the handshake hangs until
+      the client gives up (mysql-mimic's start_tls, and asyncio's, only read from the socket).
+
+    Everything else is the wrapped stream's."""
+
+    def __init__(self, inner, capabilities: int):
         self._inner = inner
+        self.capabilities = capabilities
+        self.expect_handshake = True
 
     def __getattr__(self, name: str):
         return getattr(self._inner, name)
+
+    async def read(self) -> bytes:
+        data = await self._inner.read()
+        if self.expect_handshake:
+            self.expect_handshake = checks.handshake_response(data, self.capabilities) == "ssl"
+        return data
 
     async def start_tls(self, context) -> None:
         reader, writer = self._inner.reader, self._inner.writer
