@@ -22,7 +22,7 @@ from tesseradb.catalog.values import bind, evaluate_row
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
-from tesseradb.sql import constraints, dml, row_id
+from tesseradb.sql import constraints, dml, insert_conflicts, row_id
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
 
@@ -165,6 +165,9 @@ def run_insert(handler: Any, db: Database, stmt: ast.Query, params: Any) -> Resu
         return handler(db, stmt, params)               # its own error for a missing table
     expr = with_column_list(table, expr)
     check_defaults(db, table, _listed(table, expr))
+    if insert_conflicts.wanted(expr):
+        return insert_conflicts.run(handler, db, dataclasses.replace(stmt, expr=expr), table,
+                                    _listed(table, expr), list(schema(db, table).keys), params)
     deleted = 0
     doomed = conflicts(db, table, expr, params, stmt.replace)
     if doomed:
