@@ -18,6 +18,9 @@ outer cross using group by having order asc desc limit offset union all intersec
 then else end insert into values replace update set delete create table if drop alter add column
 truncate optimize describe desc show tables warnings explain begin start transaction commit rollback
 load data infile outfile with true false primary key default
+use databases schemas variables status errors full columns fields names character charset collate
+view unique index auto_increment comment check constraint engine lock unlock ignore duplicate
+information_schema
 text string int integer bigint float double bool boolean json timestamp varchar tinyint
 float_vector float_vector_array knn_type knn_dims hnsw_similarity hnsw_m hnsw_ef_construction
 model_name from chunk_strategy max_tokens overlap_tokens max_chunks hnsw cosine l2 ip
@@ -28,6 +31,7 @@ rank_constant window_size fusion_weights before_match after_match around limit_s
 FUNCTIONS = """
 knn knn_dist count sum avg min max length lower upper coalesce ifnull nullif abs round substr
 substring trim concat json_extract instr replace cast
+database version connection_id last_insert_id row_count found_rows if
 match weight highlight snippet hybrid_match hybrid_score
 """.split()
 CLIENT_COMMANDS = ["source", "help", "exit", "quit", "status", "warnings", "nowarning", "pager", "nopager",
