@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import socket
+import threading
+import time
 
 import pymysql
 import pytest
 from pymysql.constants import CLIENT, COMMAND
 
-from tests.server.support import DOCS, connect, load_docs
+from tests.server.support import connect, load_docs
 
 
 # -- auto-embedding and search -------------------------------------------------------------------------
@@ -215,3 +217,54 @@ def test_unicode_round_trip(server):
         cur.execute("INSERT INTO t (s) VALUES (%s)", ("naïve 東京 🚀 'quoted' \\ back",))
         cur.execute("SELECT s FROM t")
         assert cur.fetchall() == (("naïve 東京 🚀 'quoted' \\ back",),)
+
+
+# -- KILL ---------------------------------------------------------------------------------------------
+LONG_QUERY = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT COUNT(*) FROM r"
+
+
+def test_kill_query_interrupts_another_clients_statement(server):
+    victim = connect(server.port, read_timeout=120)
+    outcome: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            victim.cursor().execute(LONG_QUERY)
+        except pymysql.err.MySQLError as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    with connect(server.port) as killer, killer.cursor() as cur:
+        while worker.is_alive() and not outcome:
+            cur.execute(f"KILL QUERY {victim.thread_id()}")
+            worker.join(timeout=0.2)
+    worker.join()
+    assert outcome and outcome[0].args[0] == 1317
+    with victim.cursor() as cur:                # the connection survives KILL QUERY
+        cur.execute("SELECT 1")
+        assert cur.fetchall() == ((1,),)
+    victim.close()
+
+
+def test_kill_connection_ends_it(server):
+    victim = connect(server.port)
+    with connect(server.port) as killer, killer.cursor() as cur:
+        cur.execute(f"KILL {victim.thread_id()}")
+    with pytest.raises(pymysql.err.MySQLError):
+        victim.cursor().execute("SELECT 1")
+
+
+def test_a_packet_split_across_reads_is_read_whole(server):
+    """mysql-mimic read a packet header with read(4), which may return part of it."""
+    with connect(server.port) as c:
+        query = b"\x03SELECT 'split' AS s"
+        packet = len(query).to_bytes(3, "little") + b"\x00" + query
+        c._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for i in range(len(packet)):
+            c._sock.sendall(packet[i:i + 1])
+            time.sleep(0.005)
+        c._next_seq_id = 1
+        result = pymysql.connections.MySQLResult(c)
+        result.read()
+        assert result.rows == (("split",),)

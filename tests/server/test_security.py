@@ -145,7 +145,8 @@ def test_read_only_refuses_writes(db_file):
             cur.execute("SELECT n FROM t")
             assert cur.fetchall() == ((1,),)
             for sql in ["INSERT INTO t (n) VALUES (2)", "DROP TABLE t", "CREATE TABLE u (n int)",
-                        "UPDATE t SET n = 5", "SELECT n FROM t INTO OUTFILE '/tmp/x.csv'"]:
+                        "UPDATE t SET n = 5", "SELECT n FROM t INTO OUTFILE '/tmp/x.csv'",
+                        "WITH x AS (SELECT 1) DELETE FROM t"]:
                 with pytest.raises(pymysql.err.MySQLError) as info:
                     cur.execute(sql)
                 assert info.value.args[0] == 1290, sql
@@ -199,3 +200,17 @@ def test_silent_socket_is_closed_by_the_idle_timeout(db_file):
                 data = s.recv(4096)             # ends (b"") when the server hangs up
     finally:
         srv.stop()
+
+
+def test_malformed_handshake_does_not_freeze_the_server(server):
+    """A handshake response whose user name has no terminating NUL made mysql-mimic's parser spin
+    forever on the event loop; it is refused (1835 / closed) and other clients carry on."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.recv(4096)
+        payload = (0xFFFFFFFF).to_bytes(4, "little") + bytes(28) + b"no-terminator"
+        s.sendall(len(payload).to_bytes(3, "little") + b"\x01" + payload)
+        reply = s.recv(4096)
+        assert reply[4] == 0xFF and int.from_bytes(reply[5:7], "little") in (1043, 1835)
+    with connect(server.port) as c, c.cursor() as cur:
+        cur.execute("SELECT 1")
+        assert cur.fetchall() == ((1,),)

@@ -19,7 +19,7 @@ import pymysql
 import pytest
 
 import tesseradb
-from tests.server.support import DOCS_DDL, connect, load_docs
+from tests.server.support import connect, load_docs
 
 pytestmark = pytest.mark.stress
 

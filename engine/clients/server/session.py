@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mysql_mimic import ResultColumn, Session
@@ -70,7 +70,6 @@ class Shared:
     variables: Variables
     read_only: bool = False
     statement_timeout: float | None = None
-    sessions: set["EngineSession"] = field(default_factory=set)
 
 
 PROBE_DATABASES = {"information_schema", "mysql", "performance_schema", "sys"}
@@ -95,7 +94,6 @@ class EngineSession(Session):
         await super().init(connection)
         self.con = await self._call(tesseradb.connect, self.shared.path, autocommit=True,
                                     statement_timeout=self.shared.statement_timeout)
-        self.shared.sessions.add(self)
 
     async def close(self) -> None:
         """The client left (or the server stops): roll back what it left open, close its engine
@@ -103,7 +101,6 @@ class EngineSession(Session):
         if self._closed:
             return
         self._closed = True
-        self.shared.sessions.discard(self)
         self.interrupt()
         if self.con is not None:
             await asyncio.get_running_loop().run_in_executor(self._worker, _close, self.con)

@@ -179,4 +179,7 @@ def allowed_read_only(stmt: Statement) -> bool:
     words = _words(list(stmt.tokens))
     if not words or words[0] not in READ_ONLY_FIRST:
         return False
+    writes = {TokenType.INSERT, TokenType.UPDATE, TokenType.DELETE, TokenType.REPLACE}
+    if words[0] == "WITH" and any(t.token_type in writes for t in stmt.tokens):
+        return False                            # WITH ... DELETE / UPDATE
     return not any(w in ("OUTFILE", "DUMPFILE") for w in words)
