@@ -101,6 +101,15 @@ class Prepare:
     def remake(self, db: Database, bound: dict[str, Any]) -> "Prepare":
         return Prepare(db, self.spec, bound)
 
+    def describe(self) -> list[tuple[str, str]]:
+        """EXPLAIN's rows: each side, the candidates per side, the filter every side applies."""
+        rows = [("hybrid", f"{s.kind} side{' ' + s.name if s.name else ''}: weight {s.weight:g}, "
+                           f"{self.window} candidates") for s in self.searches]
+        rows.append(("hybrid", f"fusion: rrf, rank_constant={self.spec.opts.rank_constant}"))
+        if self.spec.filter_sql:
+            rows.append(("hybrid filter", self.spec.filter_sql))
+        return rows
+
     def __call__(self) -> None:
         db, spec = self.db, self.spec
         lists = [RankedList(s.name, s.kind, s.run(spec.filter_sql, self.window), s.weight) for s in self.searches]

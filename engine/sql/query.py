@@ -90,6 +90,9 @@ def explain(db: Database, stmt: ast.Explain, params=None) -> Result:
                 rows.append(("filter", planned.knn.filter_sql))
                 info = apsw.ext.query_info(db.store.conn, planned.knn.filter_sql, bound, explain_query_plan=True)
                 rows.extend(("filter plan", _plan_text(step)) for step in _walk(info.query_plan))
+        describe = getattr(planned.prepare, "describe", None)       # hybrid search: its sides
+        if describe is not None:
+            rows.extend(describe())
         sql, bound = planned.sql, planned.bound
         if planned.knn is not None:
             db.store.execute(CREATE_KNN_TABLE)
