@@ -212,3 +212,11 @@ def test_a_repeated_hybrid_statement_uses_each_executes_parameters(cur):
     rows = cur.execute(sql, ("blue", [3.0, 0.0], 3)).fetchall()
     assert rows[0] == (4, 1, 0.0) and [r[0] for r in rows] == [4, 3, 2]
     assert cur.execute(sql, ("apple", [0.0, 0.0], 1)).fetchall() == [(1, 1, 0.0)]
+
+
+def test_a_repeated_hybrid_match_runs_its_text_side_with_each_executes_filter(notes):
+    sql = "SELECT id, weight() FROM notes WHERE hybrid_match(?, v) AND id <> ? LIMIT 4"
+    for word, excluded, found in [("SIGUSR1", 2, 1), ("furry", 1, 3), ("certificate", 3, 4), ("SIGUSR1", 1, None)]:
+        rows = notes.execute(sql, (word, excluded)).fetchall()
+        assert excluded not in [r[0] for r in rows]
+        assert [r[0] for r in rows if r[1] is not None] == ([found] if found else [])

@@ -19,6 +19,7 @@ read as natural language (any word may match); measured best on the manual (docs
 """
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,9 @@ from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
 from tesseradb.sql import passage_calls
 
+# hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
+# SQLite both release the GIL; the connection is used by one thread at a time)
+_EARLY = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="tessera-text-side")
 TABLE = "_tessera_hybrid"
 CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (doc_id INTEGER PRIMARY KEY, score REAL NOT NULL, "
                 "weight REAL, dist REAL, chunk_id INTEGER)")
@@ -64,6 +68,22 @@ class Search:
     weight: float = 1.0
     k: int = 0                          # a knn side's own k: the window is at least that
     request: KnnRequest | None = None   # a knn side's request: knn_chunk*() score chunks against its query
+    early: Any = None                   # a text side already running (Future), and the arguments it runs with
+    early_args: tuple | None = None
+
+    def ranked(self, filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
+        if self.early is not None and self.early_args == (filter_sql, window):
+            return self.early.result()
+        return self.run(filter_sql, window)
+
+    def start(self, filter_sql: str | None, window: int) -> None:
+        """Run the side in a worker thread (it only reads SQLite) while the caller embeds the query."""
+        self.early, self.early_args = _EARLY.submit(self.run, filter_sql, window), (filter_sql, window)
+
+    def settle(self) -> None:
+        """Wait for a started side (before anything else may use the connection)."""
+        if self.early is not None:
+            concurrent.futures.wait([self.early])
 
 
 @dataclass
@@ -78,13 +98,15 @@ class SideSpec:
     limits: exp.Select                                    # the statement's LIMIT / OFFSET (for k and window)
     filter_sql: str | None = None
     needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
+    planned: bool = False                                 # filter_sql is known: a text side may start early
 
     def build(self, db: Database, bound: dict[str, Any]) -> tuple[list[Search], int, str, Table]:
         sides = [resolve_side(db, node, bound, self.tables, name) for node, name in self.texts]
         names = {id(node): name for node, name in self.knns if name}
         default_k = limit_k(self.limits, bound)
+        early = (self.filter_sql,) if self.planned else None
         searches, alias, table = _searches(db, bound, self.opts, sides, [n for n, _ in self.knns], self.hybrids,
-                                           names, self.tables, default_k)
+                                           names, self.tables, default_k, early)
         _apply_weights(searches, self.opts)
         window = self.opts.window_size or max([default_k] + [s.k for s in searches])
         return searches, window, alias, table
@@ -112,7 +134,7 @@ class Prepare:
 
     def __call__(self) -> None:
         db, spec = self.db, self.spec
-        lists = [RankedList(s.name, s.kind, s.run(spec.filter_sql, self.window), s.weight) for s in self.searches]
+        lists = [RankedList(s.name, s.kind, s.ranked(spec.filter_sql, self.window), s.weight) for s in self.searches]
         fused = rrf(lists, spec.opts.rank_constant)
         db.store.execute(CREATE_TABLE)
         db.store.execute(f"DELETE FROM temp.{TABLE}")
@@ -153,11 +175,12 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     db.store.execute(CREATE_TABLE)
     _rewrite(select, prepare.alias, rest)
     spec.needs = passage_calls.rewrite(select, prepare.alias, bound)
+    spec.planned = True
     return HybridPlan(select.sql(dialect="sqlite"), prepare)
 
 
 # -- the sides -------------------------------------------------------------------------------------
-def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k):
+def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, early=None):
     searches: list[Search] = []
     owners: set[str] = set()
     for side in sides:
@@ -171,7 +194,9 @@ def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k):
     for call in hybrids:
         alias, table, column, text, k = _hybrid_args(db, call, tables, bound, default_k)
         owners.add(alias)
-        searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound))
+        window = opts.window_size or max(default_k, k)            # as SideSpec.build will find it
+        searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound,
+                                         None if early is None else (early[0], window)))
     if len(owners) > 1:
         raise UserError("the searches of a hybrid query must be on one table")
     alias = owners.pop()
@@ -256,19 +281,26 @@ def _struct_k(node: exp.Struct, bound: dict[str, Any], default: int) -> int:
 
 
 def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: str, k: int,
-                     bound: dict[str, Any]) -> list[Search]:
+                     bound: dict[str, Any], early: tuple[str | None, int] | None = None) -> list[Search]:
+    """The chunk BM25 side and the knn side of hybrid_match(). With ``early`` (filter, window), the
+    text side starts in a worker thread before the model embeds the text."""
     spec = table.vectors[column.lower()]
     check_text(text, "hybrid_match() query")
-    vector = embed.get_model(spec.model_name).embed_query(text).reshape(1, -1).astype(np.float32)
-    request = KnnRequest(table, alias, spec.column, k, vector, bound=bound)
-    searches = [_knn_search(db, request, None)]
     index = catalog_fulltext.chunk_index(table, column)
     tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
     # natural language: common English words are ignored (measured: the note at the top of this module)
     expression = to_fts5(tree, ["body"], catalog_fulltext.stopwords(table) | ENGLISH)
-    if index is not None and expression is not None:
-        searches.insert(0, _chunk_search(db, index, expression, bound))
-    return searches
+    searches = [_chunk_search(db, index, expression, bound)] if index is not None and expression is not None else []
+    if searches and early is not None:
+        searches[0].start(*early)
+    try:
+        vector = embed.get_model(spec.model_name).embed_query(text).reshape(1, -1).astype(np.float32)
+    except BaseException:
+        for search in searches:
+            search.settle()
+        raise
+    request = KnnRequest(table, alias, spec.column, k, vector, bound=bound)
+    return searches + [_knn_search(db, request, None)]
 
 
 def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any]) -> Search:
