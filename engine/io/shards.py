@@ -146,6 +146,10 @@ def load_batches(path: str, table: Table, stmt: ast.LoadData, shard: EmbedSettin
         batch = pick(batch, positions)
         rows = convert(columns, batch, native_json=False)
         names = [c.name.lower() for c in columns]
+        missing = [f for f in spec.from_columns if f.lower() not in names]
+        if missing:  # the stored vectors are of the text these columns make: they must be stored too
+            raise BadRow(f"the column list leaves out '{missing[0]}', a column the shard's vectors were "
+                         f"embedded from (from='{','.join(spec.from_columns)}')", kind=errors.ProgrammingError)
         texts = [source_text(spec, dict(zip(names, row))) for row in rows]
         embedded = [_keyed(spec, text, emb, line)
                     for text, emb, line in zip(texts, stored.take(batch.lines), batch.lines)]

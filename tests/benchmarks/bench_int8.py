@@ -117,11 +117,12 @@ def main() -> None:
     ap.add_argument("--ingest-every", type=int, default=0, metavar="N",
                     help="engine ingest of every Nth page with each model (0: skip)")
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--out", default="int8", help="result name (runs made side by side write separate files)")
     args = ap.parse_args()
     docs = common.pages()
     f32, i8 = common.model(), get_model(INT8)
     i8.embed(["warm up"])
-    out = (common.load_result("int8") or {}) | {"loadavg_start": common.loadavg(), "int8_fingerprint": i8.fingerprint}
+    out = (common.load_result(args.out) or {}) | {"loadavg_start": common.loadavg(), "int8_fingerprint": i8.fingerprint}
     if not args.no_speed:
         out["speed"] = speed(f32, i8, docs, args.chunks, args.repeat)
     if args.recall:
@@ -129,7 +130,7 @@ def main() -> None:
     if args.ingest_every:
         out["ingest"] = ingest(docs, args.ingest_every)
     out["loadavg_end"] = common.loadavg()
-    common.save_result("int8", out)
+    common.save_result(args.out, (common.load_result(args.out) or {}) | out)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import report_hybrid  # noqa: E402
+import report_int8  # noqa: E402
 import report_speed  # noqa: E402
 import report_chunk_reuse  # noqa: E402
 
@@ -326,6 +327,9 @@ def main() -> None:
              f"{PY}/bench_quantize.py --recall        # int8 candidates of the model: speed, vectors, recall",
              f"{PY}/bench_chunk_reuse.py              # chunk reuse: re-sync, MODIFY COLUMN, knn_chunk_text() cost",
              f"{PY}/bench_quantize_index.py --sizes 100000,1000000   # quantized indexes: memory, build, latency, recall",
+             f"{PY}/bench_int8.py --ingest-every 3; {PY}/bench_int8.py --no-speed --recall --out int8_recall   # the int8 model",
+             f"{PY}/bench_memory.py --big-document 20   # one 20 MB document with max_chunks",
+             f"{PY}/bench_ray_ingest.py --every 6     # Ray ingest (tessera embed's pipeline) per worker",
              f"{PY}/make_report.py                               # this page and its chart",
              "```", "",
              "Vectors and the loaded database are kept in `~/.cache/tesseradb-bench` (`TESSERA_BENCH_CACHE`): "
@@ -403,6 +407,7 @@ def main() -> None:
         lines += ["## Query latency", "", f"`{PY}/bench_query.py --sizes 100000,1000000`", ""] + query_section(query, ingest) + [""]
     lines += report_chunk_reuse.section()
     lines += report_speed.section()
+    lines += report_int8.section()
     lines += report_hybrid.section(common.load_result("hybrid")) + [""]
     lines += engine_notes(ingest, query)
     PAGE.write_text("\n".join(lines).rstrip() + "\n")

@@ -113,5 +113,7 @@ def ray_section(r: dict | None) -> list[str]:
 
 
 def section() -> list[str]:
-    return (int8_section(common.load_result("int8")) + memory_section(common.load_result("memory"))
+    recall = (common.load_result("int8_recall") or {}).get("recall")
+    int8 = (common.load_result("int8") or {}) | ({"recall": recall} if recall else {})
+    return (int8_section(int8 or None) + memory_section(common.load_result("memory"))
             + ray_section(common.load_result("ray_ingest")))
