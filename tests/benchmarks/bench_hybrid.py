@@ -219,6 +219,8 @@ def speed_only(path: str) -> None:
     result["speed"] = speed(con.cursor(), common.model(), common.heading_queries(common.pages())[::7])
     result["trigger_cost"] = trigger_cost()
     result["loadavg"] = common.loadavg()
+    result.setdefault("speed_runs", []).append({"when": time.strftime("%Y-%m-%d %H:%M:%S"),
+                                                "loadavg": result["loadavg"], **result["speed"]})
     log(json.dumps(result["speed"]))
     common.save_result("hybrid", result)
     con.close()
@@ -227,7 +229,8 @@ def speed_only(path: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default=DEFAULT_DB)
-    ap.add_argument("--speed-only", action="store_true", help="measure speed again, keep the quality figures")
+    ap.add_argument("--speed-only", action="store_true", help="measure speed again (one more entry in speed_runs), "
+                    "keep the quality figures")
     args = ap.parse_args()
     if args.speed_only:
         return speed_only(args.db)
@@ -265,6 +268,7 @@ def main() -> None:
     sw_con.close()
     log("speed")
     result["speed"] = speed(cur, model, heads[::7])
+    result["speed_runs"] = [{"when": time.strftime("%Y-%m-%d %H:%M:%S"), "loadavg": common.loadavg(), **result["speed"]}]
     result["trigger_cost"] = trigger_cost()
     result["loadavg"] = common.loadavg()
     log(json.dumps(result["speed"]))
