@@ -124,6 +124,8 @@ def test_a_shard_of_another_model_or_other_chunks_is_refused(cluster, source, sh
     create(cur, "novec", "chunks float_vector knn_type='hnsw' knn_dims='384' hnsw_similarity='cosine'")
     with pytest.raises(tesseradb.ProgrammingError, match="does not have"):
         cur.execute(f"LOAD DATA INFILE '{shard_dir}/*.parquet' INTO TABLE novec")
+    with pytest.raises(tesseradb.ProgrammingError, match="leaves out 'title', a column the shard's vectors"):
+        cur.execute(f"LOAD DATA INFILE '{shard_dir}/*.parquet' INTO TABLE docs (id, body)")
     for t in ("docs", "wider", "novec"):
         assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchone() == (0,)
 
