@@ -26,7 +26,7 @@ def serve(database: str, **options):
     """Serve ``database`` over the MySQL protocol (``tessera serve``; docs/server.md). Blocks until
     SIGTERM / Ctrl-C, or with ``background=True`` returns a handle with ``.port`` and ``.stop()``."""
     from tesseradb.clients.server import serve as _serve   # the protocol stack loads only when used
-    return _serve(database, **options)
+    return _serve(database, connect=connect, **options)
 
 
 def embed_to_parquet(source, output, **options):

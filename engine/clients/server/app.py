@@ -7,11 +7,13 @@ background=True)`` runs the same server on a thread and returns a handle with ``
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import logging
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from mysql_mimic.constants import KillKind
@@ -19,7 +21,6 @@ from mysql_mimic.control import LocalControl
 from mysql_mimic.stream import MysqlStream
 from mysql_mimic.variables import GlobalVariables, SYSTEM_VARIABLES
 
-import tesseradb
 from tesseradb.clients.server import config, wire
 from tesseradb.clients.server.auth import Accounts
 from tesseradb.clients.server.config import ServerOptions
@@ -36,7 +37,7 @@ def server_variables(options: ServerOptions) -> GlobalVariables:
     makes SQLAlchemy quote identifiers with double quotes, which MySQL reads as strings)."""
     schema = dict(SYSTEM_VARIABLES)
     defaults = {
-        "version": "8.0.36-tesseradb", "version_comment": f"tesseradb {tesseradb.__version__}",
+        "version": "8.0.36-tesseradb", "version_comment": f"tesseradb {importlib.metadata.version('tesseradb')}",
         "sql_mode": "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
                     "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION",
         "transaction_isolation": "SERIALIZABLE", "default_storage_engine": "tesseradb",
@@ -65,11 +66,11 @@ class EngineControl(LocalControl):
 
 
 class Server:
-    def __init__(self, options: ServerOptions):
+    def __init__(self, options: ServerOptions, connect: Callable[..., Any]):
         config.check(options)
         self.options = options
         self.ssl = config.ssl_context(options)
-        self.shared = Shared(path=options.database, name=options.name, variables=server_variables(options),
+        self.shared = Shared(connect=connect, path=options.database, name=options.name, variables=server_variables(options),
                              read_only=options.read_only, statement_timeout=options.statement_timeout)
         self.accounts = Accounts(options.user, options.password)
         self.control = EngineControl()
@@ -78,7 +79,7 @@ class Server:
         self._listener: asyncio.base_events.Server | None = None
 
     async def start(self) -> None:
-        tesseradb.connect(self.options.database).close()     # create it now; report a bad path at once
+        self.shared.connect(self.options.database).close()   # create it now; report a bad path at once
         loop = asyncio.get_running_loop()
         self._listener = await wire.listen(loop, self._on_client, self.options.host, self.options.port,
                                            idle_timeout=self.options.idle_timeout,
@@ -132,21 +133,23 @@ class Server:
 
 
 # -- running it ---------------------------------------------------------------------------------
-def serve(database: str, *, host: str = "127.0.0.1", port: int = config.DEFAULT_PORT,
+def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1", port: int = config.DEFAULT_PORT,
           user: str | None = None, password: str | None = None, ssl_cert: str | None = None,
           ssl_key: str | None = None, max_connections: int = config.DEFAULT_MAX_CONNECTIONS,
           idle_timeout: float | None = config.DEFAULT_IDLE_TIMEOUT, read_only: bool = False,
           statement_timeout: float | None = None, max_packet: int = config.DEFAULT_MAX_PACKET,
           background: bool = False):
     """Serve ``database`` over the MySQL protocol. Blocks until SIGTERM / Ctrl-C and returns 0, or
-    with ``background=True`` returns a :class:`Background` handle at once (``.port``, ``.stop()``)."""
+    with ``background=True`` returns a :class:`Background` handle at once (``.port``, ``.stop()``).
+    ``connect`` is ``tesseradb.connect``: ``tesseradb.serve()`` hands it in (the server is a client of
+    the public API and must not import the package that exports it)."""
     if password and user is None:
         user = "root"
     options = ServerOptions(database=database, host=host, port=port, user=user, password=password,
                             ssl_cert=ssl_cert, ssl_key=ssl_key, max_connections=max_connections,
                             idle_timeout=idle_timeout, read_only=read_only,
                             statement_timeout=statement_timeout, max_packet=max_packet)
-    server = Server(options)
+    server = Server(options, connect)
     if background:
         return Background(server)
     return asyncio.run(_run_forever(server))

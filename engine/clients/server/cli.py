@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     try:
         password = config.read_password(args.password_file) if args.password_file else None
-        return serve(args.database, host=args.host, port=args.port, user=args.user, password=password,
+        return serve(args.database, connect=tesseradb.connect, host=args.host, port=args.port, user=args.user, password=password,
                      ssl_cert=args.ssl_cert, ssl_key=args.ssl_key, max_connections=args.max_connections,
                      idle_timeout=args.idle_timeout, read_only=args.read_only,
                      statement_timeout=args.statement_timeout, max_packet=args.max_allowed_packet)

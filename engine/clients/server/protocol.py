@@ -31,7 +31,7 @@ from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.types import Capabilities, Commands, ServerStatus
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
-import tesseradb
+from tesseradb import errors
 from tesseradb.clients.server import checks, statements
 from tesseradb.clients.server.session import Ok, Outcome, Rows
 from tesseradb.clients.server.wire import IdleTimeout, PacketTooLarge
@@ -102,7 +102,7 @@ class WireConnection(Connection):
             if handler is None:
                 raise MysqlError(f"Unsupported command: {hex(data[0])}", ErrorCode.UNKNOWN_COM_ERROR)
             await handler(data[1:])
-        except tesseradb.Error as exc:
+        except errors.Error as exc:
             await self._write_error(exc.errno, exc.sqlstate, exc.msg)
         except MysqlError as exc:
             await self._write_error(int(exc.code), _sqlstate(int(exc.code)), exc.msg)

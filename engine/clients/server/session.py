@@ -15,6 +15,7 @@ import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from mysql_mimic import ResultColumn, Session
@@ -23,7 +24,7 @@ from mysql_mimic.schema import Column, InfoSchema, info_schema_tables
 from mysql_mimic.types import ServerStatus
 from mysql_mimic.variables import SessionVariables, Variables
 
-import tesseradb
+from tesseradb import errors
 from tesseradb.clients.server import statements, values
 from tesseradb.clients.server.statements import Route, Statement
 
@@ -49,7 +50,7 @@ class NotAProbe(Exception):
     """mysql-mimic reached the end of its middlewares: the statement is not one it answers."""
 
 
-class ServerError(tesseradb.DatabaseError):
+class ServerError(errors.DatabaseError):
     """An error the server itself raises, with MySQL's number and SQLSTATE."""
 
 
@@ -65,6 +66,7 @@ def read_only_refused() -> ServerError:
 @dataclass
 class Shared:
     """What every session of one server shares."""
+    connect: Callable[..., Any]                 # tesseradb.connect (handed in: clients sit above it)
     path: str
     name: str                                   # the database name clients see (SHOW DATABASES, USE)
     variables: Variables
@@ -82,7 +84,7 @@ class EngineSession(Session):
         self.middlewares = [m for m in self.middlewares if m not in no_ops]
         self.shared = shared
         self.database = shared.name
-        self.con: tesseradb.Connection | None = None
+        self.con: Any = None
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-client")
         self._running = threading.Event()
@@ -92,7 +94,7 @@ class EngineSession(Session):
     # -- lifecycle ---------------------------------------------------------------------------
     async def init(self, connection: Any) -> None:
         await super().init(connection)
-        self.con = await self._call(tesseradb.connect, self.shared.path, autocommit=True,
+        self.con = await self._call(self.shared.connect, self.shared.path, autocommit=True,
                                     statement_timeout=self.shared.statement_timeout)
 
     async def close(self) -> None:
@@ -169,7 +171,7 @@ class EngineSession(Session):
     async def _probe_fallback(self, stmt: Statement, params: list[Any] | None) -> Outcome:
         try:
             return await self._engine(stmt, params)
-        except tesseradb.ProgrammingError as exc:
+        except errors.ProgrammingError as exc:
             if exc.errno != 1064:
                 raise
             try:
@@ -228,7 +230,7 @@ RUNNERS = {
 
 
 # -- engine calls, always on the session's worker thread -------------------------------------------
-def _status(con: tesseradb.Connection) -> ServerStatus:
+def _status(con: Any) -> ServerStatus:
     status = ServerStatus(0)
     if con.autocommit:
         status |= ServerStatus.SERVER_STATUS_AUTOCOMMIT
@@ -237,7 +239,7 @@ def _status(con: tesseradb.Connection) -> ServerStatus:
     return status
 
 
-def _set_autocommit(con: tesseradb.Connection, on: bool) -> ServerStatus:
+def _set_autocommit(con: Any, on: bool) -> ServerStatus:
     """MySQL: switching autocommit on commits the open transaction."""
     if on and con.in_transaction:
         con.commit()
@@ -245,26 +247,26 @@ def _set_autocommit(con: tesseradb.Connection, on: bool) -> ServerStatus:
     return _status(con)
 
 
-def _reset(con: tesseradb.Connection) -> None:
+def _reset(con: Any) -> None:
     con.rollback()
     con.autocommit = True
 
 
-def _close(con: tesseradb.Connection) -> None:
+def _close(con: Any) -> None:
     try:
         con.rollback()
     finally:
         con.close()
 
 
-def describe(con: tesseradb.Connection | None, table: str) -> list[tuple[str, str]]:
+def describe(con: Any, table: str) -> list[tuple[str, str]]:
     assert con is not None
     cur = con.cursor()
     cur.execute(f"DESCRIBE `{table.replace('`', '``')}`")
     return [(row[0], row[1]) for row in cur.fetchall()]
 
 
-def describe_all(con: tesseradb.Connection) -> dict[str, list[tuple[str, str]]]:
+def describe_all(con: Any) -> dict[str, list[tuple[str, str]]]:
     cur = con.cursor()
     cur.execute("SHOW TABLES")
     return {row[0]: describe(con, row[0]) for row in cur.fetchall()}
