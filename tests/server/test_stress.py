@@ -108,7 +108,10 @@ def test_concurrent_clients_lose_and_duplicate_nothing(start_process, db_file):
     acknowledged = [t for c in clients for t in c.acknowledged]
     failed = {t for c in clients for t in c.failed}
     stored = _titles(proc.port)
-    assert len(acknowledged) > CLIENTS and sum(c.queries for c in clients) > CLIENTS
+    queries = sum(c.queries for c in clients)
+    print(f"{CLIENTS} clients, {LOAD_SECONDS:.0f} s: {len(acknowledged)} inserts, {queries} knn queries, "
+          f"MySQL errors {sorted(e for c in clients for e in c.mysql_errors)}")
+    assert len(acknowledged) > CLIENTS and queries > CLIENTS
     assert sorted(stored) == sorted(acknowledged)          # none lost, none duplicated
     assert not failed & set(stored)                        # a failed insert left nothing
     with connect(proc.port) as c, c.cursor() as cur:       # every stored row is searchable

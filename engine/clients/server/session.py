@@ -74,6 +74,9 @@ class Shared:
     statement_timeout: float | None = None
 
 
+# Session variables a reset keeps: who is connected and the character set the client talks in.
+KEPT_ON_RESET = ("external_user", "character_set_client", "character_set_connection",
+                 "character_set_results", "collation_connection")
 PROBE_DATABASES = {"information_schema", "mysql", "performance_schema", "sys"}
 
 
@@ -113,7 +116,10 @@ class EngineSession(Session):
         """COM_RESET_CONNECTION / COM_CHANGE_USER: a fresh session on the same engine connection."""
         if self.con is not None:
             await self._call(_reset, self.con)
+        kept = {name: self.variables.get(name) for name in KEPT_ON_RESET}
         self.variables = SessionVariables(self.shared.variables)
+        for name, value in kept.items():
+            self.variables.set(name, value, force=True)
         self.database = self.shared.name
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
 
