@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -76,11 +77,23 @@ def _read(db: Context, layout: ColumnLayout, hits: list[tuple[str, int, int]], d
     docs = list(by_doc)
     for start in range(0, len(docs), 500):
         for doc, blob in db.store.execute(sql, (json.dumps(docs[start:start + 500]),)):
-            vectors = unpack(blob, layout.is_array)
+            vectors = _readable(blob, layout.is_array, dims)
             for key, ordinal in by_doc[doc]:
-                if ordinal < len(vectors) and vectors.shape[1] == dims:
+                if ordinal < len(vectors):
                     out[key] = vectors[ordinal]
     return out
+
+
+def _readable(blob: object, is_array: bool, dims: int) -> np.ndarray:
+    """The stored vectors of a document, or none when its blob cannot be trusted (damaged, another
+    width, not finite): REPAIR TABLE re-embeds exactly such rows, so they must never be reused."""
+    try:
+        vectors = unpack(blob, is_array) if isinstance(blob, bytes) else np.zeros((0, dims), np.float32)
+    except (struct.error, ValueError):
+        return np.zeros((0, dims), np.float32)
+    if vectors.ndim != 2 or vectors.shape[1] != dims or not np.isfinite(vectors).all():
+        return np.zeros((0, dims), np.float32)
+    return vectors
 
 
 def embed_pieces(db: Context, model, pieces: Sequence[str], *,
