@@ -110,17 +110,14 @@ class ChunkEmbedder:
         self.model = embed.get_model(self.settings.model_name)
         if self.model.fingerprint != self.settings.model_fingerprint:
             raise errors.DataError(f"model '{self.settings.model_name}' on this worker has fingerprint "
-                            f"{self.model.fingerprint}, not the column's {self.settings.model_fingerprint}")
+                                   f"{self.model.fingerprint}, not the column's {self.settings.model_fingerprint}")
         self.model.threads = threads
         self.model.session()
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        batch = _with_id(batch, self.id_column)
+        batch = _with_id(batch, self.id_column)   # the columns were checked before the run (_check_columns)
         s = self.settings
         names = {n.lower(): n for n in batch.column_names}
-        missing = [c for c in s.from_columns if c.lower() not in names]
-        if missing:
-            raise errors.NoSuchColumn(f"the input has no column '{missing[0]}' (from='{','.join(s.from_columns)}')")
         values = {c.lower(): batch.column(names[c.lower()]).to_pylist() for c in s.from_columns}
         texts = [source_text(s, {c: values[c][i] for c in values}) for i in range(batch.num_rows)]
         ids = batch.column("id").to_pylist()
@@ -135,9 +132,6 @@ class ChunkEmbedder:
 def _with_id(batch: pa.Table, id_column: str) -> pa.Table:
     """The batch with its id column named ``id`` (the table's implicit primary key)."""
     names = batch.column_names
-    if id_column not in names:
-        raise errors.NoSuchColumn(f"the input has no id column '{id_column}' (columns: {', '.join(names)}); "
-                                  "shards carry the ids rows get when loaded")
     if id_column != "id":
         if "id" in names:
             raise errors.ProgrammingError(f"the input has both 'id' and the id column '{id_column}'")
@@ -238,6 +232,8 @@ def _check_columns(names: list[str], settings: EmbedSettings, id_column: str) ->
     if id_column not in names:
         raise errors.NoSuchColumn(f"the input has no id column '{id_column}' (columns: {', '.join(names)}); "
                                   "shards carry the ids rows get when loaded")
+    if id_column != "id" and "id" in names:
+        raise errors.ProgrammingError(f"the input has both 'id' and the id column '{id_column}'")
     lower = {n.lower() for n in names}
     missing = [c for c in settings.from_columns if c.lower() not in lower]
     if missing:

@@ -68,7 +68,7 @@ def recall(i8, docs) -> dict:
            "embed_seconds": cache.embed_seconds, "embedded_tokens": cache.embedded_tokens}
     recorded = (common.load_result("recall") or {}).get("configs", {}).get(REC.name)
     if recorded:
-        out["float32_recorded"] = {k: recorded[k] for k in ("deep", "head") if k in recorded}
+        out["float32_recorded"] = {k: recorded["scores"][k] for k in ("deep", "head") if k in recorded.get("scores", {})}
     common.log(f"int8 recursive 256/32: deep {out['scores']['deep']}")
     return out
 
