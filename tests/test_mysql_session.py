@@ -160,3 +160,20 @@ def test_a_file_database_is_named_after_the_file(tmp_path):
     con.execute("USE main")                                     # SQLite's name for it works too
     assert [d[0] for d in con.execute("SHOW FULL TABLES FROM shop").description] == ["Tables_in_shop", "Table_type"]
     assert con.execute("SELECT TABLE_SCHEMA FROM information_schema.TABLES").fetchall() == [("shop",)]
+
+
+def test_executemany_follows_the_same_insert_rules():
+    con = tesseradb.connect(":memory:", autocommit=True)
+    cur = con.cursor()
+    cur.execute("CREATE TABLE u (user_id int PRIMARY KEY, name varchar(20) NOT NULL UNIQUE)")
+    cur.executemany("INSERT INTO u (user_id, name) VALUES (?, ?)", [(1, "a"), (2, "b")])
+    assert cur.execute("SELECT * FROM u ORDER BY user_id").fetchall() == [(1, "a"), (2, "b")]
+    cases = [("INSERT INTO u VALUES (?, ?)", [(1, "q")], "Duplicate entry '1' for key 'PRIMARY'"),
+             ("INSERT INTO u (name) VALUES (?)", [("z",)], "Field 'user_id' doesn't have a default value"),
+             ("INSERT INTO u VALUES (?, ?)", [(9, "a")], "Duplicate entry for key 'name'")]
+    for sql, seq, message in cases:
+        with pytest.raises(tesseradb.IntegrityError, match=message):
+            cur.executemany(sql, seq)
+    cur.executemany("INSERT IGNORE INTO u VALUES (?, ?)", [(1, "q"), (5, "e")])
+    assert cur.rowcount == 1
+    assert cur.execute("SELECT user_id FROM u ORDER BY 1").fetchall() == [(1,), (2,), (5,)]

@@ -17,7 +17,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.dml import insert_many
+from tesseradb.sql import query_session
 from tesseradb.sql.planner import handler_for, writes
 from tesseradb.storage.errors import StorageError
 
@@ -65,7 +65,7 @@ def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     try:
         with db.store.savepoint():
             if isinstance(stmt, ast.Query) and stmt.kind == "insert":
-                return insert_many(db, stmt, seq)
+                return query_session.insert_many(db, stmt, seq)     # MySQL's INSERT rules (issue 14)
             total = Result(rowcount=0)
             for params in seq:
                 result = run(db, stmt, params)

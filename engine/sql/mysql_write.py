@@ -8,8 +8,10 @@
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 import apsw
@@ -172,8 +174,17 @@ def run_insert(handler: Any, db: Database, stmt: ast.Query, params: Any) -> Resu
     doomed = conflicts(db, table, expr, params, stmt.replace)
     if doomed:
         deleted = delete_ids(db, table, doomed)
-    try:
+    with mysql_errors(db, table):
         result = handler(db, dataclasses.replace(stmt, expr=expr), params)
+    result.rowcount += deleted
+    return result
+
+
+@contextlib.contextmanager
+def mysql_errors(db: Database, table: Table) -> Iterator[None]:
+    """The write path's duplicate errors in MySQL's words (the key's name; PRIMARY for a declared key)."""
+    try:
+        yield
     except apsw.ConstraintError as exc:
         raise duplicate_error(db, table, exc) from None
     except UserError as exc:
@@ -181,8 +192,6 @@ def run_insert(handler: Any, db: Database, stmt: ast.Query, params: Any) -> Resu
             value = exc.msg[len("duplicate id '"):-1]
             raise UserError(f"Duplicate entry '{value}' for key 'PRIMARY'", errors.DuplicateKey) from None
         raise
-    result.rowcount += deleted
-    return result
 
 
 def duplicate_error(db: Database, table: Table, exc: apsw.ConstraintError) -> BaseException:
@@ -195,3 +204,24 @@ def duplicate_error(db: Database, table: Table, exc: apsw.ConstraintError) -> Ba
         if tuple(c.lower() for c in key.columns) == failed:
             return UserError(f"Duplicate entry for key '{key.name}'", errors.DuplicateKey)
     return exc
+
+
+def run_insert_many(db: Database, stmt: ast.Query, param_sets: list[Any]) -> Result:
+    """executemany: key names, defaults and duplicates as in run_insert; the rows stay one batch
+    (IGNORE / ON DUPLICATE KEY UPDATE go one parameter set at a time)."""
+    expr: exp.Insert = stmt.expr
+    name = expr.this.this.name if isinstance(expr.this, exp.Schema) else expr.this.name
+    table = db.tables.get(name.lower())
+    if table is None:
+        return dml.insert_many(db, stmt, param_sets)
+    if insert_conflicts.wanted(expr):
+        total = Result(rowcount=0)
+        for params in param_sets:
+            one = run_insert(dml.insert, db, stmt, params)
+            total.rowcount += one.rowcount
+            total.lastrowid = one.lastrowid or total.lastrowid
+        return total
+    expr = with_column_list(table, expr)
+    check_defaults(db, table, _listed(table, expr))
+    with mysql_errors(db, table):
+        return dml.insert_many(db, dataclasses.replace(stmt, expr=expr), param_sets)

@@ -111,6 +111,17 @@ def _target_name(expr: exp.Expression) -> str:
     return target.name.lower() if isinstance(target, exp.Table) else ""
 
 
+def insert_many(db: Database, stmt: ast.Query, param_sets: Any) -> Result:
+    """executemany of an INSERT / REPLACE: the same MySQL rules as one INSERT, one batch for the rows."""
+    stmt = _prepare(db, stmt)
+    try:
+        result = mysql_write.run_insert_many(db, stmt, list(param_sets))
+    except apsw.SQLError as exc:
+        raise sqlite_error(exc) from None
+    variables.record(db, "insert", result)
+    return result
+
+
 def with_session(handler: Callable[..., Result]) -> Callable[..., Result]:
     def run(db: Database, stmt: ast.Query, params: Any = None) -> Result:
         stmt = _prepare(db, stmt)
