@@ -129,6 +129,23 @@ def insert_literals(rows: int = 1000, dims: int = 384) -> dict:
     return out
 
 
+def literal_only(args: argparse.Namespace, result: dict) -> None:
+    """Only the literal-vs-parameter comparison, on the loaded manual (the rest of result kept)."""
+    import tesseradb
+    import bench_ingest
+    queries = [q.text for q in common.heading_queries(common.pages())]
+    rng = np.random.default_rng(7)
+    texts = [queries[i] for i in rng.choice(len(queries), min(args.manual_queries, len(queries)), replace=False)]
+    vecs = np.asarray(common.model().embed(texts[:100]))
+    con = tesseradb.connect(str(bench_ingest.DB_PATH))
+    for col in ("v_rec", "v_trunc"):
+        out = literals_vs_parameters(con, col, vecs)
+        out["loadavg"] = common.loadavg()
+        result["manual"][col]["literal_vs_parameter"] = out
+        log(f"manual {col}: literal/parameter p50 {out['ratio_p50']:.2f}x (load {out['loadavg']})")
+    con.close()
+
+
 def manual(args: argparse.Namespace) -> dict:
     import tesseradb
     import bench_ingest
@@ -215,8 +232,13 @@ def main() -> None:
     ap.add_argument("--ann-queries", type=int, default=300)
     ap.add_argument("--build-manual", action="store_true", help="load the manual here when bench_ingest's database is missing")
     ap.add_argument("--no-insert", action="store_true", help="skip INSERT of literal vs parameter vectors")
+    ap.add_argument("--literal-only", action="store_true", help="only rerun knn literal vs parameter on the manual")
     args = ap.parse_args()
     result = common.load_result("query") or {}
+    if args.literal_only:
+        literal_only(args, result)
+        common.save_result("query", result)
+        return
     if not args.no_manual:
         result["manual"] = manual(args)
         common.save_result("query", result)

@@ -49,7 +49,8 @@ def _query_notes(query: dict) -> list[str]:
     lv = rec.get("literal_vs_parameter")
     if lv and lv["ratio_p50"] > 1.2:
         gap = lv["literal"]["p50"] - lv["parameter"]["p50"]
-        out[-1] += (f" The literal vector costs {gap:.2f} ms more than the parameter here: the scan that lifts it "
+        load = f" (this comparison ran at load {lv['loadavg']})" if lv.get("loadavg") else ""
+        out[-1] += (f" The literal vector costs {gap:.2f} ms more than the parameter here{load}: the scan that lifts it "
                     "(`grammar/literals.py`: one regex pass to the literal, a byte check, 384 float() calls) measured "
                     "0.10-0.16 ms in-process at load 10-15; under this run's load it is above "
                     "the 1.2x target, on a table of 3,000 vectors at load 10 it measured 1.12-1.19x. Before the work the "
@@ -124,7 +125,8 @@ def section() -> list[str]:
                 "builds it, k=10, default ef, 300 held-out queries; rescoring reads the candidates' float32 vectors "
                 "from SQLite (the real path: one join per query). Oversampling 3.0 (the default) with and without "
                 "rescoring. Recall@10 is against exact search over float32. Index memory is the index's own "
-                "accounting (`VectorIndex.footprint`); the file on disk is about the same.", ""]
+                "accounting (`VectorIndex.footprint`); the file on disk is about the same. A rerun loads the saved "
+                "indexes and keeps the build time its first run measured.", ""]
         for n, sized in sorted(quant["sizes"].items(), key=lambda kv: int(kv[0])):
             out += _quant_table(n, sized)
         out += ["From these, the figures for 10M and 100M vectors: [scaling.md](scaling.md).", ""]
