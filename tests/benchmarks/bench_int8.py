@@ -79,6 +79,7 @@ def ingest(docs, every: int, slices: int = 4) -> dict:
     pages = docs[::every]
     parts = [pages[i::slices] for i in range(slices)]
     seconds = {"float32": 0.0, "int8": 0.0}
+    per_slice: list[dict] = []
     cons = {}
     for name, model in (("float32", common.MODEL_NAME), ("int8", INT8)):
         path = common.CACHE / f"int8-ingest-{name}.db"
@@ -92,10 +93,12 @@ def ingest(docs, every: int, slices: int = 4) -> dict:
             cons[name].cursor().executemany(bench_ingest.INSERT, [(p.doc_id, p.path, p.text) for p in part])
             cons[name].commit()
             seconds[name] += time.perf_counter() - started
+            per_slice.append({"slice": n + 1, "model": name, "seconds": time.perf_counter() - started,
+                              "loadavg": common.loadavg()})
             common.log(f"ingest slice {n + 1}/{slices} {name}: {time.perf_counter() - started:.1f} s")
     for con in cons.values():
         con.close()
-    out = {"pages": len(pages), "slices": slices, "seconds": seconds,
+    out = {"pages": len(pages), "slices": slices, "seconds": seconds, "per_slice": per_slice,
            "pages_per_s": {n: len(pages) / s for n, s in seconds.items()}}
     out["int8_over_float32"] = out["pages_per_s"]["int8"] / out["pages_per_s"]["float32"]
     summary = (common.load_result("ingest") or {}).get("summary", {})
