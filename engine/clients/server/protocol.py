@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import struct
 import logging
 from typing import Any
 
@@ -108,10 +109,12 @@ class WireConnection(Connection):
             await self._write_error(int(exc.code), _sqlstate(int(exc.code)), exc.msg)
         except (ConnectionError, ConnectionClosed):
             raise
-        except Exception as exc:  # noqa: BLE001 - a malformed packet must cost the client, not the server
-            log.debug("command failed", exc_info=True)
-            await self._write_error(1835 if isinstance(exc, (IndexError, ValueError, EOFError)) else 1105,
-                                    "HY000", f"malformed packet: {type(exc).__name__}")
+        except (IndexError, ValueError, EOFError, struct.error) as exc:   # mysql-mimic's packet parsers
+            log.debug("malformed packet", exc_info=True)
+            await self._write_error(1835, "HY000", f"Malformed packet ({type(exc).__name__})")
+        except Exception as exc:  # noqa: BLE001 - one command's failure must cost its client, not the server
+            log.warning("command failed", exc_info=True)
+            await self._write_error(1105, "HY000", f"internal server error ({type(exc).__name__})")
         finally:
             self._warnings = 0
             self.stream.reset_seq()
