@@ -239,7 +239,7 @@ def stage_modify(args, pages, result) -> None:
         out[name] = {"seconds": seconds, "statement_seconds": statement, "vectors": vectors, **counts,
                      "fresh": fresh, "ratio_to_fresh": seconds / fresh["seconds"], "loadavg": common.loadavg()}
         log(f"modify {name}: {out[name]}")
-        common.save_result("chunk_reuse", result)
+        common.save_result(args.result, result)
 
 
 def stage_keyindex(args, pages, result) -> None:
@@ -279,16 +279,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--targets", default="256/0,128/32")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/tessera-bench-reuse"))
+    parser.add_argument("--result", default="chunk_reuse", help="results/<name>.json to add to")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
     pages = common.pages()
     if args.pages:
         pages = pages[:args.pages]
-    result = common.load_result("chunk_reuse") or {}
+    result = common.load_result(args.result) or {}
     result.update({"pages": len(pages), "machine": common.machine()})
     for stage in args.stages.split(","):
         STAGES[stage](args, pages, result)
-        common.save_result("chunk_reuse", result)
+        common.save_result(args.result, result)
 
 
 if __name__ == "__main__":
