@@ -19,7 +19,7 @@ then else end insert into values replace update set delete create table if drop 
 truncate optimize describe desc show tables warnings explain begin start transaction commit rollback
 load data infile outfile with true false primary key default
 use databases schemas variables status errors full columns fields names character charset collate
-view unique index auto_increment comment check constraint engine lock unlock ignore duplicate
+view index auto_increment comment check constraint engine lock unlock ignore duplicate
 information_schema
 text string int integer bigint float double bool boolean json timestamp varchar tinyint
 float_vector float_vector_array knn_type knn_dims hnsw_similarity hnsw_m hnsw_ef_construction
