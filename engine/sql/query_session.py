@@ -25,10 +25,16 @@ def _keep_names(expr: exp.Expression, changes: Callable[[exp.Expression], bool])
     """``SELECT DATABASE()``, ``SELECT 1/3`` name their column as written, not after what replaces it."""
     for select in expr.find_all(exp.Select):
         select.set("expressions", [
-            exp.alias_(p, p.sql(dialect="mysql", normalize_functions=False), quoted=True)
+            exp.alias_(p, _written(p), quoted=True)
             if not isinstance(p, (exp.Alias, exp.Column, exp.Star)) and changes(p) else p
             for p in select.expressions])
     return expr
+
+
+def _written(node: exp.Expression) -> str:
+    """The expression in MySQL spelling (sqlglot reads DATABASE() and SCHEMA() as one node: DATABASE())."""
+    text = node.sql(dialect="mysql", normalize_functions=False)
+    return text.replace("SCHEMA()", "DATABASE()") if node.find(exp.CurrentSchema) is not None else text
 
 
 def _divides(node: exp.Expression) -> bool:
