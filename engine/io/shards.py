@@ -123,9 +123,10 @@ def check(shard: EmbedSettings, table: Table, path: str) -> VectorSpec:
     mine = EmbedSettings.from_spec(spec)
     different = shard.differences(mine)
     if different:
+        verb = "differs" if len(different) == 1 else "differ"
         raise UserError(
             f"'{path}' was embedded with {shard.describe()}, but column '{spec.column}' of table "
-            f"'{table.name}' has {mine.describe()} ({', '.join(different)} differ); its vectors would not "
+            f"'{table.name}' has {mine.describe()} ({', '.join(different)} {verb}); its vectors would not "
             f"match the column's. Embed the source again with the column's settings (tessera embed --database "
             f"DB --table {table.name} --column {spec.column}), or load it without the vector columns",
             errors.DataError)

@@ -55,7 +55,7 @@ def int8_section(r: dict | None) -> list[str]:
                     f"recall@10 {100 * (i8['deep']['recall@10'] - f32['deep']['recall@10']):+.1f} points, MRR "
                     f"{i8['deep']['mrr'] - f32['deep']['mrr']:+.3f}: int8 reorders the very top a little."]
         out += [""]
-    runs = [x for x in (r.get("ingest"), r.get("ingest_quieter")) if x]
+    runs = [x for x in (r.get("ingest"), r.get("ingest_quieter"), r.get("ingest_3")) if x]
     if runs:
         out += ["Engine ingest (bench_ingest.py's table: a truncate and a recursive 256/32 column) of a sample of "
                 "the manual's pages with each model, in slices whose order alternates:", "",
@@ -141,7 +141,8 @@ def ray_section(r: dict | None) -> list[str]:
 def section() -> list[str]:
     recall = (common.load_result("int8_recall") or {}).get("recall")
     quieter = (common.load_result("int8_ingest_quieter") or {}).get("ingest")
+    third = (common.load_result("int8_ingest_3") or {}).get("ingest")
     int8 = ((common.load_result("int8") or {}) | ({"recall": recall} if recall else {})
-            | ({"ingest_quieter": quieter} if quieter else {}))
+            | ({"ingest_quieter": quieter} if quieter else {}) | ({"ingest_3": third} if third else {}))
     return (int8_section(int8 or None) + memory_section(common.load_result("memory"))
             + ray_section(common.load_result("ray_ingest")))
