@@ -57,7 +57,7 @@ def _plan_prefix(model: Model, text: str, settings: dict) -> ChunkPlan:
         plan = chunking.plan_chunks(prefix, offsets, **{**settings, "max_chunks": 0})
         if len(plan.chunks) >= wanted:
             break
-        reach = 2 * cut
+        reach = 2 * max(cut, reach)     # grows even when the cut stays at an early space
     kept = list(plan.chunks[:max_chunks])
     kept[-1] = Chunk(kept[-1].start, len(text))
     total = len(offsets) + model.count_tokens(text, cut)

@@ -89,3 +89,12 @@ def test_a_long_text_is_cut_to_its_window_before_embedding(model, monkeypatch):
     assert len(model._head(long)) == len(long)
     monkeypatch.undo()
     assert len(model._head(long)) < 20_000
+
+
+@pytest.mark.parametrize("strategy", ["recursive", "sentence"])
+def test_a_long_word_after_an_early_space_is_planned(model, strategy):
+    """The prefix search must grow past a cut stuck at an early space (it looped for ever on
+    'new doc ' + 100,000 letters: the fuzzer's statement)."""
+    text = "new doc " + "x" * 100_000
+    settings = dict(strategy=strategy, max_tokens=32, overlap_tokens=0, max_chunks=4)
+    assert planning.plan_document(model, text, **settings) == full_plan(model, text, **settings)
