@@ -68,6 +68,7 @@ def int8_section(r: dict | None) -> list[str]:
                        f"{ing.get('int8_over_diy_via_ratio', 0):.2f}x |")
         rec = runs[-1].get("recorded")
         ratios = [ing.get("int8_over_diy_via_ratio", 0) for ing in runs]
+        pooled = sum(i["seconds"]["float32"] for i in runs) / sum(i["seconds"]["int8"] for i in runs)
         if rec:
             out += ["", "The DIY pipeline (langchain + sentence-transformers on PyTorch + Chroma) was not run again: the "
                     "`bench` extra (PyTorch) is not installed on this machine, and its run takes about 4 minutes of "
@@ -76,13 +77,14 @@ def int8_section(r: dict | None) -> list[str]:
                     f"{rec['float32_engine_pages_per_s']:.3f} ({rec['engine_vs_diy_pages']:.2f}x), so int8 vs DIY = "
                     f"(int8 / float32, measured side by side) x {rec['engine_vs_diy_pages']:.2f}. "
                     f"Target 2x: **{'met' if min(ratios) >= 2 else 'not met in every run'}** "
-                    f"({', '.join(f'{x:.2f}x' for x in ratios)}). Both runs "
-                    "shared the 2 cores with heavy other work (load averages 9 to 60), and the slices of one run "
-                    "disagree with each other (the 32-page run's slices gave int8/float32 ratios from 1.36x to 3.37x: "
-                    "the load changed between a slice's two halves), so neither figure is firm. The model alone "
-                    "measured 1.45x (load 15) and 1.70x (load 9) here, and 1.76-1.90x on a quieter machine "
-                    "(bench_quantize.py above); with the engine's own share at 5% that puts int8 at about 2.0-2.2x "
-                    "the DIY pipeline on a quiet machine. A quiet re-run of both commands would settle it."]
+                    f"({', '.join(f'{x:.2f}x' for x in ratios)}; all runs' seconds pooled, "
+                    f"{pooled:.2f} x {rec['engine_vs_diy_pages']:.2f} = **{pooled * rec['engine_vs_diy_pages']:.2f}x**). "
+                    "The runs shared the 2 cores with heavy other work (load averages 8 to 60), and the slices of a "
+                    "run disagree with each other (int8/float32 per slice from 1.36x to 3.37x: the load changed "
+                    "between a slice's two halves), so no single figure is firm. The model alone measured 1.45x "
+                    "(load 15) and 1.70x (load 9) here, and 1.76-1.90x on a quieter machine (bench_quantize.py "
+                    "above); with the engine's own share at 5% that puts int8 at about 2.0-2.2x the DIY pipeline on a "
+                    "quiet machine. A quiet re-run would settle it."]
         out += [""]
     return out
 
