@@ -209,8 +209,14 @@ def embed_to_parquet(source: str | Sequence[str], output: str, settings: EmbedSe
     ray = _ray()
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
+    cpus = ray.cluster_resources().get("CPU", 1)
     if workers is None:
-        workers = max(1, int((ray.cluster_resources().get("CPU", 1) - 1) // cpus_per_worker))
+        workers = max(1, int((cpus - 1) // cpus_per_worker))
+    if cpus - workers * cpus_per_worker < 1:
+        raise errors.ProgrammingError(
+            f"{workers} workers x {cpus_per_worker:g} CPUs leave less than one of the cluster's {cpus:g} CPUs free; "
+            "Ray Data's file listing needs a whole one, and the run would never start. Use fewer workers or "
+            "fewer CPUs per worker")
     threads = threads_per_worker or max(1, int(cpus_per_worker))
     started = time.perf_counter()
     docs = read(source, fmt, filesystem)

@@ -5,8 +5,8 @@
 Every Nth page of the manual is written to one Parquet file (id, path, body; row groups of 8 pages so
 the workers share the input), then embedded on a local Ray cluster (as many CPUs as this machine)
 into a recursive 256/32 column's shards, once per worker count (each worker claims
-``cpus / (workers + 1)`` CPUs and runs the model on one thread; one CPU's worth stays for Ray Data's
-listing task). Reports documents, chunks, model tokens, seconds, pages/s and tokens/s in all and per
+``(cpus - 1) / workers`` CPUs and runs the model on one thread; one whole CPU stays free for Ray
+Data's listing task). Reports documents, chunks, model tokens, seconds, pages/s and tokens/s in all and per
 worker, and the time to LOAD DATA the shards into a table (no model). Writes results/ray_ingest.json.
 """
 from __future__ import annotations
@@ -52,7 +52,7 @@ def main() -> None:
     try:
         for workers in [int(w) for w in args.workers.split(",")]:
             out = tmp / f"shards-{workers}"
-            claim = cpus / (workers + 1)
+            claim = (cpus - 1) / workers  # one whole CPU stays free for Ray Data's listing task
             load_before = common.loadavg()
             summary = distributed.embed_to_parquet(str(source), str(out), settings, workers=workers,
                                                    cpus_per_worker=claim, threads_per_worker=1, batch_rows=8)

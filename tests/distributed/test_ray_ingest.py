@@ -180,12 +180,14 @@ def test_jsonl_and_csv_inputs_with_an_id_column_and_max_chunks(cluster, tmp_path
     assert max(r[0] for r in cur.execute("SELECT LENGTH(chunks) FROM docs")) == 2
 
 
-def test_a_missing_column_is_refused_before_any_worker_starts(cluster, source, tmp_path):
+def test_a_missing_column_or_no_free_cpu_is_refused_before_any_worker_starts(cluster, source, tmp_path):
     other = distributed.settings_for("chunks", "all-MiniLM-L6-v2", ["title", "summary"])
     with pytest.raises(tesseradb.ProgrammingError, match="the input has no column 'summary'"):
         distributed.embed_to_parquet(source, str(tmp_path / "x"), other, workers=1)
     with pytest.raises(tesseradb.ProgrammingError, match="no id column 'doc'"):
         distributed.embed_to_parquet(source, str(tmp_path / "x"), settings(), id_column="doc", workers=1)
+    with pytest.raises(tesseradb.ProgrammingError, match="leave less than one of the cluster's 2 CPUs free"):
+        distributed.embed_to_parquet(source, str(tmp_path / "x"), settings(), workers=2, cpus_per_worker=1)
     assert not (tmp_path / "x").exists()
 
 
