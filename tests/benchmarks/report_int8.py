@@ -55,20 +55,21 @@ def int8_section(r: dict | None) -> list[str]:
                     f"recall@10 {100 * (i8['deep']['recall@10'] - f32['deep']['recall@10']):+.1f} points, MRR "
                     f"{i8['deep']['mrr'] - f32['deep']['mrr']:+.3f}: int8 reorders the very top a little."]
         out += [""]
-    runs = [x for x in (r.get("ingest"), r.get("ingest_quieter"), r.get("ingest_3")) if x]
+    runs = [x for x in (r.get("ingest"), r.get("ingest_quieter"), r.get("ingest_3"), r.get("ingest_quiet")) if x]
     if runs:
         out += ["Engine ingest (bench_ingest.py's table: a truncate and a recursive 256/32 column) of a sample of "
                 "the manual's pages with each model, in slices whose order alternates:", "",
-                "| pages | float32 s | int8 s | float32 pages/s | int8 pages/s | int8 / float32 | int8 / DIY (via the recorded ratio) |",
-                "|---:|---:|---:|---:|---:|---:|---:|"]
+                "| pages | load average | float32 s | int8 s | float32 pages/s | int8 pages/s | int8 / float32 | int8 / DIY (via the recorded ratio) |",
+                "|---:|---|---:|---:|---:|---:|---:|---:|"]
         for ing in runs:
             p, sec = ing["pages_per_s"], ing["seconds"]
-            out.append(f"| {ing['pages']} | {sec['float32']:,.0f} | {sec['int8']:,.0f} | {p['float32']:.3f} | "
+            loads = [x["loadavg"][0] for x in ing.get("per_slice", [])]
+            load = f"{min(loads):.0f}-{max(loads):.0f}" if loads else "9-60"
+            out.append(f"| {ing['pages']} | {load} | {sec['float32']:,.0f} | {sec['int8']:,.0f} | {p['float32']:.3f} | "
                        f"{p['int8']:.3f} | {ing['int8_over_float32']:.2f}x | "
                        f"{ing.get('int8_over_diy_via_ratio', 0):.2f}x |")
         rec = runs[-1].get("recorded")
         ratios = [ing.get("int8_over_diy_via_ratio", 0) for ing in runs]
-        pooled = sum(i["seconds"]["float32"] for i in runs) / sum(i["seconds"]["int8"] for i in runs)
         if rec:
             out += ["", "The DIY pipeline (langchain + sentence-transformers on PyTorch + Chroma) was not run again: the "
                     "`bench` extra (PyTorch) is not installed on this machine, and its run takes about 4 minutes of "
@@ -76,15 +77,16 @@ def int8_section(r: dict | None) -> list[str]:
                     f"machine, same table) is {rec['diy_pages_per_s']:.3f} pages/s against the float32 engine's "
                     f"{rec['float32_engine_pages_per_s']:.3f} ({rec['engine_vs_diy_pages']:.2f}x), so int8 vs DIY = "
                     f"(int8 / float32, measured side by side) x {rec['engine_vs_diy_pages']:.2f}. "
-                    f"Target 2x: **{'met' if min(ratios) >= 2 else 'not met in every run'}** "
-                    f"({', '.join(f'{x:.2f}x' for x in ratios)}; all runs' seconds pooled, "
-                    f"{pooled:.2f} x {rec['engine_vs_diy_pages']:.2f} = **{pooled * rec['engine_vs_diy_pages']:.2f}x**). "
-                    "The runs shared the 2 cores with heavy other work (load averages 8 to 60), and the slices of a "
-                    "run disagree with each other (int8/float32 per slice from 1.36x to 3.37x: the load changed "
-                    "between a slice's two halves), so no single figure is firm. The model alone measured 1.45x "
-                    "(load 15) and 1.70x (load 9) here, and 1.76-1.90x on a quieter machine (bench_quantize.py "
-                    "above); with the engine's own share at 5% that puts int8 at about 2.0-2.2x the DIY pipeline on a "
-                    "quiet machine. A quiet re-run would settle it."]
+                    f"Target 2x: **{'met' if min(ratios) >= 2 else 'not met'}**. The steadiest run is the last "
+                    f"(load average 4-6, its four slices agreeing at 1.42-1.57x): int8 loads at "
+                    f"{runs[-1]['int8_over_float32']:.2f}x float32's pages/s, **{ratios[-1]:.2f}x** the DIY pipeline's. "
+                    "The runs under heavier load scattered (the load changed between a slice's two halves: per-slice "
+                    f"ratios from 1.36x to 3.37x), from {min(ratios[:-1]):.2f}x to {max(ratios[:-1]):.2f}x. The engine "
+                    "gains less than the model's own speed-up (1.64x in the speed table, load 4) because its own "
+                    "work does not get faster: tokenizing each page whole for the chunk planner, SQLite, the "
+                    "index. Reaching 2x needs about 1.65x on whole loads: a faster model step (int8 with "
+                    "onnxruntime's newer kernels, or a smaller model) or a planner that reuses the page's tokens for "
+                    "the chunks instead of tokenizing each chunk again."]
         out += [""]
     return out
 
@@ -144,7 +146,9 @@ def section() -> list[str]:
     recall = (common.load_result("int8_recall") or {}).get("recall")
     quieter = (common.load_result("int8_ingest_quieter") or {}).get("ingest")
     third = (common.load_result("int8_ingest_3") or {}).get("ingest")
+    quiet = (common.load_result("int8_ingest_quiet") or {}).get("ingest")
     int8 = ((common.load_result("int8") or {}) | ({"recall": recall} if recall else {})
-            | ({"ingest_quieter": quieter} if quieter else {}) | ({"ingest_3": third} if third else {}))
+            | ({"ingest_quieter": quieter} if quieter else {}) | ({"ingest_3": third} if third else {})
+            | ({"ingest_quiet": quiet} if quiet else {}))
     return (int8_section(int8 or None) + memory_section(common.load_result("memory"))
             + ray_section(common.load_result("ray_ingest")))
