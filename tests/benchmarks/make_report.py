@@ -333,7 +333,7 @@ def main() -> None:
              f"{PY}/bench_int8.py --no-speed --ingest-every 3 --out int8_ingest_3   # a third",
              f"{PY}/bench_int8.py --no-speed --ingest-every 3 --out int8_ingest_quiet   # a fourth, quieter",
              f"{PY}/bench_memory.py --big-document 20   # one 20 MB document with max_chunks",
-             f"{PY}/bench_ray_ingest.py --every 6     # Ray ingest (tessera embed's pipeline) per worker",
+             f"{PY}/bench_ray_ingest.py --every 6 --workers 1,2   # Ray ingest (tessera embed's pipeline) per worker",
              f"{PY}/make_report.py                               # this page and its chart",
              "```", "",
              "Vectors and the loaded database are kept in `~/.cache/tesseradb-bench` (`TESSERA_BENCH_CACHE`): "

@@ -130,7 +130,7 @@ def ray_section(r: dict | None) -> list[str]:
     if not runs:
         return []
     out = ["## Ray ingest per worker", "",
-           f"`{PY}/bench_ray_ingest.py --every 6 --workers 1`: pages of the manual in one Parquet file through "
+           f"`{PY}/bench_ray_ingest.py --every 6 --workers 1,2`: pages of the manual in one Parquet file through "
            "`tessera embed`'s pipeline on a local Ray cluster (Ray Data read, an actor pool of workers that each "
            "load the model once, Parquet shards), recursive 256/32; then LOAD DATA of the shards (no model).", "",
            "| run | workers x CPUs claimed | pages | chunks | seconds | pages/s | tokens/s | tokens/s per worker | "
