@@ -8,7 +8,9 @@ A page is one session, run top to bottom in a fresh folder that holds a copy of 
   grammar sketch (``[optional]`` parts, placeholders) and is only shown.
 - a ```python block runs as a script in the same folder (it may read what an earlier block wrote).
 Other fences (```sh, ```text, output listings) are not run. ``TESSERA_BENCH_CORPUS`` points examples
-at the Manticore manual beside the checkout (shared/corpora/manticore_manual).
+at the Manticore manual beside the checkout (shared/corpora/manticore_manual). The page's database file
+is ``page.db`` unless the page names its own in an HTML comment, ``<!-- docs-test database: docs.db -->``,
+so that its Python blocks can open the file its SQL blocks wrote.
 """
 from __future__ import annotations
 
@@ -48,12 +50,20 @@ def env(tmp_path):
                     "TESSERA_BENCH_CORPUS", str(ROOT.parent / "shared" / "corpora" / "manticore_manual")))
 
 
-def _run_sql(code: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([TESSERA, str(cwd / "page.db"), "-t"], input=code, capture_output=True, text=True,
+DATABASE = re.compile(r"<!-- docs-test database: (\S+) -->")
+
+
+def database_of(page: Path) -> str:
+    found = DATABASE.search(page.read_text(encoding="utf-8"))
+    return found.group(1) if found else "page.db"
+
+
+def _run_sql(code: str, cwd: Path, env: dict, database: str) -> subprocess.CompletedProcess:
+    return subprocess.run([TESSERA, str(cwd / database), "-t"], input=code, capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=900)
 
 
-def _run_python(code: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+def _run_python(code: str, cwd: Path, env: dict, database: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, env=env,
                           timeout=900)
 
@@ -65,7 +75,7 @@ RUNNABLE = [p for p in PAGES if blocks(p)]
 def test_code_blocks_run(page, tmp_path, env):
     shutil.copytree(ROOT / "sql_examples", tmp_path / "sql_examples")
     for n, (lang, code) in enumerate(blocks(page), start=1):
-        done = (_run_sql if lang == "sql" else _run_python)(code, tmp_path, env)
+        done = (_run_sql if lang == "sql" else _run_python)(code, tmp_path, env, database_of(page))
         where = f"{page.name}, {lang} block {n}:\n{code}\n--- stderr:\n{done.stderr[-3000:]}"
         if _first_line(code).startswith("-- expect error"):
             assert done.returncode == 1 and re.search(r"ERROR \d{4} \(\w{5}\)", done.stderr), where

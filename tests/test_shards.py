@@ -77,3 +77,14 @@ def test_spans_outside_the_text_and_bad_vectors_are_refused(table, tmp_path):
     with pytest.raises(tesseradb.DataError, match="unreadable tesseradb shard metadata"):
         table.execute(f"LOAD DATA INFILE '{tmp_path}/v.parquet' INTO TABLE docs")
     assert table.execute("SELECT COUNT(*) FROM docs").fetchone() == (0,)
+
+
+def test_a_local_glob_is_the_files_it_matches_in_name_order(tmp_path):
+    from tesseradb.io.distributed import expand_local_glob
+    for name in ("b.parquet", "a.parquet", "notes.txt"):
+        (tmp_path / name).write_text("x")
+    assert expand_local_glob(str(tmp_path / "*.parquet")) == [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    assert expand_local_glob(str(tmp_path / "a.parquet")) == str(tmp_path / "a.parquet")     # not a pattern
+    assert expand_local_glob("s3://bucket/docs/*.parquet") == "s3://bucket/docs/*.parquet"   # pyarrow's business
+    with pytest.raises(tesseradb.OperationalError, match="no file matches"):
+        expand_local_glob(str(tmp_path / "*.jsonl"))

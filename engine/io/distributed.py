@@ -17,6 +17,7 @@ its batch again (Ray Data's defaults for actors: ``max_restarts=-1``, ``max_task
 """
 from __future__ import annotations
 
+import glob
 import os
 import time
 from collections.abc import Sequence
@@ -160,9 +161,21 @@ def _reader(source: str | Sequence[str], fmt: str | None) -> str:
     return READERS[ext]
 
 
+def expand_local_glob(source: str | Sequence[str]) -> str | list[str]:
+    """A local glob ('docs/*.parquet') as the files it matches, in name order (Ray Data's readers take
+    files and folders, not patterns); a URI or a plain path is left as it is."""
+    if not isinstance(source, str) or "://" in source or not glob.has_magic(source):
+        return source
+    files = sorted(p for p in glob.glob(source) if os.path.isfile(p))
+    if not files:
+        raise errors.OperationalError(f"no file matches '{source}'")
+    return files
+
+
 def read(source: str | Sequence[str], fmt: str | None = None, filesystem: Any = None) -> Any:
     """A Ray Dataset of the documents (CSV fields are read as text, as LOAD DATA reads them)."""
     ray = _ray()
+    source = expand_local_glob(source) if filesystem is None else source
     kind = _reader(source, fmt)
     paths = source if isinstance(source, str) else list(source)
     if kind == "parquet":
