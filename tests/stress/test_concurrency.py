@@ -269,7 +269,10 @@ def _model_table(con) -> None:
     con.commit()
 
 
-LONG_TEXT = "Certificates rotate every ninety days, and the operator renews them in time. " * 4000
+# Every sentence differs: chunk reuse embeds each distinct chunk text once, so a repeated sentence
+# would leave only a few chunks to embed and finish inside the time limit.
+LONG_TEXT = " ".join(f"Certificate {i} rotates every {i % 97} days, and operator {i * 7} renews it in time."
+                     for i in range(4000))
 
 
 def test_statement_timeout_stops_queries_writes_and_embedding(path):
