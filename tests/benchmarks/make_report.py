@@ -539,7 +539,11 @@ def engine_notes(ingest: dict | None, query: dict | None) -> list[str]:
                 "  | run | pages | tokens | before | peak | peak during | index build |", "  |---|---:|---:|---:|---:|---|---:|"]
         out += [f"  | {k} | {v['pages']} | {v['tokens']:,} | {v['before_mib']:.0f} MiB | {v['peak_rss_mib']:.0f} MiB | "
                 f"{v['peak_stage']} | {num(v['peak_by_stage_mib'].get('index build (first knn)'))} MiB |"
-                for k, v in mem.items()]
+                for k, v in mem.items() if "pages" in v]
+        out += [f"- **One {v['megabytes']:.0f} MB document** with max_chunks (`bench_memory.py --big-document "
+                f"{v['megabytes']:.0f}`): RSS grew {v['growth_mib']:.0f} MiB ({v['before_mib']:.0f} -> "
+                f"{v['peak_rss_mib']:.0f} MiB), {v['vectors']} vectors, load average {v['loadavg'][0]:.0f}; "
+                f"warning: {v['warnings'][0]}" for k, v in mem.items() if "megabytes" in v]
         note = notes().get("memory", {}).get("diagnosis")
         if note:
             out += ["", "  " + note]
