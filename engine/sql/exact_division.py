@@ -8,20 +8,12 @@ from __future__ import annotations
 from sqlglot import exp
 
 from tesseradb.catalog.tables import Table
+from tesseradb.sql.scope import table_scope
 
 INCREMENT = 4                                  # MySQL's div_precision_increment default
 EXACT_TYPES = {"int", "bigint", "bool", "timestamp"}
 
 
-def _scope(tables: dict[str, Table], expr: exp.Expression) -> dict[str, Table]:
-    out: dict[str, Table] = {}
-    for node in expr.find_all(exp.Table):
-        table = tables.get(node.name.lower())
-        if table is not None:
-            out[node.name.lower()] = table
-            if node.alias:
-                out[node.alias.lower()] = table
-    return out
 
 
 def _column_type(column: exp.Column, scope: dict[str, Table]) -> str | None:
@@ -65,7 +57,7 @@ def _rounded(node: exp.Expression, digits: int) -> exp.Expression:
 
 def apply(tables: dict[str, Table], expr: exp.Expression) -> exp.Expression:
     """Round exact divisions and AVG of exact values to MySQL's scale (in place; returns ``expr``)."""
-    scope = _scope(tables, expr)
+    scope = table_scope(tables, expr)
 
     def visit(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Div):

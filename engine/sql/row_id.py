@@ -12,6 +12,7 @@ from sqlglot import exp
 
 from tesseradb.catalog.tables import Column, Table
 from tesseradb.grammar import ast
+from tesseradb.sql.scope import table_scope
 
 INTEGER_TYPES = {"int", "bigint"}
 ALIAS = "alias"
@@ -70,20 +71,10 @@ def create_text(table: Table) -> str | None:
 
 
 # -- statements ---------------------------------------------------------------------------------------
-def _scope(tables: dict[str, Table], expr: exp.Expression) -> dict[str, Table]:
-    """Qualifier (table name or alias, lower case) -> catalog table, for the tables a statement names."""
-    out: dict[str, Table] = {}
-    for node in expr.find_all(exp.Table):
-        table = tables.get(node.name.lower())
-        if table is not None:
-            out[node.name.lower()] = table
-            if node.alias:
-                out[node.alias.lower()] = table
-    return out
 
 
 def needs_rewrite(tables: dict[str, Table], expr: exp.Expression) -> bool:
-    return any(alias(t) for t in _scope(tables, expr).values())
+    return any(alias(t) for t in table_scope(tables, expr).values())
 
 
 def _owner(column: exp.Column, scope: dict[str, Table]) -> Table | None:
@@ -130,7 +121,7 @@ def _expand_stars(select: exp.Select, scope: dict[str, Table]) -> None:
 def rewrite(tables: dict[str, Table], expr: exp.Expression) -> exp.Expression:
     """The statement with declared key names as ``id`` and ``SELECT *`` spelled out."""
     expr = expr.copy()
-    scope = _scope(tables, expr)
+    scope = table_scope(tables, expr)
     for select in list(expr.find_all(exp.Select)):
         _expand_stars(select, scope)
         select.set("expressions", [
