@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import apsw
 
@@ -48,10 +49,33 @@ def _exists(store: RowStore, name: str) -> bool:
     return store.one("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
 
 
+class _Fts5Index:
+    """What the row-level and chunk-level indexes share: an FTS5 table named ``name`` kept in step by
+    triggers named ``name`` + each of ``TRIGGERS``."""
+    TRIGGERS: ClassVar[tuple[str, ...]] = ()
+    name: str
+
+    def drop(self, store: RowStore) -> None:
+        for suffix in self.TRIGGERS:
+            store.execute(f"DROP TRIGGER IF EXISTS {quote(self.name + suffix)}")
+        store.execute(f"DROP TABLE IF EXISTS {quote(self.name)}")
+
+    def exists(self, store: RowStore) -> bool:
+        return _exists(store, self.name)
+
+    def optimize(self, store: RowStore) -> None:
+        """Merge the index's segments into one (OPTIMIZE TABLE)."""
+        store.execute(f"INSERT INTO {quote(self.name)} ({quote(self.name)}) VALUES ('optimize')")
+
+    def triggers_exist(self, store: RowStore) -> bool:
+        return all(_exists(store, self.name + s) for s in self.TRIGGERS)
+
+
 # -- row level ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class TextIndex:
+class TextIndex(_Fts5Index):
     """The row-level full-text index of one table."""
+    TRIGGERS: ClassVar[tuple[str, ...]] = ("_ai", "_ad", "_au")
     table: str
     columns: tuple[str, ...]            # the table's text columns, in table order
     tokenize: str
@@ -77,21 +101,6 @@ class TextIndex:
         store.execute(f"CREATE TRIGGER {quote(self.name + '_ad')} AFTER DELETE ON {t} BEGIN {remove} END")
         store.execute(f"CREATE TRIGGER {quote(self.name + '_au')} AFTER UPDATE OF {watched} ON {t} "
                       f"BEGIN {remove} {add} END")
-
-    def drop(self, store: RowStore) -> None:
-        for suffix in ("_ai", "_ad", "_au"):
-            store.execute(f"DROP TRIGGER IF EXISTS {quote(self.name + suffix)}")
-        store.execute(f"DROP TABLE IF EXISTS {quote(self.name)}")
-
-    def exists(self, store: RowStore) -> bool:
-        return _exists(store, self.name)
-
-    def optimize(self, store: RowStore) -> None:
-        """Merge the index's segments into one (OPTIMIZE TABLE)."""
-        store.execute(f"INSERT INTO {quote(self.name)} ({quote(self.name)}) VALUES ('optimize')")
-
-    def triggers_exist(self, store: RowStore) -> bool:
-        return all(_exists(store, self.name + s) for s in ("_ai", "_ad", "_au"))
 
     def rebuild(self, store: RowStore, on_progress: Progress = None) -> int:
         """Index every row again, in batches of ids (``on_progress(done, total)`` after each)."""
@@ -144,8 +153,9 @@ class TextIndex:
 
 # -- chunk level ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class ChunkTextIndex:
+class ChunkTextIndex(_Fts5Index):
     """The chunk-level full-text index of one model column: each chunk's span of the ``from`` text."""
+    TRIGGERS: ClassVar[tuple[str, ...]] = ("_ai", "_ad")
     table: str
     chunks: str                         # the column's chunk table
     sources: tuple[str, ...]            # the column's ``from`` columns, in order
@@ -172,18 +182,6 @@ class ChunkTextIndex:
         store.execute(f"CREATE TRIGGER {quote(self.name + '_ad')} AFTER DELETE ON {c} "
                       f"BEGIN DELETE FROM {f} WHERE rowid = OLD.chunk_id; END")
 
-    def drop(self, store: RowStore) -> None:
-        for suffix in ("_ai", "_ad"):
-            store.execute(f"DROP TRIGGER IF EXISTS {quote(self.name + suffix)}")
-        store.execute(f"DROP TABLE IF EXISTS {quote(self.name)}")
-
-    def exists(self, store: RowStore) -> bool:
-        return _exists(store, self.name)
-
-    def optimize(self, store: RowStore) -> None:
-        """Merge the index's segments into one (OPTIMIZE TABLE)."""
-        store.execute(f"INSERT INTO {quote(self.name)} ({quote(self.name)}) VALUES ('optimize')")
-
     def rebuild(self, store: RowStore, on_progress: Progress = None) -> int:
         f, c, t = quote(self.name), quote(self.chunks), quote(self.table)
         store.execute(f"DELETE FROM {f}")
@@ -206,7 +204,7 @@ class ChunkTextIndex:
         if not self.exists(store):
             return [f"the chunk full-text index {self.name} is missing"]
         problems = []
-        if not all(_exists(store, self.name + s) for s in ("_ai", "_ad")):
+        if not self.triggers_exist(store):
             problems.append(f"a trigger that keeps {self.name} in step is missing")
         f, c = quote(self.name), quote(self.chunks)
         if not _exists(store, self.chunks):      # the column check reports the chunk table itself
