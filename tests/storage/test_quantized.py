@@ -75,15 +75,6 @@ def recall(index, data, metric, k=10, **kw) -> float:
     return sum(hits) / (k * len(queries))
 
 
-@pytest.fixture(params=["graph", "exact"])
-def path(request, monkeypatch):
-    """Run each test on the graph path and on the exact (few candidates) path."""
-    if request.param == "graph":
-        monkeypatch.setattr(vectors, "EXACT_MIN_CHUNKS", 0)
-        monkeypatch.setattr(vectors, "EXACT_COST_RATIO", 0.0)
-    else:
-        monkeypatch.setattr(vectors, "EXACT_MIN_CHUNKS", 10**12)
-    return request.param
 
 
 # ---- recall and exact rescoring ----------------------------------------------------------------

@@ -72,15 +72,6 @@ def one_thread():
     faiss.omp_set_num_threads(before)
 
 
-@pytest.fixture(params=["exact", "graph"])
-def path(request, monkeypatch):
-    """Force one search path by moving the exact/graph threshold."""
-    if request.param == "graph":
-        monkeypatch.setattr(vectors, "EXACT_MIN_CHUNKS", 0)
-        monkeypatch.setattr(vectors, "EXACT_COST_RATIO", 0.0)
-    else:
-        monkeypatch.setattr(vectors, "EXACT_MIN_CHUNKS", 10**12)
-    return request.param
 
 
 # ---- distances and MaxP ------------------------------------------------------------------------
