@@ -26,9 +26,10 @@ from tesseradb.grammar.select_ext import ALIAS_FUNCTION, MATCH_FUNCTION
 from tesseradb.grammar.stopwords import ENGLISH
 from tesseradb.storage.fulltext import TextIndex
 from tesseradb.sql.database import Database
+from tesseradb.vectors import score_fusion
 
 FTS_PARAM = "_tessera_fts_q"
-FUSION_OPTIONS = {"fusion_method", "rank_constant", "window_size", "fusion_weights"}
+FUSION_OPTIONS = {"fusion_method", "rank_constant", "window_size", "fusion_weights", "normalization"}
 KNOWN_OPTIONS = FUSION_OPTIONS | {"field_weights"}
 AGAINST_MODES = {None: False, "IN NATURAL LANGUAGE MODE": False, "IN BOOLEAN MODE": True}
 
@@ -75,6 +76,7 @@ class TextOptions:
     rank_constant: int = 60
     window_size: int = 0
     fusion_weights: dict[str, float] = field(default_factory=dict)
+    normalization: str = "minmax"                   # fusion_method='linear' only
     given: set[str] = field(default_factory=set)
 
     @classmethod
@@ -112,13 +114,20 @@ def _weights(name: str, value: Any) -> dict[str, float]:
 
 
 def _fusion_method(name: str, value: Any) -> str:
-    if str(value).lower() != "rrf":
-        raise UserError(f"unknown fusion_method '{value}'; the only method is 'rrf'")
-    return "rrf"
+    if str(value).lower() not in score_fusion.METHODS:
+        raise UserError(f"unknown fusion_method '{value}', supported: {', '.join(score_fusion.METHODS)}")
+    return str(value).lower()
+
+
+def _normalization(name: str, value: Any) -> str:
+    if str(value).lower() not in score_fusion.NORMALIZATIONS:
+        raise UserError(f"unknown normalization '{value}', supported: {', '.join(score_fusion.NORMALIZATIONS)}")
+    return str(value).lower()
 
 
 _OPTION_READERS = {"field_weights": _weights, "fusion_weights": _weights, "fusion_method": _fusion_method,
-                   "rank_constant": _int_at_least(1), "window_size": _int_at_least(0)}
+                   "rank_constant": _int_at_least(1), "window_size": _int_at_least(0),
+                   "normalization": _normalization}
 
 
 # -- finding the conditions ------------------------------------------------------------------------

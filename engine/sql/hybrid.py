@@ -40,11 +40,12 @@ from tesseradb.sql.database import Database
 from tesseradb.sql.fulltext import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
                                     resolve_side, tables_in_from, weight_sql)
 from tesseradb.storage.catalog import quote
-from tesseradb.vectors.fusion import RankedList, rrf
+from tesseradb.vectors import score_fusion
+from tesseradb.vectors.fusion import RankedList
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
-from tesseradb.sql import passage_calls
+from tesseradb.sql import hybrid_defaults, passage_calls
 
 # hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
 # SQLite both release the GIL; the connection is used by one thread at a time)
@@ -108,7 +109,7 @@ class SideSpec:
         searches, alias, table = _searches(db, bound, self.opts, sides, [n for n, _ in self.knns], self.hybrids,
                                            names, self.tables, default_k, early)
         _apply_weights(searches, self.opts)
-        window = self.opts.window_size or max([default_k] + [s.k for s in searches])
+        window = self.opts.window_size or max([default_k] + [s.k for s in searches] + hybrid_defaults.window(self.hybrids))
         return searches, window, alias, table
 
 
@@ -127,7 +128,8 @@ class Prepare:
         """EXPLAIN's rows: each side, the candidates per side, the filter every side applies."""
         rows = [("hybrid", f"{s.kind} side{' ' + s.name if s.name else ''}: weight {s.weight:g}, "
                            f"{self.window} candidates") for s in self.searches]
-        rows.append(("hybrid", f"fusion: rrf, rank_constant={self.spec.opts.rank_constant}"))
+        rows.append(("hybrid", score_fusion.describe(self.spec.opts.fusion_method, self.spec.opts.rank_constant,
+                                                     self.spec.opts.normalization)))
         if self.spec.filter_sql:
             rows.append(("hybrid filter", self.spec.filter_sql))
         return rows
@@ -135,7 +137,7 @@ class Prepare:
     def __call__(self) -> None:
         db, spec = self.db, self.spec
         lists = [RankedList(s.name, s.kind, s.ranked(spec.filter_sql, self.window), s.weight) for s in self.searches]
-        fused = rrf(lists, spec.opts.rank_constant)
+        fused = score_fusion.fuse(lists, spec.opts.fusion_method, spec.opts.rank_constant, spec.opts.normalization)
         db.store.execute(CREATE_TABLE)
         db.store.execute(f"DELETE FROM temp.{TABLE}")
         db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?)",
@@ -161,6 +163,7 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
         raise UserError("hybrid_match() cannot be combined with MATCH(), knn() or another hybrid_match()")
     if not hybrids and not knns:
         raise UserError("fusion_method='rrf' needs at least one knn() next to MATCH()")
+    score_fusion.check_options(opts.fusion_method, opts.given)
     limits = exp.Select()
     for clause in ("limit", "offset"):
         if select.args.get(clause) is not None:
@@ -194,7 +197,7 @@ def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, e
     for call in hybrids:
         alias, table, column, text, k = _hybrid_args(db, call, tables, bound, default_k)
         owners.add(alias)
-        window = opts.window_size or max(default_k, k)            # as SideSpec.build will find it
+        window = opts.window_size or max([default_k, k] + hybrid_defaults.window(hybrids))   # as SideSpec.build
         searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound,
                                          None if early is None else (early[0], window)))
     if len(owners) > 1:

@@ -48,7 +48,7 @@ QUESTIONS = HERE / "questions.jsonl"
 DEFAULT_DB = "/tmp/tessera_hybrid_bench.db"
 CREATE = ("CREATE TABLE manual (path string, body text, v float_vector_array knn_type='hnsw' "
           "hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' from='body' "
-          "chunk_strategy='recursive' max_tokens='256' overlap_tokens='32') morphology='stem_en'")
+          "chunk_strategy='recursive' max_tokens='256' overlap_tokens='32')")
 METHODS = {
     "knn": "SELECT id FROM manual WHERE knn(v, 10, ?) LIMIT 10",
     "match page": "SELECT id FROM manual WHERE MATCH(body) AGAINST(?) LIMIT 10",

@@ -1,0 +1,23 @@
+"""The defaults of ``hybrid_match()`` that are not Manticore's but measured best on the manual's
+natural-language questions and headings (docs/benchmarks.md, "Full-text and hybrid search"):
+
+* the text side reads the column's chunk-level index, which stems English words whatever the
+  table's ``morphology`` (``catalog.fulltext.chunk_tokenizer``), with English stop words left out of
+  the query;
+* each side retrieves at least ``WINDOW`` candidates (Manticore's window is the LIMIT): fusion can
+  only lift a document that one side found, and a deep answer is often 11th-50th on one side;
+* RRF's constant stays 60, and documents are fused (each by its best chunk, MaxP), not chunks.
+
+``OPTION window_size=N`` still sets the window exactly; explicit ``MATCH() AND knn()`` fusion keeps
+Manticore's window (the LIMIT).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+WINDOW = 50
+
+
+def window(hybrids: Sequence[object]) -> list[int]:
+    """The smallest window a query with these ``hybrid_match()`` calls gets (none: no floor)."""
+    return [WINDOW] if hybrids else []
