@@ -14,10 +14,15 @@ Manticore's window (the LIMIT).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 WINDOW = 50
 
 
-def window(hybrids: Sequence[object]) -> list[int]:
-    """The smallest window a query with these ``hybrid_match()`` calls gets (none: no floor)."""
-    return [WINDOW] if hybrids else []
+def window(hybrids: Sequence[object], opts: Any = None) -> list[int]:
+    """The smallest window a query with these ``hybrid_match()`` calls and options gets (none: no
+    floor): a reranked query retrieves at least the reranker's window."""
+    floor = [WINDOW] if hybrids else []
+    if opts is not None and getattr(opts, "rerank", None):
+        floor.append(opts.rerank_window)
+    return floor

@@ -10,12 +10,12 @@ from sqlglot import exp
 
 from tesseradb import errors
 from tesseradb.errors import UserError
-from tesseradb.sql import fulltext, highlight, hybrid
+from tesseradb.sql import fulltext, highlight, hybrid, rerank_stage
 from tesseradb.sql.database import Database
 from tesseradb.sql.fulltext import FUSION_OPTIONS, TextOptions, calls
 from tesseradb.sql.hybrid import HybridPlan
 
-SEARCH_CALLS = ("knn", "hybrid_match", "hybrid_score", "weight", "highlight", "snippet")
+SEARCH_CALLS = ("knn", "hybrid_match", "hybrid_score", "weight", "highlight", "snippet", "rerank_score")
 
 
 def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: tuple = ()) -> HybridPlan | None:
@@ -30,7 +30,8 @@ def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: t
     names = fulltext.unwrap_aliases(select)
     sides = fulltext.find_sides(db, select, bound, names)
     knns, hybrids = calls(select, "knn"), calls(select, "hybrid_match")
-    if hybrids or opts.fusion_method:
+    rerank_stage.check_options(opts, select, bool(sides or knns or hybrids), bool(sides and knns))
+    if hybrids or opts.fusion_method or opts.rerank:
         if calls(select, "highlight"):
             marks = [hybrid.highlight_side(db, select, hybrids[0], bound)] if hybrids and not sides else sides
             highlight.rewrite(db, select, bound, [m for m in marks if m is not None])
