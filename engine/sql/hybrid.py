@@ -173,6 +173,8 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     if not hybrids and not knns and not opts.rerank:
         raise UserError("fusion_method='rrf' needs at least one knn() next to MATCH()")
     score_fusion.check_options(opts.fusion_method, opts.given)
+    if calls(select, "knn_score"):
+        raise UserError("knn_score() is only allowed in a knn() query, not in hybrid search (see hybrid_score())")
     limits = exp.Select()
     for clause in ("limit", "offset"):
         if select.args.get(clause) is not None:
