@@ -64,12 +64,17 @@ def _tokenizer(words: list[str]) -> Tokenizer:
     return tok
 
 
-def build(directory: Path, texts: list[str], logits: int = 1, seed: int = 7) -> Path:
-    """Write the model directory; its vocabulary is every word of ``texts``."""
+TINY = {"num_layers": 2, "hidden": 32, "heads": 4, "intermediate": 64, "max_positions": 128}
+MINILM_L6 = {"num_layers": 6, "hidden": 384, "heads": 12, "intermediate": 1536, "max_positions": 512}
+BASE = {"num_layers": 12, "hidden": 768, "heads": 12, "intermediate": 3072, "max_positions": 512}
+
+
+def build(directory: Path, texts: list[str], logits: int = 1, seed: int = 7, shape: dict = TINY) -> Path:
+    """Write the model directory; its vocabulary is every word of ``texts``. ``shape``: the BERT's
+    size (the benchmarks time MiniLM-L6- and base-sized ones; compute does not depend on the weights)."""
     words = [w for t in texts for w in re.findall(r"\w+|[^\w\s]", t.lower())]
     tok = _tokenizer(words)
-    cfg = BertConfig(num_layers=2, hidden=32, heads=4, intermediate=64, vocab=tok.get_vocab_size(),
-                     max_positions=128)
+    cfg = BertConfig(vocab=tok.get_vocab_size(), **shape)
     rng = np.random.default_rng(seed)
     directory.mkdir(parents=True, exist_ok=True)
     model = _with_head(build_bert(_weights(cfg, rng), cfg), cfg, logits, rng)

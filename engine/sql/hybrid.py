@@ -324,6 +324,8 @@ def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], c
     bound = {**bound, param: expression}
 
     def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
+        if not filter_sql:
+            return hybrid_defaults.best_chunks(db.store, fts, chunks, param, bound, window)
         where = f"WHERE k.doc_id IN ({filter_sql})" if filter_sql else ""
         # MATERIALIZED: bm25() cannot run inside the aggregate a flattened subquery would become
         return _ranked(db, f"WITH x AS MATERIALIZED (SELECT rowid AS chunk_id, -bm25({fts}) AS s FROM {fts}(:{param})) "

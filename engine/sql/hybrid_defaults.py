@@ -26,3 +26,23 @@ def window(hybrids: Sequence[object], opts: Any = None) -> list[int]:
     if opts is not None and getattr(opts, "rerank", None):
         floor.append(opts.rerank_window)
     return floor
+
+
+def best_chunks(store, fts: str, chunks: str, param: str, bound: dict, window: int) -> list[tuple[int, float, int]]:
+    """hybrid_match's text side without a filter: the ``window`` best documents by their best chunk's
+    BM25 (MaxP), as (doc, BM25, chunk). A document's rank by MaxP is where its first chunk appears in
+    the chunks' BM25 order, so FTS5 only has to sort the top chunks (``ORDER BY rank LIMIT m``, its
+    own top-m path) instead of every chunk holding a query word going through a join and a GROUP BY;
+    ``m`` doubles until ``window`` documents are seen or the matches run out."""
+    wanted = 4 * window
+    while True:
+        rows = list(store.execute(f"SELECT x.rowid, -x.rank, k.doc_id FROM (SELECT rowid, rank FROM {fts}(:{param}) "
+                                  f"ORDER BY rank LIMIT {int(wanted)}) x JOIN {chunks} k ON k.chunk_id = x.rowid "
+                                  "ORDER BY x.rank, k.doc_id", bound))
+        seen: dict[int, tuple[int, float, int]] = {}
+        for chunk, score, doc in rows:
+            if doc not in seen:
+                seen[doc] = (int(doc), float(score), int(chunk))
+        if len(seen) >= window or len(rows) < wanted:
+            return list(seen.values())[:window]
+        wanted *= 2
