@@ -7,7 +7,7 @@ from typing import Any
 from tesseradb.grammar import ast
 
 from tesseradb.sql import ddl, dml, load_data, models, query, rebuild, session
-from tesseradb.sql import chunk_listing, modify_column
+from tesseradb.sql import chunk_listing, evaluate, modify_column
 from tesseradb.sql import introspection, query_session, variables, views
 
 Handler = Callable[..., Any]
@@ -29,6 +29,7 @@ HANDLERS: dict[type, Handler] = {
     ast.Explain: query.explain,
     ast.ShowChunks: chunk_listing.show_chunks,
     ast.CallChunks: chunk_listing.call_chunks,
+    ast.CallEvaluate: evaluate.call_evaluate,
     ast.AlterModifyColumn: modify_column.alter_modify_column,
     # MySQL session and introspection (issue 14)
     ast.SetStatement: variables.set_statement,
