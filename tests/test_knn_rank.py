@@ -78,3 +78,16 @@ def test_bad_values_are_manticores_knn_option_error(p, option):
 def test_knn_score_outside_a_knn_query_is_an_error(p):
     with pytest.raises(tesseradb.Error, match=r"1064.*knn_score\(\) is only allowed for KNN\(\) queries"):
         p.execute("SELECT knn_score() FROM p").fetchall()
+
+
+def test_knn_chunks_with_mmr_skips_near_copies_of_a_passage(cur):
+    import json
+    cur.execute("CREATE TABLE a (v float_vector_array knn_type='hnsw' knn_dims='2' hnsw_similarity='cosine')")
+    cur.execute("INSERT INTO a (id, v) VALUES (1, ((1,0),(0.99,0.14),(0.98,0.2),(0,1)))")
+    plain = json.loads(cur.execute("SELECT knn_chunks(3) FROM a WHERE knn(v, 1, (1,0))").fetchone()[0])
+    assert [p["chunk"] for p in plain] == [1, 2, 3]                  # three near-copies
+    diverse = json.loads(cur.execute("SELECT knn_chunks(3, {mmr=0.5}) FROM a WHERE knn(v, 1, (1,0))").fetchone()[0])
+    assert [p["chunk"] for p in diverse] == [1, 4, 3]                # the orthogonal passage comes second
+    assert diverse[1]["dist"] == pytest.approx(1.0, abs=1e-6)
+    with pytest.raises(tesseradb.Error, match=r"1064.*expects λ, a number in \[0, 1\]"):
+        cur.execute("SELECT knn_chunks(3, {mmr=2}) FROM a WHERE knn(v, 1, (1,0))").fetchall()
