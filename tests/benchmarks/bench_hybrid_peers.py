@@ -180,16 +180,16 @@ def section_share(docs, ranked: list[list[int]]) -> float:
 
 
 def synthetic_length(model_rounds: int = 1) -> dict:
-    """One long document (~150 chunks of manual text) among 60 short pages' openings; queries: each short
-    page's first heading. How often the long one is in the top 10 / first, and recall, with and without."""
+    """One long document (~150 chunks of 64 tokens of manual text) among 60 short pages' openings (one
+    chunk each); queries: each short page's first heading. How often the long one is in the top 10 / first, and recall, with and without."""
     docs = [p for p in common.pages() if common.headings(p)]
     short, rest = docs[::3][:60], [p for i, p in enumerate(docs) if i % 3][:80]
-    long_text = "\n\n".join(p.text for p in rest)[:150 * 900]
+    long_text = "\n\n".join(p.text for p in rest)[:150 * 230]
     con = tesseradb.connect(":memory:")
     cur = con.cursor()
     cur.execute("CREATE TABLE s (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
-                f"model_name='{MODEL}' from='body' chunk_strategy='recursive' max_tokens='256' overlap_tokens='32')")
-    cur.executemany("INSERT INTO s (id, body) VALUES (?, ?)", [(i + 1, p.text[:900]) for i, p in enumerate(short)])
+                f"model_name='{MODEL}' from='body' chunk_strategy='recursive' max_tokens='64' overlap_tokens='8')")
+    cur.executemany("INSERT INTO s (id, body) VALUES (?, ?)", [(i + 1, p.text[:240]) for i, p in enumerate(short)])
     cur.execute("INSERT INTO s (id, body) VALUES (1000, ?)", (long_text,))
     con.commit()
     long_chunks = cur.execute(f'SELECT COUNT(*) FROM "{con.db.table("s").layout("v").chunks}" WHERE doc_id = 1000').fetchone()[0]
@@ -206,30 +206,31 @@ def synthetic_length(model_rounds: int = 1) -> dict:
     return out
 
 
-def rerank_speed(cur, found, queries, rounds: dict[str, int]) -> dict:
-    """p50 of hybrid_match LIMIT 10 with OPTION rerank (50 candidates) per cross-encoder size, against
-    without. Random-weight BERTs of each published shape (tests/cross_encoder.py): the time does not
-    depend on the weights."""
+def rerank_speed(queries, rounds: dict[str, int]) -> dict:
+    """Reranking 50 candidates per cross-encoder size: the model scoring 50 (question, passage) pairs,
+    passages of about 256 tokens of the manual (what hybrid_match's best chunks are here), p50 over a
+    few questions. Random-weight BERTs of each published shape (tests/cross_encoder.py): the time
+    does not depend on the weights."""
     sys.path.insert(0, str(common.REPO / "tests"))
     import cross_encoder
-    words = [t for _, _, t in found[::7]]
+    from tesseradb.vectors import rerank
+    text = "\n".join(p.text for p in common.pages()[40:80])
+    passages = [text[i:i + 1000] for i in range(0, 50 * 1000, 1000)]
     out = {}
-    base_sql = "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10"
-    cur.execute(base_sql, (queries[0].text,)).fetchall()
     for name, shape in (("tiny (2 layers, 32 wide)", cross_encoder.TINY),
                         ("MiniLM-L6 size (6 layers, 384 wide)", cross_encoder.MINILM_L6),
                         ("base size (12 layers, 768 wide)", cross_encoder.BASE)):
-        directory = cross_encoder.build(Path(tempfile.mkdtemp(prefix="xenc-")) / "m", words, shape=shape)
-        sql = f"{base_sql} OPTION rerank='{directory}'"
-        cur.execute(sql, (queries[0].text,)).fetchall()                 # loaded once per process
-        with_ms, without_ms = [], []
-        for q in queries[1:1 + rounds[name.split(' ')[0]]]:
-            for target, text in ((with_ms, sql), (without_ms, base_sql)):
-                t0 = time.perf_counter()
-                cur.execute(text, (q.text,)).fetchall()
-                target.append((time.perf_counter() - t0) * 1000)
-        out[name] = {"queries": len(with_ms), "p50_ms_with": float(np.median(with_ms)),
-                     "p50_ms_without": float(np.median(without_ms)), "candidates": 50}
+        directory = cross_encoder.build(Path(tempfile.mkdtemp(prefix="xenc-")) / "m", passages, shape=shape)
+        t0 = time.perf_counter()
+        model = rerank.get(str(directory))
+        load_ms = (time.perf_counter() - t0) * 1000
+        times = []
+        for q in queries[:rounds[name.split(" ")[0]]]:
+            t0 = time.perf_counter()
+            model.scores(q.text, passages)
+            times.append((time.perf_counter() - t0) * 1000)
+        out[name] = {"queries": len(times), "candidates": len(passages), "p50_ms": float(np.median(times)),
+                     "load_ms": load_ms, "loadavg": common.loadavg()}
         log(f"  rerank {name}: {json.dumps(out[name])}")
     return out
 
@@ -240,18 +241,45 @@ def summary(name: str, scores: dict, groups=("deep", "head", "all")) -> str:
         for g in groups if scores[g]["n"])
 
 
+def _save(part: dict) -> None:
+    """Merge this run's part into results/hybrid_peers.json (--extras and the main run are separate)."""
+    result = common.load_result("hybrid_peers") or {}
+    for key in ("benchmark", "when", "machine"):
+        result.pop(key, None)
+    result.update(part)
+    common.save_result("hybrid_peers", result)
+
+
+def extras() -> None:
+    """The parts that need no manual database: the synthetic length-penalty corpus and rerank speed."""
+    started = time.perf_counter()
+    log("synthetic length-penalty corpus")
+    part = {"synthetic_length": synthetic_length()}
+    log(json.dumps(part["synthetic_length"]))
+    log("rerank speed")
+    asked = questions(common.pages())
+    part["rerank_speed"] = rerank_speed(asked, {"tiny": 10, "MiniLM-L6": 3, "base": 2})
+    part["extras_loadavg"], part["extras_seconds"] = common.loadavg(), time.perf_counter() - started
+    _save(part)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default=bench_hybrid.DEFAULT_DB)
+    ap.add_argument("--extras", action="store_true", help="only the synthetic length-penalty corpus and rerank speed")
+    ap.add_argument("--headings-every", type=int, default=1, help="use every n-th heading query (a shorter run)")
     args = ap.parse_args()
+    if args.extras:
+        return extras()
     started = time.perf_counter()
     info = bench_hybrid.build(args.db)
     docs = common.pages()
-    heads, asked = common.heading_queries(docs), questions(docs)
+    heads, asked = common.heading_queries(docs)[::args.headings_every], questions(docs)
     model = common.model()
     opened = time.perf_counter()
     con = tesseradb.connect(args.db)            # rebuilds an old chunk index once (logged by tesseradb.fulltext)
     result = {"build": info, "open_seconds": time.perf_counter() - opened, "headings": len(heads),
+              "headings_every": args.headings_every,
               "questions": len(asked), "deep_questions": sum(q.deep for q in asked), "methods": {}}
     found, vectors = chunks(con)
     result["chunks"], result["vectors_checked_against_embed"] = len(found), check_same_vectors(con, docs, found, vectors)
@@ -268,12 +296,8 @@ def main() -> None:
     log("speed (bench_hybrid.speed: hybrid_match vs knn p50, query cache cleared)")
     result["speed"] = bench_hybrid.speed(cur, model, heads[::7])
     log(json.dumps(result["speed"]))
-    result["rerank_speed"] = rerank_speed(cur, found, asked, {"tiny": 10, "MiniLM-L6": 4, "base": 2})
-    log("synthetic length-penalty corpus")
-    result["synthetic_length"] = synthetic_length()
-    log(json.dumps(result["synthetic_length"]))
     result["loadavg"], result["seconds"] = common.loadavg(), time.perf_counter() - started
-    common.save_result("hybrid_peers", result)
+    _save(result)
     con.close()
 
 
