@@ -59,6 +59,8 @@ SQL = {
     "knn": "SELECT id FROM manual WHERE knn(v, 10, ?) LIMIT 10",
     "hybrid_match": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10",
     "hybrid_match linear": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10 OPTION fusion_method='linear'",
+    "hybrid_match rank_constant=20": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10 OPTION rank_constant=20",
+    "hybrid_match window_size=100": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10 OPTION window_size=100",
     "knn mmr 0.5": "SELECT id FROM manual WHERE knn(v, 10, ?, {mmr=0.5}) LIMIT 10",
     "knn length_penalty 0.25": "SELECT id FROM manual WHERE knn(v, 10, ?, {length_penalty=0.25}) LIMIT 10",
 }
@@ -156,8 +158,7 @@ class Lance:
 
 # -- measuring ----------------------------------------------------------------------------------------------
 def rank_all(cur, old: OldHybrid, lance: Lance, queries) -> tuple[dict[str, list[list[int]]], dict[str, int]]:
-    ranked = {m: [] for m in ["knn", "hybrid_match old defaults", "hybrid_match", "hybrid_match linear",
-                              "lancedb hybrid", "knn mmr 0.5", "knn length_penalty 0.25"]}
+    ranked = {m: [] for m in ["knn", "hybrid_match old defaults", *[m for m in SQL if m != "knn"], "lancedb hybrid"]}
     errors = {m: 0 for m in ranked}
     for n, q in enumerate(queries):
         for method, sql in SQL.items():

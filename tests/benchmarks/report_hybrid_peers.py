@@ -15,11 +15,13 @@ import common  # noqa: E402
 
 PAGE = common.REPO / "docs" / "benchmarks.md"
 START, END = "<!-- hybrid-peers:start -->", "<!-- hybrid-peers:end -->"
-ORDER = ["knn", "hybrid_match old defaults", "hybrid_match", "hybrid_match linear", "lancedb hybrid",
-         "knn mmr 0.5", "knn length_penalty 0.25"]
+ORDER = ["knn", "hybrid_match old defaults", "hybrid_match", "hybrid_match linear", "hybrid_match rank_constant=20",
+         "hybrid_match window_size=100", "lancedb hybrid", "knn mmr 0.5", "knn length_penalty 0.25"]
 LABELS = {"knn": "knn() alone", "hybrid_match old defaults": "hybrid_match, previous defaults (rebuilt from its parts)",
           "hybrid_match": "**hybrid_match** (this release's defaults)",
           "hybrid_match linear": "hybrid_match, fusion_method='linear' (min-max)",
+          "hybrid_match rank_constant=20": "hybrid_match, rank_constant=20",
+          "hybrid_match window_size=100": "hybrid_match, window_size=100",
           "lancedb hybrid": "**LanceDB** hybrid (its FTS + RRF, same chunks and vectors)",
           "knn mmr 0.5": "knn {mmr=0.5}", "knn length_penalty 0.25": "knn {length_penalty=0.25}"}
 
