@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -25,23 +25,22 @@ from tesseradb.storage.catalog import quote
 from tesseradb.storage.chunks import read_vectors
 from tesseradb.vectors import mmr
 
-if TYPE_CHECKING:
-    from tesseradb.context import Context
-    from tesseradb.vectors.search import KnnRequest
+Context = Any       # tesseradb.context.Context
+KnnRequest = Any    # tesseradb.vectors.search.KnnRequest (which imports this module)
 
 Hits = list[tuple[int, float, int]]
 
 
-def active(req: "KnnRequest") -> bool:
+def active(req: KnnRequest) -> bool:
     """Whether the request ranks by something else than the distance (its rows then come in ``pos`` order)."""
     return req.options.mmr is not None or penalised(req)
 
 
-def penalised(req: "KnnRequest") -> bool:
+def penalised(req: KnnRequest) -> bool:
     return bool(req.options.length_penalty) and req.exclude_doc is None
 
 
-def candidates(req: "KnnRequest") -> int:
+def candidates(req: KnnRequest) -> int:
     return req.options.mmr_candidates or max(4 * req.k, 50)
 
 
@@ -49,14 +48,14 @@ def similarity(dist: float, metric: str) -> float:
     return 1.0 / (1.0 + max(dist, 0.0)) if metric == "l2" else max(0.0, 1.0 - dist / 2.0)
 
 
-def _chunk_counts(db: "Context", req: "KnnRequest", docs: list[int]) -> dict[int, int]:
+def _chunk_counts(db: Context, req: KnnRequest, docs: list[int]) -> dict[int, int]:
     chunks = req.table.layout(req.column).chunks
     marks = ",".join("?" * len(docs))
     return {int(d): int(n) for d, n in db.store.execute(
         f"SELECT doc_id, COUNT(*) FROM {quote(chunks)} WHERE doc_id IN ({marks}) GROUP BY doc_id", docs)}
 
 
-def _best_vectors(db: "Context", req: "KnnRequest", hits: Hits) -> np.ndarray:
+def _best_vectors(db: Context, req: KnnRequest, hits: Hits) -> np.ndarray:
     layout = req.table.layout(req.column)
     marks = ",".join("?" * len(hits))
     chunk_ids, _, vectors = read_vectors(db.store, layout, f"WHERE c.chunk_id IN ({marks})",
@@ -69,7 +68,7 @@ def _best_vectors(db: "Context", req: "KnnRequest", hits: Hits) -> np.ndarray:
     return out
 
 
-def rank(db: "Context", req: "KnnRequest", run) -> tuple[Hits, dict[int, float]]:
+def rank(db: Context, req: KnnRequest, run) -> tuple[Hits, dict[int, float]]:
     """Run the search (``run(request)``) over the candidates and keep k: (hits in rank order, doc -> knn_score)."""
     hits = run(db, replace(req, k=max(candidates(req), req.k)))
     if not hits:
