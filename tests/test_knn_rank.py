@@ -32,23 +32,24 @@ def _cos(a, b):
 def test_without_options_knn_score_is_the_similarity_and_the_order_the_distance(p):
     rows = p.execute("SELECT id, knn_dist(), knn_score() FROM p WHERE knn(v, 3, (1,0))").fetchall()
     assert [r[0] for r in rows] == [1, 2, 3]
-    assert [r[2] for r in rows] == pytest.approx([1 - d / 2 for _, d, _ in rows])
+    assert [r[2] for r in rows] == pytest.approx([1 - d for _, d, _ in rows])
 
 
 def test_mmr_trades_relevance_for_diversity(p):
-    # relevance (1 + cos)/2 to (1,0); with diversity 0.5: pick 1 (0.5); then 5 scores 0.5*0.5 - 0.5*0 = 0.25,
-    # well above the copies 2 and 3 (about 0.5*0.995 - 0.5*0.99); then 4: 0.5*rel(4) - 0.5*cos(4, 1)
-    rows = p.execute("SELECT id, knn_dist(), knn_score() FROM p WHERE knn(v, 3, (1,0), {mmr=0.5})").fetchall()
+    # relevance = cos to (1,0); diversity 0.7: pick 1 (0.3); then 5 scores 0.3*0 - 0.7*0 = 0, above 4
+    # (0.3*0.707 - 0.7*0.707) and the near-copies 2 and 3 (about -0.4); then 4, its largest cosine 0.707
+    rows = p.execute("SELECT id, knn_dist(), knn_score() FROM p WHERE knn(v, 3, (1,0), {mmr=0.7})").fetchall()
     assert [r[0] for r in rows] == [1, 5, 4]
-    rel4 = (1 + _cos(POINTS[4], (1, 0))) / 2
-    assert [r[2] for r in rows] == pytest.approx([0.5, 0.25, 0.5 * rel4 - 0.5 * _cos(POINTS[4], POINTS[1])], abs=1e-4)
+    c4 = _cos(POINTS[4], (1, 0))
+    assert [r[2] for r in rows] == pytest.approx([0.3, 0.0, 0.3 * c4 - 0.7 * max(c4, _cos(POINTS[4], POINTS[5]))],
+                                                 abs=1e-4)
     assert rows[1][1] == pytest.approx(1.0, abs=1e-6)          # knn_dist() stays the raw distance
     plain = p.execute("SELECT id FROM p WHERE knn(v, 3, (1,0), {mmr=0})").fetchall()
     assert [r[0] for r in plain] == [1, 2, 3]                   # diversity 0: relevance alone
 
 
 def test_mmr_candidates_limits_what_it_chooses_from(p):
-    rows = p.execute("SELECT id FROM p WHERE knn(v, 3, (1,0), {mmr=0.5, mmr_candidates=3})").fetchall()
+    rows = p.execute("SELECT id FROM p WHERE knn(v, 3, (1,0), {mmr=0.7, mmr_candidates=3})").fetchall()
     assert sorted(r[0] for r in rows) == [1, 2, 3]              # only the three nearest to choose from
 
 
@@ -60,7 +61,7 @@ def test_length_penalty_divides_the_similarity_by_the_chunk_count(cur):
     rows = cur.execute("SELECT id, knn_score() FROM a WHERE knn(v, 2, (1,0))").fetchall()
     assert [r[0] for r in rows] == [1, 2]
     rows = cur.execute("SELECT id, knn_dist(), knn_score() FROM a WHERE knn(v, 2, (1,0), {length_penalty=0.25})").fetchall()
-    s2 = (1 + _cos((0.95, 0.31), (1, 0))) / 2 / (1 + 0.25 * math.log(2))
+    s2 = _cos((0.95, 0.31), (1, 0)) / (1 + 0.25 * math.log(2))
     assert [r[0] for r in rows] == [2, 1]
     assert [r[2] for r in rows] == pytest.approx([s2, 1.0 / (1 + 0.25 * math.log(8))], abs=1e-5)
     assert rows[1][1] == pytest.approx(0.0, abs=1e-6)
@@ -86,7 +87,7 @@ def test_knn_chunks_with_mmr_skips_near_copies_of_a_passage(cur):
     cur.execute("INSERT INTO a (id, v) VALUES (1, ((1,0),(0.99,0.14),(0.98,0.2),(0,1)))")
     plain = json.loads(cur.execute("SELECT knn_chunks(3) FROM a WHERE knn(v, 1, (1,0))").fetchone()[0])
     assert [p["chunk"] for p in plain] == [1, 2, 3]                  # three near-copies
-    diverse = json.loads(cur.execute("SELECT knn_chunks(3, {mmr=0.5}) FROM a WHERE knn(v, 1, (1,0))").fetchone()[0])
+    diverse = json.loads(cur.execute("SELECT knn_chunks(3, {mmr=0.7}) FROM a WHERE knn(v, 1, (1,0))").fetchone()[0])
     assert [p["chunk"] for p in diverse] == [1, 4, 3]                # the orthogonal passage comes second
     assert diverse[1]["dist"] == pytest.approx(1.0, abs=1e-6)
     with pytest.raises(tesseradb.Error, match=r"1064.*expects λ, a number in \[0, 1\]"):

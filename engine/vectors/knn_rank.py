@@ -1,8 +1,8 @@
 """knn()'s second look at its candidates: ``{length_penalty=α}`` and ``{mmr=λ[, mmr_candidates=N]}``.
 
 * **Similarity.** What is ranked is a similarity that grows as the distance falls and is never
-  negative: 1 - d/2 for cosine and inner-product columns (d = 1 - cos, so this is (1 + cos) / 2), and
-  1 / (1 + d) for l2 columns. ``knn_dist()`` stays the raw distance; ``knn_score()`` shows the ranked
+  negative: max(0, 1 - d) for cosine and inner-product columns (d = 1 - cos: the cosine itself, the
+  score markdown-vault-mcp's penalty divides), and 1 / (1 + d) for l2 columns. ``knn_dist()`` stays the raw distance; ``knn_score()`` shows the ranked
   value.
 * **Length penalty** (markdown-vault-mcp's downweight): a document's similarity is divided by
   1 + α·ln(its number of chunks), so a 150-chunk book does not top every list by having 150 chances.
@@ -45,7 +45,7 @@ def candidates(req: KnnRequest) -> int:
 
 
 def similarity(dist: float, metric: str) -> float:
-    return 1.0 / (1.0 + max(dist, 0.0)) if metric == "l2" else max(0.0, 1.0 - dist / 2.0)
+    return 1.0 / (1.0 + max(dist, 0.0)) if metric == "l2" else max(0.0, 1.0 - dist)
 
 
 def _chunk_counts(db: Context, req: KnnRequest, docs: list[int]) -> dict[int, int]:

@@ -72,6 +72,8 @@ def questions(docs) -> list[common.Query]:
     for line in bench_hybrid.QUESTIONS.read_text().splitlines():
         if line.strip():
             item = json.loads(line)
+            if item["page"] not in by_path:         # a corpus of part of the manual (TESSERA_BENCH_CORPUS)
+                continue
             offset = item.get("offset")
             out.append(common.Query(item["question"], by_path[item["page"]], offset or 0,
                                     offset is not None and offset >= common.DEEP_AFTER))
@@ -185,12 +187,12 @@ def synthetic_length(model_rounds: int = 1) -> dict:
     chunk each); queries: each short page's first heading. How often the long one is in the top 10 / first, and recall, with and without."""
     docs = [p for p in common.pages() if common.headings(p)]
     short, rest = docs[::3][:60], [p for i, p in enumerate(docs) if i % 3][:80]
-    long_text = "\n\n".join(p.text for p in rest)[:150 * 230]
+    long_text = "\n\n".join(p.text for p in rest)[:150 * 150]
     con = tesseradb.connect(":memory:")
     cur = con.cursor()
     cur.execute("CREATE TABLE s (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
                 f"model_name='{MODEL}' from='body' chunk_strategy='recursive' max_tokens='64' overlap_tokens='8')")
-    cur.executemany("INSERT INTO s (id, body) VALUES (?, ?)", [(i + 1, p.text[:240]) for i, p in enumerate(short)])
+    cur.executemany("INSERT INTO s (id, body) VALUES (?, ?)", [(i + 1, p.text[:200]) for i, p in enumerate(short)])
     cur.execute("INSERT INTO s (id, body) VALUES (1000, ?)", (long_text,))
     con.commit()
     long_chunks = cur.execute("SELECT LENGTH(v) FROM s WHERE id = 1000").fetchone()[0]
