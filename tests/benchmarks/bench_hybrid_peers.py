@@ -223,6 +223,8 @@ def rerank_speed(queries, rounds: dict[str, int]) -> dict:
     for name, shape in (("tiny (2 layers, 32 wide)", cross_encoder.TINY),
                         ("MiniLM-L6 size (6 layers, 384 wide)", cross_encoder.MINILM_L6),
                         ("base size (12 layers, 768 wide)", cross_encoder.BASE)):
+        if not rounds[name.split(" ")[0]]:
+            continue
         directory = cross_encoder.build(Path(tempfile.mkdtemp(prefix="xenc-")) / "m", passages, shape=shape)
         t0 = time.perf_counter()
         model = rerank.get(str(directory))
@@ -253,15 +255,15 @@ def _save(part: dict) -> None:
     common.save_result("hybrid_peers", result)
 
 
-def extras() -> None:
+def extras(rerank_rounds: dict[str, int]) -> None:
     """The parts that need no manual database: the synthetic length-penalty corpus and rerank speed."""
     started = time.perf_counter()
     log("synthetic length-penalty corpus")
     part = {"synthetic_length": synthetic_length()}
     log(json.dumps(part["synthetic_length"]))
-    log("rerank speed")
-    asked = questions(common.pages())
-    part["rerank_speed"] = rerank_speed(asked, {"tiny": 10, "MiniLM-L6": 3, "base": 2})
+    if any(rerank_rounds.values()):
+        log("rerank speed")
+        part["rerank_speed"] = rerank_speed(questions(common.pages()), rerank_rounds)
     part["extras_loadavg"], part["extras_seconds"] = common.loadavg(), time.perf_counter() - started
     _save(part)
 
@@ -271,9 +273,11 @@ def main() -> None:
     ap.add_argument("--db", default=bench_hybrid.DEFAULT_DB)
     ap.add_argument("--extras", action="store_true", help="only the synthetic length-penalty corpus and rerank speed")
     ap.add_argument("--headings-every", type=int, default=1, help="use every n-th heading query (a shorter run)")
+    ap.add_argument("--rerank-rounds", default="10,3,2", help="--extras: questions timed per cross-encoder size "
+                    "(tiny, MiniLM-L6, base); 0 skips a size")
     args = ap.parse_args()
     if args.extras:
-        return extras()
+        return extras(dict(zip(("tiny", "MiniLM-L6", "base"), (int(x) for x in args.rerank_rounds.split(",")))))
     started = time.perf_counter()
     info = bench_hybrid.build(args.db)
     docs = common.pages()
