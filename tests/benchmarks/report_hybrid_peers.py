@@ -100,16 +100,21 @@ def section(result: dict | None) -> list[str]:
                          f"{'**met**' if sp['hybrid_over_knn'] <= 1.3 else '**not met**'}).")
         lines.append("")
     if "synthetic_length" in result:
+        lines += [f"Command: `.venv/bin/python tests/benchmarks/bench_hybrid_peers.py --extras --rerank-rounds 0,0,0` "
+                  f"(load average {', '.join(f'{x:.1f}' for x in result.get('extras_loadavg', []))}).", ""]
         lines += _synthetic(result["synthetic_length"])
     if "rerank_speed" in result:
         lines += ["Reranking 50 candidates (`--extras`: the cross-encoder scoring 50 (question, ~256-token manual "
                   "passage) pairs; random-weight BERTs of each published shape, built by tests/cross_encoder.py — "
-                  "the time does not depend on the weights; load average "
-                  f"{', '.join(f'{x:.1f}' for x in result.get('extras_loadavg', []))}):", "",
-                  "| cross-encoder size | p50 for 50 candidates | load once |", "|---|---:|---:|"]
+                  "the time does not depend on the weights):", "",
+                  "| cross-encoder size | questions | p50 for 50 candidates | load once | load average |",
+                  "|---|---:|---:|---:|---|"]
         for name, r in result["rerank_speed"].items():
-            lines.append(f"| {name} | {r['p50_ms']:.0f} ms | {r['load_ms']:.0f} ms |")
-        lines.append("")
+            lines.append(f"| {name} | {r['queries']} | {r['p50_ms']:.0f} ms | {r['load_ms']:.0f} ms | "
+                         f"{', '.join(f'{x:.1f}' for x in r.get('loadavg', []))} |")
+        lines += ["", f"The rerank figures are {result['rerank_speed_note']}." if result.get("rerank_speed_note") else "",
+                  "At a load average near 30 on 2 cores these times are dominated by waiting for a core; they say how "
+                  "the cost grows with the model, not what an idle machine takes.", ""]
     return lines + [END]
 
 
