@@ -16,8 +16,8 @@ INSERT INTO notes (id, title, body) VALUES
   (4, 'Nightly backups', 'The backup job copies the data volume to the standby host every night.'),
   (5, 'Certificates', 'The replication certificate expires every year; request a new one.');
 
--- hybrid_match: knn + chunk BM25 (stemmed: "rotating" finds "rotation"), fused by RRF.
-SELECT id, title, ROUND(hybrid_score(), 4) AS rrf FROM notes WHERE hybrid_match('rotating the log files') LIMIT 3;
+-- hybrid_match: knn + chunk BM25 (stemmed: "rotating" finds "rotation"), fused linearly (min-max scores summed).
+SELECT id, title, ROUND(hybrid_score(), 3) AS score FROM notes WHERE hybrid_match('rotating the log files') LIMIT 3;
 
 -- Linear fusion: each side's scores min-max normalised and summed; a relevance cut-off after fusion.
 SELECT id, title, ROUND(hybrid_score(), 3) AS score FROM notes

@@ -132,8 +132,8 @@ class Prepare:
         """EXPLAIN's rows: each side, the candidates per side, the filter every side applies."""
         rows = [("hybrid", f"{s.kind} side{' ' + s.name if s.name else ''}: weight {s.weight:g}, "
                            f"{self.window} candidates") for s in self.searches]
-        rows.append(("hybrid", score_fusion.describe(self.spec.opts.fusion_method, self.spec.opts.rank_constant,
-                                                     self.spec.opts.normalization)))
+        rows.append(("hybrid", score_fusion.describe(hybrid_defaults.method(self.spec.opts, self.spec.hybrids),
+                                                     self.spec.opts.rank_constant, self.spec.opts.normalization)))
         if self.spec.filter_sql:
             rows.append(("hybrid filter", self.spec.filter_sql))
         return rows
@@ -141,7 +141,8 @@ class Prepare:
     def __call__(self) -> None:
         db, spec = self.db, self.spec
         lists = [RankedList(s.name, s.kind, s.ranked(spec.filter_sql, self.window), s.weight) for s in self.searches]
-        fused = score_fusion.fuse(lists, spec.opts.fusion_method, spec.opts.rank_constant, spec.opts.normalization)
+        fused = score_fusion.fuse(lists, hybrid_defaults.method(spec.opts, spec.hybrids), spec.opts.rank_constant,
+                                  spec.opts.normalization)
         reranked: dict[int, float] = {}
         if spec.opts.rerank:
             column, chunks = _best_chunks(self.searches, lists)
@@ -172,7 +173,7 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
         raise UserError("hybrid_match() cannot be combined with MATCH(), knn() or another hybrid_match()")
     if not hybrids and not knns and not opts.rerank:
         raise UserError("fusion_method='rrf' needs at least one knn() next to MATCH()")
-    score_fusion.check_options(opts.fusion_method, opts.given)
+    score_fusion.check_options(hybrid_defaults.method(opts, hybrids), opts.given)
     if calls(select, "knn_score"):
         raise UserError("knn_score() is only allowed in a knn() query, not in hybrid search (see hybrid_score())")
     limits = exp.Select()
