@@ -15,13 +15,13 @@ import common  # noqa: E402
 
 PAGE = common.REPO / "docs" / "benchmarks.md"
 START, END = "<!-- hybrid-peers:start -->", "<!-- hybrid-peers:end -->"
-ORDER = ["knn", "hybrid_match old defaults", "hybrid_match", "hybrid_match linear", "hybrid_match rank_constant=20",
+ORDER = ["knn", "hybrid_match old defaults", "hybrid_match linear", "hybrid_match", "hybrid_match rank_constant=20",
          "hybrid_match window_size=100", "lancedb hybrid", "knn mmr 0.5", "knn length_penalty 0.25"]
 LABELS = {"knn": "knn() alone", "hybrid_match old defaults": "hybrid_match, previous defaults (rebuilt from its parts)",
-          "hybrid_match": "**hybrid_match** (this release's defaults)",
-          "hybrid_match linear": "hybrid_match, fusion_method='linear' (min-max)",
-          "hybrid_match rank_constant=20": "hybrid_match, rank_constant=20",
-          "hybrid_match window_size=100": "hybrid_match, window_size=100",
+          "hybrid_match": "hybrid_match, RRF k=60 (`fusion_method='rrf'`)",
+          "hybrid_match linear": "**hybrid_match** (this release's defaults: linear, min-max)",
+          "hybrid_match rank_constant=20": "hybrid_match, RRF k=20",
+          "hybrid_match window_size=100": "hybrid_match, RRF k=60, window_size=100",
           "lancedb hybrid": "**LanceDB** hybrid (its FTS + RRF, same chunks and vectors)",
           "knn mmr 0.5": "knn {mmr=0.5}", "knn length_penalty 0.25": "knn {length_penalty=0.25}"}
 
@@ -42,10 +42,14 @@ def _table(methods: dict, groups: list[tuple[str, str]]) -> list[str]:
 
 
 def _verdict(methods: dict, group: str) -> str:
-    ours, lance, old = (methods[m]["scores"][group] for m in ("hybrid_match", "lancedb hybrid", "hybrid_match old defaults"))
-    beats = ours["recall@1"] > lance["recall@1"] and ours["mrr"] > lance["mrr"]
-    return (f"hybrid_match {_pct(ours['recall@1'])} / {ours['mrr']:.3f} against LanceDB {_pct(lance['recall@1'])} / "
-            f"{lance['mrr']:.3f} (r@1 / MRR): {'**ahead on both**' if beats else '**not ahead on both**'}; "
+    ours, lance, old = (methods[m]["scores"][group] for m in ("hybrid_match linear", "lancedb hybrid",
+                                                                "hybrid_match old defaults"))
+
+    def word(a: float, b: float) -> str:
+        return "ahead" if a > b + 1e-9 else ("level" if abs(a - b) <= 1e-9 else "behind")
+    return (f"hybrid_match {_pct(ours['recall@1'])} / {ours['mrr']:.4f} against LanceDB {_pct(lance['recall@1'])} / "
+            f"{lance['mrr']:.4f} (r@1 / MRR): **{word(ours['recall@1'], lance['recall@1'])} on recall@1, "
+            f"{word(ours['mrr'], lance['mrr'])} on MRR**; "
             f"{100 * (ours['recall@1'] - old['recall@1']):+.1f} points r@1 over the previous defaults "
             f"({_pct(old['recall@1'])})")
 
@@ -72,8 +76,9 @@ def section(result: dict | None) -> list[str]:
         lines += ["Command: `.venv/bin/python tests/benchmarks/bench_hybrid_peers.py"
                   + (f" --headings-every {result['headings_every']}" if result.get("headings_every", 1) > 1 else "")
                   + f"` ({result['when']}, load average {', '.join(f'{x:.1f}' for x in result.get('loadavg', []))} "
-                  f"on the 2 shared cores; LanceDB {result['lancedb']['version']}). The manual in one table "
-                  f"(recursive 256/32 chunks of all-MiniLM-L6-v2, {result['chunks']} chunks, default morphology); "
+                  f"on the 2 shared cores; LanceDB {result['lancedb']['version']}). "
+                  + (f"Corpus: {result['corpus_note']}. " if result.get("corpus_note") else "")
+                  + f"One table (recursive 256/32 chunks of all-MiniLM-L6-v2, {result['chunks']} chunks, default morphology); "
                   "LanceDB gets the same chunks and the engine's stored vectors (checked equal to `Connection.embed` "
                   f"on {result['vectors_checked_against_embed']} pages) and builds its own full-text index (English "
                   "stemming and stop words); its hybrid search takes 50 chunks per side, RRF k=60, chunks collapsed "
@@ -86,12 +91,16 @@ def section(result: dict | None) -> list[str]:
             f", every {result['headings_every']}th of bench_recall's" if result.get("headings_every", 1) > 1 else "")
             + "; deep = past 1,200 characters):", ""]
         lines += _table(h, [("deep", "deep"), ("head", "head")])
-        lines += ["", f"- Deep questions: {_verdict(q, 'deep')}.", f"- Deep headings: {_verdict(h, 'deep')}."]
+        lines += ["", f"- Deep questions: {_verdict(q, 'deep')}.", f"- All questions: {_verdict(q, 'all')}.",
+                  f"- Deep headings: {_verdict(h, 'deep')}.", f"- Head headings: {_verdict(h, 'head')}."]
+        if result.get("default_note"):
+            lines.append(f"- {result['default_note']}.")
         share = result.get("section_share", {})
         if share:
             lines.append("- MMR: share of distinct manual sections (top-level folders) in knn's top 10: "
                          + "; ".join(f"{g} {_pct(v['knn'])} → {_pct(v['knn mmr 0.5'])} with {{mmr=0.5}}"
                                      for g, v in share.items()) + " (recall cost in the tables).")
+        lines += [f"- {n}." for n in result.get("notes", [])]
         sp = result.get("speed")
         if sp:
             lines.append(f"- Speed (bench_hybrid's measure, query cache cleared, embedding included): hybrid_match p50 "
