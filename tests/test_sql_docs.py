@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tesseradb.vectors import options as vector_options
+from tesseradb.catalog import vector_columns as vector_options
 from tesseradb.sql.planner import HANDLERS, QUERY_HANDLERS
 from tesseradb.grammar import TYPE_ALIASES, ast
 

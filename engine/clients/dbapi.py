@@ -21,7 +21,7 @@ from tesseradb.io.export import result_to_arrow
 from tesseradb.results import Result
 from tesseradb.sql import executor
 from tesseradb.sql.database import Database
-from tesseradb.sql import variables
+from tesseradb.sql.mysql import variables
 from tesseradb.sql.executor import translate
 
 apilevel = "2.0"

@@ -12,7 +12,7 @@ import numpy as np
 from tesseradb import embed
 from tesseradb.embed.rows import SINGLE_VECTOR, check_text, embed_plans, plan_text
 from tesseradb.errors import UserError
-from tesseradb.vectors import options as vector_options
+from tesseradb.catalog import vector_columns
 
 DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
 SETTINGS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks")
@@ -23,7 +23,7 @@ def _resolve_model(name: str) -> tuple[str, str, int]:
     return info.name, info.fingerprint, info.dims
 
 
-def spec_for(model: str, settings: dict[str, object]) -> vector_options.VectorSpec:
+def spec_for(model: str, settings: dict[str, object]) -> vector_columns.VectorSpec:
     unknown = sorted(set(settings) - set(SETTINGS))
     if unknown:
         raise UserError(f"embed(): unknown setting '{unknown[0]}'; expected model or one of {', '.join(SETTINGS)}")
@@ -31,7 +31,7 @@ def spec_for(model: str, settings: dict[str, object]) -> vector_options.VectorSp
     options = {"knn_type": "hnsw", "hnsw_similarity": "cosine", "from": "text", "model_name": model,
                **{k: str(v) for k, v in settings.items() if v is not None}}
     kind = "float_vector_array" if chunked else "float_vector"
-    specs = vector_options.validate_columns("embed()", [("text", "text", {}), ("v", kind, options)],
+    specs = vector_columns.validate_columns("embed()", [("text", "text", {}), ("v", kind, options)],
                                             resolve_model=_resolve_model)
     return specs["v"]
 

@@ -17,8 +17,10 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import query_session
-from tesseradb.sql.planner import handler_for, writes
+from tesseradb.sql import passes
+from tesseradb.sql.mysql import keys, variables
+from tesseradb.sql.planner import Handler, handler_for, writes
+from tesseradb.sql.statements.insert import insert_many
 from tesseradb.storage.errors import StorageError
 
 
@@ -32,6 +34,8 @@ def execute(db: Database, sql: str, params: Params = None) -> Result:
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
+    if isinstance(stmt, ast.Query):
+        handler = _as_query(handler)
     db.start_statement()
     began = False
     try:
@@ -64,8 +68,8 @@ def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
         db.begin()
     try:
         with db.store.savepoint():
-            if isinstance(stmt, ast.Query) and stmt.kind == "insert":
-                return query_session.insert_many(db, stmt, seq)     # MySQL's INSERT rules (issue 14)
+            if isinstance(stmt, ast.Query) and stmt.kind == "insert":    # the rows as one batch
+                return _as_query(lambda db, stmt, _: insert_many(db, stmt, seq))(db, stmt, None)
             total = Result(rowcount=0)
             for params in seq:
                 result = run(db, stmt, params)
@@ -79,6 +83,28 @@ def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
         raise
     finally:
         db.end_statement(show_warnings=False)   # the batch's warnings become SHOW WARNINGS'
+
+
+def _as_query(handler: Handler) -> Handler:
+    """A query handler with what every query gets: the passes before it (sql/passes.py), SQLite's
+    complaints in MySQL's words, and ROW_COUNT() / FOUND_ROWS() / LAST_INSERT_ID() after it."""
+    def run_query(db: Database, stmt: ast.Query, params: Any = None) -> Result:
+        stmt = passes.prepare(db, stmt, params)
+        try:
+            result = handler(db, stmt, params)
+        except apsw.SQLError as exc:
+            raise sqlite_error(exc) from None
+        except apsw.ConstraintError as exc:             # an UPDATE that repeats a unique key
+            table = db.tables.get(_target_name(stmt.expr))
+            raise (keys.duplicate_error(db, table, exc) if table is not None else exc) from None
+        variables.record(db, stmt.kind, result)
+        return result
+    return run_query
+
+
+def _target_name(expr: sqlglot.exp.Expression) -> str:
+    target = expr.this.this if isinstance(expr.this, sqlglot.exp.Schema) else expr.this
+    return target.name.lower() if isinstance(target, sqlglot.exp.Table) else ""
 
 
 # -- the one place where internal errors become user errors -----------------------------------
@@ -95,6 +121,26 @@ _SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[errors.Error], str]] = [
     (re.compile(r"NOT NULL constraint failed: \S+\.(.+)"), errors.ConstraintError, "Column '{0}' cannot be null"),
     (re.compile(r"(.*)"), errors.ProgrammingError, "{0}"),
 ]
+
+# SQLite's complaints about the SQL it was given, in MySQL's words
+_SQLITE_ERRORS: list[tuple[re.Pattern[str], type[errors.Error], str]] = [
+    (re.compile(r"no such function: (\w+)"), errors.NoSuchFunction, "FUNCTION {0} does not exist"),
+    (re.compile(r'near "(.*)": syntax error'), errors.NotSupportedError,
+     "This version of tesseradb doesn't yet support this statement: SQLite cannot run its translation "
+     "(near '{0}')"),
+    (re.compile(r"(.+) is not supported.*"), errors.NotSupportedError, "This version of tesseradb doesn't yet "
+     "support '{0}'"),
+]
+
+
+def sqlite_error(exc: apsw.SQLError) -> BaseException:
+    text = str(exc).split(": ", 1)[-1] if str(exc).startswith("SQLError") else str(exc)
+    for pattern, kind, template in _SQLITE_ERRORS:
+        match = pattern.fullmatch(text.strip())
+        if match:
+            return UserError(template.format(*match.groups()), kind)
+    return exc
+
 
 _APSW_CLASSES: list[tuple[type[BaseException], type[errors.Error]]] = [
     (apsw.BusyError, errors.Busy),

@@ -31,7 +31,7 @@ from tesseradb.embed.spans import kept_end, may_be_cut
 
 if TYPE_CHECKING:
     from tesseradb.catalog.tables import Table
-    from tesseradb.vectors.options import VectorSpec
+    from tesseradb.catalog.vector_columns import VectorSpec
 
 TABLE = "_tessera_passages"           # knn_chunks(n): (doc, rank) -> chunk
 BEST_TABLE = "_tessera_passage"       # knn_chunk*(): doc -> the chunk it matched

@@ -11,12 +11,12 @@ from sqlglot import exp
 
 from tesseradb import errors
 from tesseradb.errors import UserError
-from tesseradb.sql import text_search
+from tesseradb.sql.search import text_search
 from tesseradb.sql.database import Database
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
-from tesseradb.sql import passage_calls
+from tesseradb.sql.search import passage_calls
 
 KNN_TABLE = "_tessera_knn"
 CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "

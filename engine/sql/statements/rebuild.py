@@ -19,7 +19,7 @@ from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql.write import recompute_all
 from tesseradb.storage.catalog import quote
-from tesseradb.vectors.options import VectorSpec
+from tesseradb.catalog.vector_columns import VectorSpec
 
 
 def _model_columns(table: Table, column: str | None) -> list[VectorSpec]:

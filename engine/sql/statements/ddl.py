@@ -11,15 +11,15 @@ from tesseradb.storage.chunks import create_chunk_table, drop_chunk_table, insta
 
 from tesseradb import embed, errors
 from tesseradb.catalog import fulltext
-from tesseradb.vectors import options as vector_options
+from tesseradb.catalog import vector_columns
 from tesseradb.errors import UserError
 from tesseradb.catalog.tables import ID_COLUMN, Column, Table, column_from_def
 from tesseradb.catalog.types import TYPES, VECTOR_TYPES
 
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import constraints, row_id
-from tesseradb.sql.integrity import check_table
+from tesseradb.sql.mysql import constraints, row_id, schema_info
+from tesseradb.sql.statements.integrity import check_table
 from tesseradb.sql.write import recompute_all
 
 
@@ -38,20 +38,20 @@ def _column_sql(col: Column, table: str = "") -> str:
     return sql + constraints.column_sql(table, col)    # MySQL NOT NULL / DEFAULT / CHECK
 
 
-def _validate(table: str, columns: Sequence[Column]) -> dict[str, vector_options.VectorSpec]:
+def _validate(table: str, columns: Sequence[Column]) -> dict[str, vector_columns.VectorSpec]:
     seen: set[str] = set()
     for col in columns:
         if col.name.lower() in seen:
             raise UserError(f"Duplicate column name '{col.name}'", errors.DuplicateColumn)
         seen.add(col.name.lower())
     described = [(c.name, c.type, dict(c.options)) for c in columns if c is not ID_COLUMN]
-    specs = vector_options.validate_columns(table, described, resolve_model=resolve_model)
+    specs = vector_columns.validate_columns(table, described, resolve_model=resolve_model)
     return {k.lower(): v for k, v in specs.items()}
 
 
 def _warn_ignored(db: Database, columns: Sequence[Column]) -> None:
     """Manticore's remote-model options (api_key, ...) are accepted and do nothing here: say so."""
-    for note in vector_options.ignored_options([(c.name, c.type, dict(c.options)) for c in columns]):
+    for note in vector_columns.ignored_options([(c.name, c.type, dict(c.options)) for c in columns]):
         db.warn(note, 1287)
 
 
@@ -84,7 +84,7 @@ def create_table(db: Database, stmt: ast.CreateTable, params=None) -> Result:
     if key is not None:
         columns[0] = row_id.id_column(key)
     text_options = fulltext.table_options(stmt.options)
-    vector_options.check_table_options([o for o in stmt.options if o[0] not in fulltext.TABLE_OPTION_KEYS
+    vector_columns.check_table_options([o for o in stmt.options if o[0] not in fulltext.TABLE_OPTION_KEYS
                                         and not constraints.is_mysql_option(o)])
     specs = _validate(name, columns)
     _warn_ignored(db, columns)
@@ -212,7 +212,7 @@ def show_create(db: Database, table: Table) -> Result:
             continue
         spec = table.vectors.get(col.name.lower())
         if spec is not None:
-            text += " " + vector_options.render_options(spec)
+            text += " " + vector_columns.render_options(spec)
         elif col.options:
             text += " " + " ".join(f"{k}='{v}'" for k, v in col.options)
         text += constraints.column_text(col)
@@ -224,11 +224,7 @@ def show_create(db: Database, table: Table) -> Result:
 
 
 def _indexes(db: Database, table: Table) -> list[tuple[str, bool, list[str]]]:
-    out = []
-    for _, name, unique, _, _ in db.store.execute(f"PRAGMA index_list({quote(table.name)})"):
-        cols = [r[2] for r in db.store.execute(f"PRAGMA index_info({quote(name)})")]
-        out.append((str(name), bool(unique), [str(c) for c in cols]))
-    return sorted(out)
+    return sorted((i.name, i.unique, [str(c) for c in i.columns]) for i in schema_info.indexes(db, table))
 
 
 def quote_ident(name: str) -> str:

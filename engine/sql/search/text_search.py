@@ -10,10 +10,10 @@ from sqlglot import exp
 
 from tesseradb import errors
 from tesseradb.errors import UserError
-from tesseradb.sql import fulltext, highlight, hybrid
+from tesseradb.sql.search import highlight, hybrid, match
 from tesseradb.sql.database import Database
-from tesseradb.sql.fulltext import FUSION_OPTIONS, TextOptions, calls
-from tesseradb.sql.hybrid import HybridPlan
+from tesseradb.sql.search.match import FUSION_OPTIONS, TextOptions, calls
+from tesseradb.sql.search.hybrid import HybridPlan
 
 SEARCH_CALLS = ("knn", "hybrid_match", "hybrid_score", "weight", "highlight", "snippet")
 
@@ -22,13 +22,13 @@ def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: t
     """A hybrid plan (run its ``prepare`` before the SQL), or None when ``select`` was rewritten in place."""
     opts = TextOptions.parse(options)
     if not isinstance(select, exp.Select):
-        if fulltext.text_nodes(select) or any(calls(select, n) for n in ("hybrid_match", "hybrid_score")):
+        if match.text_nodes(select) or any(calls(select, n) for n in ("hybrid_match", "hybrid_score")):
             raise UserError("MATCH() and hybrid search are supported in a plain SELECT, not in UNION and friends")
         return None
-    if not fulltext.tables_in_from(db, select) and _uses_text_search(select):
+    if not match.tables_in_from(db, select) and _uses_text_search(select):
         _no_such_table(select)
-    names = fulltext.unwrap_aliases(select)
-    sides = fulltext.find_sides(db, select, bound, names)
+    names = match.unwrap_aliases(select)
+    sides = match.find_sides(db, select, bound, names)
     knns, hybrids = calls(select, "knn"), calls(select, "hybrid_match")
     if hybrids or opts.fusion_method:
         if calls(select, "highlight"):
@@ -45,12 +45,12 @@ def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: t
     if len(knns) > 1:
         raise UserError("only one knn() is supported per query, unless OPTION fusion_method='rrf' fuses them")
     highlight.rewrite(db, select, bound, sides)
-    fulltext.apply(select, bound, sides, opts, has_knn=bool(knns))
+    match.apply(select, bound, sides, opts, has_knn=bool(knns))
     return None
 
 
 def _uses_text_search(select: exp.Select) -> bool:
-    return bool(fulltext.text_nodes(select)) or any(calls(select, n) for n in SEARCH_CALLS if n != "knn")
+    return bool(match.text_nodes(select)) or any(calls(select, n) for n in SEARCH_CALLS if n != "knn")
 
 
 def _no_such_table(select: exp.Select) -> None:

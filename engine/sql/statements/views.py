@@ -12,19 +12,11 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
+from tesseradb.sql.mysql.schema_info import view_named
 from tesseradb.storage.catalog import quote
 
 SEARCH_FUNCTIONS = {"knn", "knn_dist", "match", "weight", "highlight", "snippet", "hybrid_score",
                     "knn_chunk", "knn_chunk_text", "knn_chunks"}
-
-
-def view_names(db: Database) -> list[str]:
-    return [r[0] for r in db.store.execute("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name")]
-
-
-def _exists(db: Database, name: str) -> str | None:
-    row = db.store.one("SELECT name FROM sqlite_master WHERE type = 'view' AND name = ? COLLATE NOCASE", (name,))
-    return row[0] if row else None
 
 
 def _check_body(select: exp.Expression) -> None:
@@ -53,7 +45,7 @@ def _named(select: exp.Expression) -> exp.Expression:
 def create_view(db: Database, stmt: ast.CreateView, params: Any = None) -> Result:
     if stmt.name.lower() in db.tables:
         raise UserError(f"table '{stmt.name}' already exists", errors.TableExists)
-    existing = _exists(db, stmt.name)
+    existing = view_named(db, stmt.name)
     if existing is not None and not stmt.or_replace:
         raise UserError(f"table '{stmt.name}' already exists", errors.TableExists)
     select = stmt.query.expr
@@ -67,7 +59,7 @@ def create_view(db: Database, stmt: ast.CreateView, params: Any = None) -> Resul
 
 
 def drop_view(db: Database, stmt: ast.DropView, params: Any = None) -> Result:
-    found = {name: _exists(db, name) for name in stmt.names}
+    found = {name: view_named(db, name) for name in stmt.names}
     missing = [n for n, v in found.items() if v is None]
     if missing and not stmt.if_exists:
         raise UserError(f"Unknown table '{', '.join(missing)}'", errors.UnknownTable)

@@ -26,7 +26,7 @@ from tesseradb.catalog.values import bind
 from tesseradb.embed.rows import check_text, source_text
 from tesseradb.embed.spans import ChunkView, preview, views
 from tesseradb.results import Result
-from tesseradb.vectors import options as vector_options
+from tesseradb.catalog import vector_columns
 
 CHUNK_COLUMNS = [("chunk", "INTEGER"), ("start", "INTEGER"), ("end", "INTEGER"), ("tokens", "INTEGER"),
                  ("text", "TEXT")]
@@ -125,10 +125,10 @@ def _resolve_model(name: str) -> tuple[str, str, int]:
     return info.name, info.fingerprint, info.dims
 
 
-def _checked_spec(settings: dict[str, str]) -> vector_options.VectorSpec:
+def _checked_spec(settings: dict[str, str]) -> vector_columns.VectorSpec:
     """The same rules as CREATE TABLE (docs/vector_columns.md), on a column cut with these settings."""
     options = {"knn_type": "hnsw", "from": "text", "model_name": DEFAULT_MODEL, **settings}
-    specs = vector_options.validate_columns("CALL CHUNKS", [("text", "text", {}), ("chunks", "float_vector_array", options)],
+    specs = vector_columns.validate_columns("CALL CHUNKS", [("text", "text", {}), ("chunks", "float_vector_array", options)],
                                             resolve_model=_resolve_model)
     return specs["chunks"]
 

@@ -37,14 +37,14 @@ from tesseradb.grammar.match_fts5 import to_fts5
 from tesseradb.grammar.match_mysql import parse_against
 from tesseradb.grammar.stopwords import ENGLISH
 from tesseradb.sql.database import Database
-from tesseradb.sql.fulltext import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
+from tesseradb.sql.search.match import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
                                     resolve_side, tables_in_from, weight_sql)
 from tesseradb.storage.catalog import quote
 from tesseradb.vectors.fusion import RankedList, rrf
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
-from tesseradb.sql import passage_calls
+from tesseradb.sql.search import passage_calls
 
 # hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
 # SQLite both release the GIL; the connection is used by one thread at a time)

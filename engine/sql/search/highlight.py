@@ -26,7 +26,7 @@ from tesseradb.catalog.values import literal
 from tesseradb.errors import UserError
 from tesseradb.grammar.match import Query, parse
 from tesseradb.grammar.match_fts5 import to_fts5
-from tesseradb.sql.fulltext import TextSide, checked_query, positive_leaves, calls, tables_in_from
+from tesseradb.sql.search.match import TextSide, checked_query, positive_leaves, calls, tables_in_from
 from tesseradb.sql.database import Database
 from tesseradb.storage.fulltext import TextIndex
 

@@ -14,7 +14,7 @@ from tesseradb.grammar import ast
 from tesseradb.io.export import write_outfile
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.select_plan import CREATE_KNN_TABLE, Planned, fill_knn, plan_select
+from tesseradb.sql.search.select_plan import CREATE_KNN_TABLE, Planned, fill_knn, plan_select
 from tesseradb.sql.statement_cache import reusable
 from tesseradb.vectors.search import explain_knn
 
