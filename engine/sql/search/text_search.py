@@ -1,7 +1,7 @@
 """The full-text part of planning a SELECT, called by ``select_plan.plan_select``: unwrap the side
 names (``MATCH(...) AS text``), read the OPTIONs, resolve MATCH()/AGAINST conditions, then either plan
-a hybrid search (``tesseradb.sql.hybrid``) or rewrite the query in place for plain MATCH() with
-``weight()`` (``tesseradb.sql.fulltext``) and HIGHLIGHT()/SNIPPET() (``tesseradb.sql.highlight``)."""
+a hybrid search (``tesseradb.sql.search.hybrid``) or rewrite the query in place for plain MATCH() with
+``weight()`` (``tesseradb.sql.search.match``) and HIGHLIGHT()/SNIPPET() (``tesseradb.sql.search.highlight``)."""
 from __future__ import annotations
 
 from typing import Any

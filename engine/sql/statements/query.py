@@ -1,4 +1,4 @@
-"""SELECT and EXPLAIN statements: plan (``tesseradb.sql.select_plan``), run the vector search,
+"""SELECT and EXPLAIN statements: plan (``tesseradb.sql.search.select_plan``), run the vector search,
 let SQLite run the rest, convert the values back to their declared types."""
 from __future__ import annotations
 
