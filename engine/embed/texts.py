@@ -11,6 +11,7 @@ import numpy as np
 
 from tesseradb import embed
 from tesseradb.embed.rows import SINGLE_VECTOR, check_text, embed_plans, plan_text
+from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.catalog import vector_columns
 
@@ -26,7 +27,8 @@ def _resolve_model(name: str) -> tuple[str, str, int]:
 def spec_for(model: str, settings: dict[str, object]) -> vector_columns.VectorSpec:
     unknown = sorted(set(settings) - set(SETTINGS))
     if unknown:
-        raise UserError(f"embed(): unknown setting '{unknown[0]}'; expected model or one of {', '.join(SETTINGS)}")
+        raise UserError(f"embed(): unknown setting '{unknown[0]}'; expected model or one of {', '.join(SETTINGS)}",
+                        errors.SqlSyntaxError)
     chunked = str(settings.get("chunk_strategy", "truncate")).lower() not in SINGLE_VECTOR
     options = {"knn_type": "hnsw", "hnsw_similarity": "cosine", "from": "text", "model_name": model,
                **{k: str(v) for k, v in settings.items() if v is not None}}
@@ -43,7 +45,7 @@ def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, **settings: ob
     texts = list(texts)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise UserError(f"embed(): text {i + 1} is {type(text).__name__}, not str")
+            raise UserError(f"embed(): text {i + 1} is {type(text).__name__}, not str", errors.SqlSyntaxError)
         check_text(text, f"embed() text {i + 1}")
     engine_model = embed.get_model(spec.model_name)
     plans = [plan_text(engine_model, spec, text) for text in texts]

@@ -73,11 +73,6 @@ def _entry(values: tuple) -> str:
     return "-".join(str(v) for v in values)
 
 
-def duplicate(value: str, key: str) -> UserError:
-    """MySQL's 1062, the value included: ``Duplicate entry '5' for key 'r1x'``."""
-    return UserError(f"Duplicate entry '{value}' for key '{key}'", errors.DuplicateKey)
-
-
 def _key_values(key: schema_info.UniqueKey, record: dict[str, Any], types: dict[str, str]) -> tuple | None:
     """The row's values on ``key`` as stored, or None when the row leaves one out or has a NULL in it
     (NULLs never conflict)."""
@@ -108,12 +103,12 @@ def conflicts(db: Database, table: Table, listed: list[str], rows: list[list[Any
             if values is None:
                 continue
             if values in seen and not replace:
-                raise duplicate(_entry(values), key.name)
+                raise errors.duplicate_entry(_entry(values), key.name)
             seen.add(values)
             own = record.get("id")
             hits = [h for h in _holders(db, table, key, values) if h != own]
             if hits and not replace:
-                raise duplicate(_entry(values), key.name)
+                raise errors.duplicate_entry(_entry(values), key.name)
             doomed.extend(hits)
     return sorted(set(doomed))
 
@@ -182,12 +177,44 @@ def mysql_errors(db: Database, table: Table) -> Iterator[None]:
 
 
 def duplicate_error(db: Database, table: Table, exc: apsw.ConstraintError) -> BaseException:
-    """SQLite's ``UNIQUE constraint failed: t.a, t.b`` as MySQL's 1062 naming the key."""
+    """SQLite's ``UNIQUE constraint failed: t.a, t.b`` as MySQL's 1062 naming the key (the value is
+    not known here: the statements check their rows first, so this is the last resort)."""
+    key = _failed_key(db, table, exc)
+    return exc if key is None else UserError(f"Duplicate entry for key '{key.name}'", errors.DuplicateKey)
+
+
+def _failed_key(db: Database, table: Table, exc: apsw.ConstraintError) -> schema_info.UniqueKey | None:
     text = str(exc)
     if "UNIQUE constraint failed" not in text:
-        return exc
+        return None
     failed = tuple(part.strip().split(".")[-1].lower() for part in text.split(":", 1)[1].split(","))
     for key in schema_info.unique_keys(db, table):
         if tuple(c.lower() for c in key.columns) == failed:
-            return UserError(f"Duplicate entry for key '{key.name}'", errors.DuplicateKey)
-    return exc
+            return key
+    return None
+
+
+def update_duplicate(db: Database, table: Table, update: exp.Update, bound: dict[str, Any],
+                     exc: apsw.ConstraintError) -> BaseException:
+    """An UPDATE that SQLite refused on a unique key, as MySQL words it, value included: the first
+    new value (in id order) that another row already has, or that two updated rows would share."""
+    key = _failed_key(db, table, exc)
+    if key is None:
+        return exc
+    sets = {e.this.name.lower(): e.expression for e in update.expressions if isinstance(e, exp.EQ)}
+    new = [sets.get(c.lower(), exp.column(c, quoted=True)).copy() for c in key.columns]
+    pick = exp.select("id", *new).from_(update.this.copy())
+    for arg in ("where", "order", "limit"):
+        if update.args.get(arg) is not None:
+            pick.set(arg, update.args[arg].copy())
+    rows = list(db.store.execute(pick.sql(dialect="sqlite"), bound))
+    changed = {r[0] for r in rows}
+    seen: set[tuple] = set()
+    for doc_id, *values in sorted(rows, key=lambda r: r[0]):
+        values = tuple(values)
+        if None in values:
+            continue
+        if values in seen or any(h not in changed for h in _holders(db, table, key, values)):
+            return errors.duplicate_entry(_entry(values), key.name)
+        seen.add(values)
+    return UserError(f"Duplicate entry for key '{key.name}'", errors.DuplicateKey)

@@ -111,14 +111,15 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], optio
     dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn_dist")]
     if not knn_calls:
         if dist_calls:      # Manticore's text, with the spelling the user wrote (@knn_dist or knn_dist())
-            raise UserError(f"{dist_calls[0].meta.get('spelling', 'knn_dist()')} is only allowed for KNN() queries")
+            raise UserError(f"{dist_calls[0].meta.get('spelling', 'knn_dist()')} is only allowed for KNN() queries",
+                            errors.SqlSyntaxError)
         passage_calls.reject_outside_knn(expr)
         return Planned(expr.sql(dialect="sqlite"), bound)
     if len(knn_calls) > 1:
-        raise UserError("only one knn() is supported per query")
+        raise UserError("only one knn() is supported per query", errors.SqlSyntaxError)
     call = knn_calls[0]
     if not isinstance(expr, exp.Select) or call not in _conjuncts(expr.args.get("where")):
-        raise UserError("knn() must be a condition of the outer WHERE, ANDed with the others")
+        raise UserError("knn() must be a condition of the outer WHERE, ANDed with the others", errors.SqlSyntaxError)
     return _plan_knn(db, expr, call, bound)
 
 

@@ -23,7 +23,8 @@ def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: t
     opts = TextOptions.parse(options)
     if not isinstance(select, exp.Select):
         if match.text_nodes(select) or any(calls(select, n) for n in ("hybrid_match", "hybrid_score")):
-            raise UserError("MATCH() and hybrid search are supported in a plain SELECT, not in UNION and friends")
+            raise UserError("MATCH() and hybrid search are supported in a plain SELECT, not in UNION and friends",
+                            errors.SqlSyntaxError)
         return None
     if not match.tables_in_from(db, select) and _uses_text_search(select):
         _no_such_table(select)
@@ -39,11 +40,13 @@ def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: t
         return hybrid.plan(db, select, bound, opts, sides, knns, hybrids, names)
     unused = sorted(opts.given & FUSION_OPTIONS)
     if unused:
-        raise UserError(f"option {unused[0]} needs OPTION fusion_method='rrf' (hybrid search)")
+        raise UserError(f"option {unused[0]} needs OPTION fusion_method='rrf' (hybrid search)", errors.SqlSyntaxError)
     if calls(select, "hybrid_score"):
-        raise UserError("hybrid_score() is only allowed in hybrid search (OPTION fusion_method='rrf' or hybrid_match())")
+        raise UserError("hybrid_score() is only allowed in hybrid search (OPTION fusion_method='rrf' or hybrid_match())",
+                        errors.SqlSyntaxError)
     if len(knns) > 1:
-        raise UserError("only one knn() is supported per query, unless OPTION fusion_method='rrf' fuses them")
+        raise UserError("only one knn() is supported per query, unless OPTION fusion_method='rrf' fuses them",
+                        errors.SqlSyntaxError)
     highlight.rewrite(db, select, bound, sides)
     match.apply(select, bound, sides, opts, has_knn=bool(knns))
     return None

@@ -60,7 +60,8 @@ def _user_columns(defs: Sequence[ast.ColumnDef]) -> list[Column]:
     for d in defs:
         if d.name.lower() == "id":
             if d.type not in ("bigint", "int") or d.options:
-                raise UserError("column 'id' is the implicit bigint primary key and cannot be redefined")
+                raise UserError("column 'id' is the implicit bigint primary key and cannot be redefined",
+                                errors.SqlSyntaxError)
             continue
         columns.append(column_from_def(d))
     return columns
@@ -74,7 +75,7 @@ def _chunk_table_name(table: str, column: str) -> str:
 def create_table(db: Database, stmt: ast.CreateTable, params=None) -> Result:
     name = stmt.table
     if name.lower().startswith(INTERNAL_PREFIXES):
-        raise UserError(f"table name '{name}' is reserved")
+        raise UserError(f"table name '{name}' is reserved", errors.SqlSyntaxError)
     if name.lower() in db.tables:
         if stmt.if_not_exists:
             return Result(rowcount=0)
@@ -169,10 +170,11 @@ def alter_drop_column(db: Database, stmt: ast.AlterDropColumn, params=None) -> R
     if col is None:
         raise UserError(f"Unknown column '{stmt.column}' in 'table {table.name}'", errors.NoSuchColumn)
     if col is table.columns[0]:
-        raise UserError("column 'id' cannot be dropped")
+        raise UserError("column 'id' cannot be dropped", errors.SqlSyntaxError)
     users = [s.column for s in table.model_columns() if col.name.lower() in (f.lower() for f in s.from_columns)]
     if users:
-        raise UserError(f"column '{col.name}' is the embedding source of '{users[0]}'; drop that column first")
+        raise UserError(f"column '{col.name}' is the embedding source of '{users[0]}'; drop that column first",
+                        errors.SqlSyntaxError)
     key = col.name.lower()
     if col.type == "text":                      # its triggers name the column: SQLite refuses the drop
         fulltext.drop(db.store, table)
@@ -287,7 +289,7 @@ def _index_exists(db: Database, name: str) -> str | None:
 def create_index(db: Database, stmt: ast.CreateIndex, params=None) -> Result:
     table = db.table(stmt.table)
     if stmt.name.lower().startswith(INTERNAL_PREFIXES):
-        raise UserError(f"index name '{stmt.name}' is reserved")
+        raise UserError(f"index name '{stmt.name}' is reserved", errors.SqlSyntaxError)
     if _index_exists(db, stmt.name):
         if stmt.if_not_exists:
             return Result(rowcount=0)
@@ -299,7 +301,7 @@ def create_index(db: Database, stmt: ast.CreateIndex, params=None) -> Result:
             raise UserError(f"Key column '{name}' doesn't exist in table", errors.NoSuchColumn)
         if col.type in VECTOR_TYPES:
             raise UserError(f"column '{col.name}' is a vector column; it is indexed by knn_type='hnsw', "
-                            "not by CREATE INDEX")
+                            "not by CREATE INDEX", errors.SqlSyntaxError)
         parts.append(f"{quote(col.name)} {order}")
     unique = "UNIQUE " if stmt.unique else ""
     db.store.execute(f"CREATE {unique}INDEX {quote(stmt.name)} ON {quote(table.name)} ({', '.join(parts)})")

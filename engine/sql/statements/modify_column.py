@@ -82,7 +82,7 @@ def alter_modify_column(db: Database, stmt: ast.AlterModifyColumn, params=None) 
     if old is None:
         raise UserError(f"Unknown column '{stmt.column.name}' in 'table {table.name}'", errors.NoSuchColumn)
     if old is table.columns[0]:
-        raise UserError("column 'id' is the implicit bigint primary key and cannot be modified")
+        raise UserError("column 'id' is the implicit bigint primary key and cannot be modified", errors.SqlSyntaxError)
     new = column_from_def(stmt.column)
     new = Column(old.name, new.type, new.type_text, new.options)
     spec = _new_spec(table, old, new)

@@ -32,7 +32,7 @@ def _set_item(db: Database, item: exp.Expression, params: Any) -> None:
         return
     target, value = item.this, item.this
     if not isinstance(target, exp.EQ):
-        raise UserError(f"syntax error near '{item.sql(dialect='mysql')[:60]}'")
+        raise UserError(f"syntax error near '{item.sql(dialect='mysql')[:60]}'", errors.SqlSyntaxError)
     target, value = target.this, target.expression
     if isinstance(target, exp.Parameter):
         session(db).user[target.name.lower()] = evaluate(db, value, params)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import apsw
 from sqlglot import exp
 
 from tesseradb import errors
@@ -16,6 +17,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
+from tesseradb.sql.mysql import keys
 from tesseradb.sql.search import passage_calls
 from tesseradb.sql.search import match
 from tesseradb.sql.write import recompute, store_vectors, supplied_vectors
@@ -32,8 +34,15 @@ def update(db: Database, stmt: ast.Query, params=None) -> Result:
     _no_knn(expr)
     expr = match.write_filter(db, table, expr, bound)          # WHERE MATCH('q')
     if "id" in sets and table.vectors:     # the chunk rows of the knn columns are keyed by id
-        raise UserError("the id of a row with vector columns cannot be updated; use REPLACE")
+        raise UserError("the id of a row with vector columns cannot be updated; use REPLACE", errors.SqlSyntaxError)
     _convert_sets(table, sets, bound)
+    try:
+        return _apply(db, table, expr, sets, bound)
+    except apsw.ConstraintError as exc:                        # a unique key repeated: MySQL's 1062
+        raise keys.update_duplicate(db, table, expr, bound, exc) from None
+
+
+def _apply(db: Database, table: Table, expr: exp.Update, sets: dict[str, exp.EQ], bound: dict[str, Any]) -> Result:
     vector_sets = {n: e for n, e in sets.items() if table.is_vector(n)}
     stale = [s for s in table.model_columns() if s.column.lower() not in vector_sets
              and any(f.lower() in sets for f in s.from_columns)]
@@ -76,7 +85,7 @@ def _limit_through_ids(expr: exp.Expression) -> exp.Expression:
 
 def _no_knn(expr: exp.Expression) -> None:
     if any(str(n.this).lower() in ("knn", "knn_dist") for n in expr.find_all(exp.Anonymous)):
-        raise UserError("knn() and knn_dist() can only be used in a SELECT")
+        raise UserError("knn() and knn_dist() can only be used in a SELECT", errors.SqlSyntaxError)
     passage_calls.reject_outside_knn(expr)
 
 
