@@ -1,8 +1,15 @@
-"""The passes a query goes through before its handler plans it, in order, in one table (:data:`PASSES`,
-as sqlglot's optimizer keeps its RULES): declared keys read as the id, @variables and session
-functions become literals (sql/mysql/variables.py), MySQL's exact division, information_schema filled
-when named, ONLY_FULL_GROUP_BY. Each pass is a function of (database, tree, parameters) and runs only
-when one walk of the tree (:func:`facts`) says the statement needs it."""
+"""The passes a statement goes through, in order, in one table (:data:`PASSES`, as sqlglot's optimizer
+keeps its RULES). Each is a function of (database, tree, parameters) returning the tree.
+
+- ``session`` passes run before every execution of a query (its parameters unbound): declared keys
+  read as the id, @variables and session functions become literals (sql/mysql/variables.py), MySQL's
+  exact division, information_schema filled when named, ONLY_FULL_GROUP_BY. Each runs only when one
+  walk of the tree (:func:`facts`) says the statement needs it.
+- ``plan`` passes run when a SELECT is planned (once per cached plan, parameters bound): computed
+  columns named as written, the engine's own tables refused, LENGTH() and TO_STRING() of vector
+  columns; then :func:`plan` hands the tree to the search planning (sql/search/select_plan.py).
+
+EXPLAIN lists the passes that changed the statement (:class:`Trace`)."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,26 +18,12 @@ from typing import Any
 
 from sqlglot import exp
 
-
 from tesseradb.grammar import ast
-from tesseradb.sql.mysql import exact_division, group_check, information_schema, row_id, variables
 from tesseradb.sql.database import Database
-
-
-def _keep_names(expr: exp.Expression, changes: Callable[[exp.Expression], bool]) -> exp.Expression:
-    """``SELECT DATABASE()``, ``SELECT 1/3`` name their column as written, not after what replaces it."""
-    for select in expr.find_all(exp.Select):
-        select.set("expressions", [
-            exp.alias_(p, _written(p), quoted=True)
-            if not isinstance(p, (exp.Alias, exp.Column, exp.Star)) and changes(p) else p
-            for p in select.expressions])
-    return expr
-
-
-def _written(node: exp.Expression) -> str:
-    """The expression in MySQL spelling (sqlglot reads DATABASE() and SCHEMA() as one node: DATABASE())."""
-    text = node.sql(dialect="mysql", normalize_functions=False)
-    return text.replace("SCHEMA()", "DATABASE()") if node.find(exp.CurrentSchema) is not None else text
+from tesseradb.sql.mysql import exact_division, group_check, information_schema, row_id, variables
+from tesseradb.sql.naming import name_as_written
+from tesseradb.sql.search import select_plan
+from tesseradb.sql.search.select_plan import Planned
 
 
 def _divides(node: exp.Expression) -> bool:
@@ -75,11 +68,11 @@ def _row_id(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
 
 
 def _variables(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
-    return variables.substitute(db, _keep_names(expr.copy(), variables.needs_substitution))
+    return variables.substitute(db, name_as_written(expr.copy(), variables.needs_substitution))
 
 
 def _exact_division(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
-    return exact_division.apply(db.tables, _keep_names(expr.copy(), _divides))
+    return exact_division.apply(db.tables, name_as_written(expr.copy(), _divides))
 
 
 def _information_schema(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
@@ -92,29 +85,86 @@ def _group_check(db: Database, expr: exp.Expression, params: Any) -> exp.Express
     return expr
 
 
+def _name_as_written(db: Database, expr: exp.Expression, bound: Any) -> exp.Expression:
+    return name_as_written(expr, nested=False)
+
+
+def _internal_tables(db: Database, expr: exp.Expression, bound: Any) -> exp.Expression:
+    select_plan.check_internal(expr)
+    return expr
+
+
+def _vector_length(db: Database, expr: exp.Expression, bound: Any) -> exp.Expression:
+    select_plan.rewrite_lengths(db, expr)
+    return expr
+
+
+def _vector_to_string(db: Database, expr: exp.Expression, bound: Any) -> exp.Expression:
+    select_plan.rewrite_to_string(db, expr)
+    return expr
+
+
+SESSION, PLAN = "session", "plan"
+
+
+def _always(db: Database, known: Facts | None) -> bool:
+    return True
+
+
 @dataclasses.dataclass(frozen=True)
 class Pass:
     name: str
-    wanted: Callable[[Database, Facts], bool]        # from the statement's facts: does it need this pass?
+    stage: str                                              # SESSION or PLAN
+    wanted: Callable[[Database, Facts | None], bool]        # from the statement's facts: does it need this pass?
     run: Callable[[Database, exp.Expression, Any], exp.Expression]
 
 
 # in order; a pass sees the tree the passes before it left
 PASSES: tuple[Pass, ...] = (
-    Pass("declared_keys", lambda db, f: any(t in db.tables and row_id.alias(db.tables[t]) for t in f.tables),
-         _row_id),
-    Pass("session_variables", lambda db, f: f.variables, _variables),
-    Pass("exact_division", lambda db, f: f.division, _exact_division),
-    Pass("information_schema", lambda db, f: f.information_schema, _information_schema),
-    Pass("only_full_group_by", lambda db, f: f.grouping, _group_check),
+    Pass("declared_keys", SESSION,
+         lambda db, f: any(t in db.tables and row_id.alias(db.tables[t]) for t in f.tables), _row_id),
+    Pass("session_variables", SESSION, lambda db, f: f.variables, _variables),
+    Pass("exact_division", SESSION, lambda db, f: f.division, _exact_division),
+    Pass("information_schema", SESSION, lambda db, f: f.information_schema, _information_schema),
+    Pass("only_full_group_by", SESSION, lambda db, f: f.grouping, _group_check),
+    Pass("name_as_written", PLAN, _always, _name_as_written),
+    Pass("internal_tables", PLAN, _always, _internal_tables),
+    Pass("vector_length", PLAN, _always, _vector_length),
+    Pass("vector_to_string", PLAN, _always, _vector_to_string),
 )
 
 
-def prepare(db: Database, stmt: ast.Query, params: Any = None) -> ast.Query:
-    """``stmt`` after every pass it needs (the tree is copied by a pass that changes it)."""
-    known = facts(stmt.expr)
-    expr = stmt.expr
+class Trace:
+    """For EXPLAIN: the names of the passes that changed the statement, in order."""
+
+    def __init__(self) -> None:
+        self.changed: list[str] = []
+
+    def run(self, step: Pass, db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
+        before = expr.sql()
+        after = step.run(db, expr, params)
+        if after.sql() != before:
+            self.changed.append(step.name)
+        return after
+
+
+def _run(stage: str, db: Database, expr: exp.Expression, params: Any, known: Facts | None,
+         trace: Trace | None) -> exp.Expression:
     for step in PASSES:
-        if step.wanted(db, known):
-            expr = step.run(db, expr, params)
+        if step.stage == stage and step.wanted(db, known):
+            expr = trace.run(step, db, expr, params) if trace is not None else step.run(db, expr, params)
+    return expr
+
+
+def prepare(db: Database, stmt: ast.Query, params: Any = None, trace: Trace | None = None) -> ast.Query:
+    """``stmt`` after every session pass it needs (the tree is copied by a pass that changes it)."""
+    expr = _run(SESSION, db, stmt.expr, params, facts(stmt.expr), trace)
     return stmt if expr is stmt.expr else dataclasses.replace(stmt, expr=expr)
+
+
+def plan(db: Database, expr: exp.Expression, bound: dict[str, Any], options: tuple = (),
+         trace: Trace | None = None) -> Planned:
+    """The plan of a SELECT whose parameters are bound: the plan passes on a copy, then the search
+    planning (knn lifting, MATCH, hybrid)."""
+    expr = _run(PLAN, db, expr.copy(), bound, None, trace)
+    return select_plan.plan_select(db, expr, bound, options)

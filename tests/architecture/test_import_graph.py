@@ -67,7 +67,7 @@ SQL_ROOMS = [
     ("rules", ("tesseradb.sql.mysql", "tesseradb.sql.search")),
     ("write", ("tesseradb.sql.write",)),
     ("database", ("tesseradb.sql.database",)),
-    ("statement_cache", ("tesseradb.sql.statement_cache",)),
+    ("bottom", ("tesseradb.sql.statement_cache", "tesseradb.sql.naming")),
     ("package", ("tesseradb.sql",)),
 ]
 

@@ -17,7 +17,8 @@ from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql import keys
-from tesseradb.sql.search.select_plan import fill_knn, plan_select
+from tesseradb.sql import passes
+from tesseradb.sql.search.select_plan import fill_knn
 from tesseradb.sql.statements.update_delete import delete_ids, update
 from tesseradb.sql.write import write_rows
 
@@ -72,7 +73,7 @@ def _rows_of(db: Database, expr: exp.Insert, bound: dict[str, Any]) -> list[list
         return [evaluate_row(db.store, tup.expressions if isinstance(tup, exp.Tuple) else [tup], bound)
                 for tup in source.expressions]
     # INSERT ... SELECT may use knn() and LENGTH(v)
-    planned = plan_select(db, source, bound)
+    planned = passes.plan(db, source, bound)
     if planned.prepare is not None:
         planned.prepare()
     if planned.knn is not None:

@@ -13,6 +13,7 @@ from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql.schema_info import view_named
+from tesseradb.sql.naming import name_as_written
 from tesseradb.storage.catalog import quote
 
 SEARCH_FUNCTIONS = {"knn", "knn_dist", "match", "weight", "highlight", "snippet", "hybrid_score",
@@ -31,17 +32,6 @@ def _check_body(select: exp.Expression) -> None:
             raise UserError("View's SELECT contains a variable or parameter", errors.ProgrammingError)
 
 
-def _named(select: exp.Expression) -> exp.Expression:
-    """Computed columns are named as MySQL names them: the expression as written."""
-    select = select.copy()
-    if isinstance(select, exp.Select):
-        select.set("expressions", [
-            p if isinstance(p, (exp.Alias, exp.Column, exp.Star))
-            else exp.alias_(p, p.sql(dialect="mysql", normalize_functions=False), quoted=True)
-            for p in select.expressions])
-    return select
-
-
 def create_view(db: Database, stmt: ast.CreateView, params: Any = None) -> Result:
     if stmt.name.lower() in db.tables:
         raise UserError(f"table '{stmt.name}' already exists", errors.TableExists)
@@ -53,7 +43,7 @@ def create_view(db: Database, stmt: ast.CreateView, params: Any = None) -> Resul
     if existing is not None:
         db.store.execute(f"DROP VIEW {quote(existing)}")
     columns = f" ({', '.join(quote(c) for c in stmt.columns)})" if stmt.columns else ""
-    db.store.execute(f"CREATE VIEW {quote(stmt.name)}{columns} AS {_named(select).sql(dialect='sqlite')}")
+    db.store.execute(f"CREATE VIEW {quote(stmt.name)}{columns} AS {name_as_written(select.copy(), nested=False).sql(dialect='sqlite')}")
     list(db.store.execute(f"SELECT * FROM {quote(stmt.name)} LIMIT 0"))   # MySQL checks tables and columns now
     return Result(rowcount=0)
 
