@@ -25,44 +25,50 @@ READ_ONLY_COMMANDS = {"describe", "show_create", "show_index", "check", "optimiz
 class Entry:
     handler: Handler
     writes: bool | Callable[[Any], bool] = False     # or a function of the statement
+    doc: str = ""                                    # how docs/ spell it (the docs test looks for it)
 
 
 WRITES, READS = True, False
 
+
+def _table_command_writes(stmt: ast.TableCommand) -> bool:
+    return stmt.verb not in READ_ONLY_COMMANDS
+
+
 HANDLERS: dict[type, Entry] = {
-    ast.CreateTable: Entry(ddl.create_table, WRITES),
-    ast.DropTable: Entry(ddl.drop_table, WRITES),
-    ast.CreateIndex: Entry(ddl.create_index, WRITES),
-    ast.DropIndex: Entry(ddl.drop_index, WRITES),
-    ast.AlterAddColumn: Entry(ddl.alter_add_column, WRITES),
-    ast.AlterDropColumn: Entry(ddl.alter_drop_column, WRITES),
-    ast.AlterRebuild: Entry(rebuild.alter_rebuild, rebuild.writes),
-    ast.TableCommand: Entry(ddl.table_command, lambda stmt: stmt.verb not in READ_ONLY_COMMANDS),
-    ast.ShowTables: Entry(ddl.show_tables, READS),
-    ast.ShowWarnings: Entry(session.show_warnings, READS),
-    ast.ShowModels: Entry(show_models.show_models, READS),
-    ast.Transaction: Entry(session.transaction, READS),
-    ast.LoadData: Entry(load_data.load_data, WRITES),
-    ast.Explain: Entry(query.explain, READS),
-    ast.ShowChunks: Entry(chunk_listing.show_chunks, READS),
-    ast.CallChunks: Entry(chunk_listing.call_chunks, READS),
-    ast.AlterModifyColumn: Entry(modify_column.alter_modify_column, WRITES),
+    ast.CreateTable: Entry(ddl.create_table, WRITES, "CREATE TABLE"),
+    ast.DropTable: Entry(ddl.drop_table, WRITES, "DROP TABLE"),
+    ast.CreateIndex: Entry(ddl.create_index, WRITES, "CREATE INDEX"),
+    ast.DropIndex: Entry(ddl.drop_index, WRITES, "DROP INDEX"),
+    ast.AlterAddColumn: Entry(ddl.alter_add_column, WRITES, "ADD COLUMN"),
+    ast.AlterDropColumn: Entry(ddl.alter_drop_column, WRITES, "DROP COLUMN"),
+    ast.AlterRebuild: Entry(rebuild.alter_rebuild, rebuild.writes, "REBUILD EMBEDDINGS"),
+    ast.TableCommand: Entry(ddl.table_command, _table_command_writes, "SHOW CREATE TABLE"),
+    ast.ShowTables: Entry(ddl.show_tables, READS, "SHOW TABLES"),
+    ast.ShowWarnings: Entry(session.show_warnings, READS, "SHOW WARNINGS"),
+    ast.ShowModels: Entry(show_models.show_models, READS, "SHOW MODELS"),
+    ast.Transaction: Entry(session.transaction, READS, "ROLLBACK"),
+    ast.LoadData: Entry(load_data.load_data, WRITES, "LOAD DATA"),
+    ast.Explain: Entry(query.explain, READS, "EXPLAIN"),
+    ast.ShowChunks: Entry(chunk_listing.show_chunks, READS, "SHOW CHUNKS"),
+    ast.CallChunks: Entry(chunk_listing.call_chunks, READS, "CALL CHUNKS"),
+    ast.AlterModifyColumn: Entry(modify_column.alter_modify_column, WRITES, "MODIFY COLUMN"),
     # MySQL session and introspection (issue 14)
-    ast.SetStatement: Entry(set_statements.set_statement, READS),
-    ast.UseDatabase: Entry(set_statements.use_database, READS),
-    ast.ShowSession: Entry(show.show_session, READS),
-    ast.ShowColumns: Entry(show.show_columns, READS),
-    ast.CreateView: Entry(views.create_view, WRITES),
-    ast.DropView: Entry(views.drop_view, WRITES),
-    ast.LockTables: Entry(set_statements.lock_tables, READS),
+    ast.SetStatement: Entry(set_statements.set_statement, READS, "SET NAMES"),
+    ast.UseDatabase: Entry(set_statements.use_database, READS, "USE main"),
+    ast.ShowSession: Entry(show.show_session, READS, "SHOW TABLE STATUS"),
+    ast.ShowColumns: Entry(show.show_columns, READS, "SHOW FULL COLUMNS"),
+    ast.CreateView: Entry(views.create_view, WRITES, "CREATE OR REPLACE VIEW"),
+    ast.DropView: Entry(views.drop_view, WRITES, "DROP VIEW"),
+    ast.LockTables: Entry(set_statements.lock_tables, READS, "LOCK TABLES"),
 }
 
 # every query also goes through the SELECT/DML passes and the session's bookkeeping (executor.run)
 QUERY_HANDLERS: dict[str, Entry] = {
-    "select": Entry(query.select, READS),
-    "insert": Entry(insert.insert, WRITES),
-    "update": Entry(update_delete.update, WRITES),
-    "delete": Entry(update_delete.delete, WRITES),
+    "select": Entry(query.select, READS, "SELECT"),
+    "insert": Entry(insert.insert, WRITES, "INSERT"),
+    "update": Entry(update_delete.update, WRITES, "UPDATE"),
+    "delete": Entry(update_delete.delete, WRITES, "DELETE"),
 }
 
 

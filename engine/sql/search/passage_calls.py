@@ -14,6 +14,7 @@ from typing import Any
 from sqlglot import exp
 
 from tesseradb import errors
+from tesseradb.catalog import sql_functions
 from tesseradb.errors import UserError
 from tesseradb.storage.catalog import quote
 from tesseradb.catalog.values import literal
@@ -22,7 +23,7 @@ from tesseradb.vectors.passages import BEST_TABLE, TABLE, Needs
 #: function -> the column of the best chunk's row it reads
 SINGLE = {"knn_chunk": "chunk", "knn_chunk_text": "text", "knn_chunk_start": "start", "knn_chunk_end": "end"}
 LIST = "knn_chunks"
-NAMES = frozenset(SINGLE) | {LIST}
+NAMES = sql_functions.names("passage")      # catalog/sql_functions.py
 _JSON_ROW = ("json_object('chunk', p.chunk, 'dist', p.dist, 'start', p.start, 'end', p.\"end\", "
              "'text', p.text)")
 

@@ -9,13 +9,14 @@ from typing import Any
 from sqlglot import exp
 
 from tesseradb import errors
+from tesseradb.catalog import sql_functions
 from tesseradb.errors import UserError
 from tesseradb.sql.search import highlight, hybrid, match
 from tesseradb.sql.database import Database
 from tesseradb.sql.search.match import FUSION_OPTIONS, TextOptions, calls
 from tesseradb.sql.search.hybrid import HybridPlan
 
-SEARCH_CALLS = ("knn", "hybrid_match", "hybrid_score", "weight", "highlight", "snippet")
+TEXT_CALLS = sql_functions.names("text", "hybrid")     # MATCH(), weight(), HIGHLIGHT(), hybrid_match(), ...
 
 
 def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: tuple = ()) -> HybridPlan | None:
@@ -53,7 +54,7 @@ def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: t
 
 
 def _uses_text_search(select: exp.Select) -> bool:
-    return bool(match.text_nodes(select)) or any(calls(select, n) for n in SEARCH_CALLS if n != "knn")
+    return bool(match.text_nodes(select)) or any(calls(select, n) for n in TEXT_CALLS)
 
 
 def _no_such_table(select: exp.Select) -> None:

@@ -10,6 +10,7 @@ import apsw
 from sqlglot import exp
 
 from tesseradb import errors
+from tesseradb.catalog import sql_functions
 from tesseradb.catalog.tables import Table
 from tesseradb.catalog.types import VECTOR_TYPES, write_value
 from tesseradb.catalog.values import bind, evaluate_row
@@ -21,6 +22,9 @@ from tesseradb.sql.mysql import keys
 from tesseradb.sql.search import passage_calls
 from tesseradb.sql.search import match
 from tesseradb.sql.write import recompute, store_vectors, supplied_vectors
+
+
+KNN_CALLS = sql_functions.names("knn")      # knn(), knn_dist(): only in a SELECT
 
 
 # -- UPDATE -------------------------------------------------------------------------------------
@@ -84,7 +88,7 @@ def _limit_through_ids(expr: exp.Expression) -> exp.Expression:
 
 
 def _no_knn(expr: exp.Expression) -> None:
-    if any(str(n.this).lower() in ("knn", "knn_dist") for n in expr.find_all(exp.Anonymous)):
+    if any(str(n.this).lower() in KNN_CALLS for n in expr.find_all(exp.Anonymous)):
         raise UserError("knn() and knn_dist() can only be used in a SELECT", errors.SqlSyntaxError)
     passage_calls.reject_outside_knn(expr)
 

@@ -8,6 +8,7 @@ from typing import Any
 from sqlglot import exp
 
 from tesseradb import errors
+from tesseradb.catalog import sql_functions
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
@@ -16,8 +17,7 @@ from tesseradb.sql.mysql.schema_info import view_named
 from tesseradb.sql.naming import name_as_written
 from tesseradb.storage.catalog import quote
 
-SEARCH_FUNCTIONS = {"knn", "knn_dist", "match", "weight", "highlight", "snippet", "hybrid_score",
-                    "knn_chunk", "knn_chunk_text", "knn_chunks"}
+SEARCH_FUNCTIONS = sql_functions.names()      # every function that searches (catalog/sql_functions.py)
 
 
 def _check_body(select: exp.Expression) -> None:
