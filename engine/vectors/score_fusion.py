@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.vectors.fusion import Fused, RankedList, note_hit, rrf
 
@@ -64,9 +65,9 @@ def fuse(lists: Sequence[RankedList], method: str, rank_constant: int, normaliza
 def check_options(method: str | None, given: set[str]) -> None:
     """``normalization`` belongs to the linear method, ``rank_constant`` to RRF."""
     if "normalization" in given and method != "linear":
-        raise UserError("option normalization needs OPTION fusion_method='linear'")
+        raise UserError("option normalization needs OPTION fusion_method='linear'", errors.SqlSyntaxError)
     if "rank_constant" in given and method == "linear":
-        raise UserError("option rank_constant belongs to fusion_method='rrf', not 'linear'")
+        raise UserError("option rank_constant belongs to fusion_method='rrf', not 'linear'", errors.SqlSyntaxError)
 
 
 def describe(method: str | None, rank_constant: int, normalization: str) -> str:
