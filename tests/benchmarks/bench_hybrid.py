@@ -48,7 +48,7 @@ QUESTIONS = HERE / "questions.jsonl"
 DEFAULT_DB = "/tmp/tessera_hybrid_bench.db"
 CREATE = ("CREATE TABLE manual (path string, body text, v float_vector_array knn_type='hnsw' "
           "hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' from='body' "
-          "chunk_strategy='recursive' max_tokens='256' overlap_tokens='32')")
+          "chunk_strategy='recursive' max_tokens='256' overlap_tokens='32') morphology='stem_en'")
 METHODS = {
     "knn": "SELECT id FROM manual WHERE knn(v, 10, ?) LIMIT 10",
     "match page": "SELECT id FROM manual WHERE MATCH(body) AGAINST(?) LIMIT 10",
@@ -62,7 +62,9 @@ METHODS = {
 }
 
 
-def build(path: str) -> dict:
+def build(path: str, create: str = CREATE) -> dict:
+    """Load the manual into ``path`` once (``create``: the table's DDL; bench_hybrid_peers gives the
+    table the default morphology)."""
     done = Path(path + ".built.json")
     if done.exists():
         return json.loads(done.read_text())
@@ -72,7 +74,7 @@ def build(path: str) -> dict:
     docs = common.pages()
     con = tesseradb.connect(path)
     cur = con.cursor()
-    cur.execute(CREATE)
+    cur.execute(create)
     started = time.perf_counter()
     for start in range(0, len(docs), 16):
         cur.executemany("INSERT INTO manual (id, path, body) VALUES (?, ?, ?)",

@@ -3,8 +3,8 @@ one run, on Manticore's manual (issue 24).
 
     .venv/bin/python tests/benchmarks/bench_hybrid_peers.py [--db /tmp/x.db]   # needs the `bench` extra (lancedb)
 
-The database is bench_hybrid's (built once, reused; recursive 256/32 chunks of all-MiniLM-L6-v2, the
-table's default morphology). Opening it with this release rebuilds its chunk-level index once if it
+The database is built as bench_hybrid's (once, reused; recursive 256/32 chunks of all-MiniLM-L6-v2)
+but with the table's default morphology (give it its own --db). Opening it with this release rebuilds its chunk-level index once if it
 was built the previous release's way (logged). Everyone gets the same chunks and the same vectors:
 LanceDB receives the engine's stored chunk vectors (checked equal to ``Connection.embed`` of a sample
 of pages), each chunk's text, and builds its own full-text index (English stemming and stop words,
@@ -54,6 +54,8 @@ from tesseradb.storage.chunks import read_vectors  # noqa: E402
 from tesseradb.vectors.fusion import RankedList, rrf  # noqa: E402
 
 MODEL = "Xenova/all-MiniLM-L6-v2"
+# bench_hybrid's table with the default morphology: hybrid_match's chunk index stems whatever it says
+CREATE = bench_hybrid.CREATE.replace(" morphology='stem_en'", "")
 CHUNKING = {"chunk_strategy": "recursive", "max_tokens": 256, "overlap_tokens": 32}
 SQL = {
     "knn": "SELECT id FROM manual WHERE knn(v, 10, ?) LIMIT 10",
@@ -270,7 +272,7 @@ def extras(rerank_rounds: dict[str, int]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", default=bench_hybrid.DEFAULT_DB)
+    ap.add_argument("--db", default="/tmp/tessera_hybrid_peers_bench.db")
     ap.add_argument("--extras", action="store_true", help="only the synthetic length-penalty corpus and rerank speed")
     ap.add_argument("--headings-every", type=int, default=1, help="use every n-th heading query (a shorter run)")
     ap.add_argument("--rerank-rounds", default="10,3,2", help="--extras: questions timed per cross-encoder size "
@@ -279,7 +281,7 @@ def main() -> None:
     if args.extras:
         return extras(dict(zip(("tiny", "MiniLM-L6", "base"), (int(x) for x in args.rerank_rounds.split(",")))))
     started = time.perf_counter()
-    info = bench_hybrid.build(args.db)
+    info = bench_hybrid.build(args.db, CREATE)
     docs = common.pages()
     heads, asked = common.heading_queries(docs)[::args.headings_every], questions(docs)
     model = common.model()
