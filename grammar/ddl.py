@@ -185,6 +185,9 @@ class _ToAst(SessionRules, MysqlDdlRules, Transformer):
     def show_models(self, items):
         return ast.ShowModels(like=_unquote_string(str(items[0])) if items else None)
 
+    def backup(self, items):
+        return ast.Backup(path=_unquote_string(str(items[0])))
+
     def transaction(self, _):
         return ast.Transaction("begin")
 

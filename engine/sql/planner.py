@@ -1,16 +1,25 @@
 """Statement -> the function that runs it. A table of cases, one small handler module per family."""
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 from tesseradb.grammar import ast
 
-from tesseradb.sql import ddl, dml, load_data, models, query, rebuild, session
+from tesseradb.sql import backup, ddl, dml, models, query, rebuild, session
 from tesseradb.sql import chunk_listing, modify_column
 from tesseradb.sql import introspection, query_session, variables, views
 
 Handler = Callable[..., Any]
+
+
+def _on_first_use(module: str, name: str) -> Handler:
+    """A handler whose module (and what it imports: pyarrow for LOAD DATA) loads when first run,
+    so that start-up and plain SQL do not pay for it."""
+    def run(*args: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args)
+    return run
 
 HANDLERS: dict[type, Handler] = {
     ast.CreateTable: ddl.create_table,
@@ -25,7 +34,7 @@ HANDLERS: dict[type, Handler] = {
     ast.ShowWarnings: session.show_warnings,
     ast.ShowModels: models.show_models,
     ast.Transaction: session.transaction,
-    ast.LoadData: load_data.load_data,
+    ast.LoadData: _on_first_use("tesseradb.sql.load_data", "load_data"),
     ast.Explain: query.explain,
     ast.ShowChunks: chunk_listing.show_chunks,
     ast.CallChunks: chunk_listing.call_chunks,
@@ -38,6 +47,7 @@ HANDLERS: dict[type, Handler] = {
     ast.CreateView: views.create_view,
     ast.DropView: views.drop_view,
     ast.LockTables: variables.lock_tables,
+    ast.Backup: backup.backup,
 }
 
 QUERY_HANDLERS: dict[str, Handler] = {
