@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import apsw
 import numpy as np
 
 from . import index_cache
@@ -299,7 +300,7 @@ class ColumnIndex:
         if max_id == self.max_id and count == len(self.index):
             return self.index
         if from_file:
-            log.info("the saved index of %s.%s is behind the table (saved %d:%d, table %d:%d); catching up",
+            log.info("the saved index of %s.%s is behind the database (saved %d:%d, table %d:%d); catching up",
                      self.layout.table, self.layout.column, self.max_id, len(self.index), max_id, count)
         if max_id >= self.max_id and count == len(self.index) + self._count_above(self.max_id):
             self._add_where("WHERE c.chunk_id > ?", (self.max_id,))
@@ -377,7 +378,7 @@ class ColumnIndex:
         mark = f"{self.max_id}:{len(self.index)}"
         try:
             saved = index_cache.write(self.store, self.name, lambda stream: self.index.save(stream, mark))
-        except OSError as exc:          # disk full: the saved copy is a cache, the data is safe
+        except (OSError, apsw.Error) as exc:     # disk full: the saved copy is a cache, the data is safe
             log.warning("could not save the index of %s.%s (%s); it is caught up from the table when next "
                         "loaded", self.layout.table, self.layout.column, exc)
             return
