@@ -153,3 +153,9 @@ class UserError(Exception):
         super().__init__(msg)
         self.msg = msg
         self.kind = kind
+
+
+class ReadOnlyRefused(OperationalError):
+    """A read-only connection (``connect(path, read_only=True)``) refused a statement: MySQL's
+    ER_OPTION_PREVENTS_STATEMENT, as a server running with ``--read-only`` gives it."""
+    errno, sqlstate = 1290, "HY000"

@@ -21,14 +21,15 @@ def _unknown_parameter(exc: KeyError) -> apsw.BindingsError:
 class RowStore:
     """Owns one apsw connection. Every statement of the engine runs through here."""
 
-    def __init__(self, path: str = MEMORY, *, busy_timeout_ms: int = 5000):
+    def __init__(self, path: str = MEMORY, *, busy_timeout_ms: int = 5000, read_only: bool = False):
         self.path = path
-        self.conn = apsw.Connection(path)
+        self.read_only = read_only      # SQLite opens the file read-only: no statement can change it
+        self.conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY) if read_only else apsw.Connection(path)
         self.conn.setbusytimeout(busy_timeout_ms)
         # "x" is an identifier, never a string: an unknown column must be an error, not the text 'x'
         self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
         self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
-        if path != MEMORY:
+        if path != MEMORY and not read_only:
             self.conn.pragma("journal_mode", "wal")
         self.conn.pragma("synchronous", "full")
         self.conn.pragma("recursive_triggers", True)

@@ -17,7 +17,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import query_session
+from tesseradb.sql import query_session, read_only
 from tesseradb.sql.planner import handler_for, writes
 from tesseradb.storage.errors import StorageError
 
@@ -32,6 +32,8 @@ def execute(db: Database, sql: str, params: Params = None) -> Result:
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
+    if db.read_only:
+        read_only.check(stmt)
     db.start_statement()
     began = False
     try:
@@ -58,6 +60,8 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
 def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     """executemany: one statement, many parameter sets, one savepoint (INSERTs embed as one batch)."""
     seq = list(seq)
+    if db.read_only:
+        read_only.check(stmt)
     db.start_statement()        # catalog synced, warnings cleared, interrupt flag and time limit armed
     began = bool(seq) and not db.store.in_transaction
     if began:
@@ -106,17 +110,23 @@ _APSW_CLASSES: list[tuple[type[BaseException], type[errors.Error]]] = [
     (apsw.TooBigError, errors.DataError),
     (apsw.MismatchError, errors.DataError),
     (apsw.CantOpenError, errors.OperationalError),     # the file: missing folder, a directory, no access
-    (apsw.ReadOnlyError, errors.OperationalError),
+    (apsw.ReadOnlyError, errors.ReadOnlyRefused),     # a read-only connection, or a read-only file
     (apsw.PermissionsError, errors.OperationalError),
     (apsw.NotADBError, errors.OperationalError),
 ]
+
+
+_FIXED_MESSAGES: dict[type[errors.Error], str] = {
+    errors.Interrupted: "Query execution was interrupted",
+    errors.ReadOnlyRefused: "The database is read-only so it cannot execute this statement",
+}
 
 
 def _from_sqlite(exc: apsw.Error) -> errors.Error:
     text = re.sub(r"^\w+Error: ", "", str(exc))
     for cls, kind in _APSW_CLASSES:
         if isinstance(exc, cls):
-            return kind("Query execution was interrupted" if kind is errors.Interrupted else text)
+            return kind(_FIXED_MESSAGES.get(kind, text))
     for pattern, kind, template in _SQLITE_MESSAGES:
         match = pattern.fullmatch(text.strip())
         if match:
