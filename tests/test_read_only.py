@@ -50,6 +50,7 @@ REFUSED = [
     ("TRUNCATE TABLE notes", "TRUNCATE TABLE"),
     ("OPTIMIZE TABLE notes", "OPTIMIZE TABLE"),
     ("REPAIR TABLE notes", "REPAIR TABLE"),
+    ("CHECK TABLE notes", "CHECK TABLE runs the full-text integrity check"),
     ("ALTER TABLE notes REBUILD KNN", "ALTER REBUILD"),
     ("SELECT * FROM notes INTO OUTFILE '{dir}/out.csv'", "INTO OUTFILE writes a file"),
     ("LOAD DATA INFILE '{dir}/in.csv' INTO TABLE notes", "LOAD DATA reads files"),
