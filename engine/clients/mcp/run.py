@@ -1,0 +1,37 @@
+"""Start the worker, open the database, serve over stdio or HTTP, and shut down cleanly."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import anyio
+
+from tesseradb.clients.mcp import web
+from tesseradb.clients.mcp.server import Worker, build
+from tesseradb.clients.mcp.session import Session
+
+
+def run(args: argparse.Namespace, token: str | None) -> int:
+    from tesseradb.clients.mcp.cli import DEFAULT_PORT
+    worker = Worker()
+    session = Session(args.database, only=args.table, allow_writes=args.allow_writes,
+                      sync_root=os.path.realpath(args.allow_sync) if args.allow_sync else None,
+                      timeout=args.timeout)
+    try:
+        worker.call(session.open)           # the connections belong to the worker thread
+        server = build(session, worker)
+        if args.http:
+            host, port = args.host or "127.0.0.1", args.port if args.port is not None else DEFAULT_PORT
+            sys.stderr.write(f"tessera mcp: serving {session.name} on http://{host}:{port}/mcp\n")
+            anyio.run(web.serve, server, host, port, token)
+        else:
+            anyio.run(server.run_stdio_async)
+    except KeyboardInterrupt:
+        pass                                # Ctrl-C: stop cleanly, like EOF on stdin
+    finally:
+        try:
+            worker.call(session.close)
+        finally:
+            worker.close()
+    return 0

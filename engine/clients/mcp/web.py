@@ -1,0 +1,42 @@
+"""``--http``: the SDK's streamable HTTP app behind a bearer token, served by uvicorn."""
+from __future__ import annotations
+
+import hmac
+
+from mcp.server.transport_security import TransportSecuritySettings
+
+UNAUTHORIZED = b'{"error": "unauthorized: send the header Authorization: Bearer <token of --token-file>"}'
+
+
+class BearerToken:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app, token: str):
+        self.app, self.expected = app, f"Bearer {token}".encode()
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", b'Bearer realm="tessera"')]})
+                await send({"type": "http.response.body", "body": UNAUTHORIZED})
+                return
+        await self.app(scope, receive, send)
+
+
+def app(server, host: str, port: int, token: str | None):
+    """The ASGI app: the MCP endpoint at /mcp; DNS-rebinding protection allows the listening address."""
+    hosts = [f"{host}:{port}", host, f"127.0.0.1:{port}", f"localhost:{port}"]
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                         allowed_origins=[f"http://{h}" for h in hosts])
+    inner = server.streamable_http_app(transport_security=security, host=host)
+    return BearerToken(inner, token) if token else inner
+
+
+async def serve(server, host: str, port: int, token: str | None, ready=None) -> None:
+    import uvicorn
+    config = uvicorn.Config(app(server, host, port, token), host=host, port=port, log_level="warning",
+                            lifespan="on")
+    await uvicorn.Server(config).serve()
