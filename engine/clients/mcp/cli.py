@@ -89,3 +89,6 @@ def main(argv: list[str]) -> int:
     except LookupError as exc:
         sys.stderr.write(f"tessera mcp: {exc.args[0]}\n")
         return 1
+    except OSError as exc:
+        sys.stderr.write(f"tessera mcp: cannot listen on {args.host or '127.0.0.1'}:{args.port}: {exc.strerror}\n")
+        return 1

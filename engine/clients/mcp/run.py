@@ -22,9 +22,12 @@ def run(args: argparse.Namespace, token: str | None) -> int:
         worker.call(session.open)           # the connections belong to the worker thread
         server = build(session, worker)
         if args.http:
-            host, port = args.host or "127.0.0.1", args.port if args.port is not None else DEFAULT_PORT
-            sys.stderr.write(f"tessera mcp: serving {session.name} on http://{host}:{port}/mcp\n")
-            anyio.run(web.serve, server, host, port, token)
+            host = args.host or "127.0.0.1"
+            sock = web.listen(host, args.port if args.port is not None else DEFAULT_PORT)
+            shown = f"[{host}]" if ":" in host else host
+            sys.stderr.write(f"tessera mcp: serving {session.name} on http://{shown}:{sock.getsockname()[1]}/mcp\n")
+            sys.stderr.flush()
+            anyio.run(web.serve, server, sock, token)
         else:
             anyio.run(server.run_stdio_async)
     except KeyboardInterrupt:

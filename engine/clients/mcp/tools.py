@@ -2,7 +2,8 @@
 
 Every statement is built from catalog names and ``?`` parameters; every answer is bounded
 (limits.py). Scores are "higher is better": hybrid_score() (RRF) for hybrid, BM25 weight() for
-keyword, 1 - knn_dist() for semantic and for passages."""
+keyword, 1 - knn_dist() for semantic and for passages. Each statement says its ORDER BY: with
+knn_chunks() in the select list the engine returns knn rows by id, not by distance."""
 from __future__ import annotations
 
 from tesseradb.clients.mcp import filters as filter_sql
@@ -21,12 +22,12 @@ def _title_sql(info: TableInfo) -> str:
 
 def _hybrid(info: TableInfo, cond: str) -> str:
     return (f"SELECT id, {_title_sql(info)}, hybrid_score(), knn_chunks(?) FROM {quote(info.name)} "
-            f"WHERE hybrid_match(?, {quote(info.search_column.name)}){cond} LIMIT ?")
+            f"WHERE hybrid_match(?, {quote(info.search_column.name)}){cond} ORDER BY hybrid_score() DESC, id LIMIT ?")
 
 
 def _semantic(info: TableInfo, cond: str) -> str:
     return (f"SELECT id, {_title_sql(info)}, 1 - knn_dist(), knn_chunks(?) FROM {quote(info.name)} "
-            f"WHERE knn({quote(info.search_column.name)}, ?, ?){cond}")
+            f"WHERE knn({quote(info.search_column.name)}, ?, ?){cond} ORDER BY knn_dist(), id")
 
 
 def _keyword(info: TableInfo, cond: str) -> str:
@@ -87,7 +88,7 @@ def similar(s: Session, table: str, id: int, limit: int = 10) -> dict:
         raise ToolFailure(f"table '{info.name}' has no model-backed vector column to compare documents with")
     require_document(s, info, id)
     sql = (f"SELECT id, {_title_sql(info)}, 1 - knn_dist(), knn_chunks(1) FROM {quote(info.name)} "
-           f"WHERE knn({quote(info.search_column.name)}, ?, ?) AND id <> ?")
+           f"WHERE knn({quote(info.search_column.name)}, ?, ?) AND id <> ? ORDER BY knn_dist(), id")
     rows = s.reader.execute(sql, [limit, id, id]).fetchall()
     results = [{"id": doc_id, "title": jsonable(title, MAX_FIELD_CHARS)[0], "score": round(float(score), 6),
                 "passage": (passages(chunk, MAX_PASSAGE_CHARS) or [None])[0]} for doc_id, title, score, chunk in rows]

@@ -22,6 +22,10 @@ def jsonable(value: Any, limit: int) -> tuple[Any, bool]:
         if value.ndim > 1:
             return f"<{value.shape[0]} vectors of {value.shape[1]} dimensions>", True
         return [round(float(x), 6) for x in flat[:VECTOR_PREVIEW]], len(flat) > VECTOR_PREVIEW
+    if isinstance(value, list) and value and all(isinstance(v, list) for v in value):   # vectors
+        return f"<{len(value)} vectors of {len(value[0])} dimensions>", True
+    if isinstance(value, list) and len(value) > VECTOR_PREVIEW and all(isinstance(v, float) for v in value):
+        return [round(v, 6) for v in value[:VECTOR_PREVIEW]], True
     if isinstance(value, (list, dict)):
         text = json.dumps(value, default=str)
         return (value, False) if len(text) <= limit else (text[:limit], True)

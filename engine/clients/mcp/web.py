@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hmac
+import socket
 
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -35,8 +36,18 @@ def app(server, host: str, port: int, token: str | None):
     return BearerToken(inner, token) if token else inner
 
 
-async def serve(server, host: str, port: int, token: str | None, ready=None) -> None:
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything is served (port 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+async def serve(server, sock: socket.socket, token: str | None) -> None:
     import uvicorn
-    config = uvicorn.Config(app(server, host, port, token), host=host, port=port, log_level="warning",
-                            lifespan="on")
-    await uvicorn.Server(config).serve()
+    host, port = sock.getsockname()[:2]
+    config = uvicorn.Config(app(server, host, port, token), log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve(sockets=[sock])
