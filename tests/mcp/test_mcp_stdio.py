@@ -243,3 +243,28 @@ def test_write_tools_without_allow_writes(live):
         assert f"tool '{name}' changes the database and this server is read-only" in message
         assert "--allow-writes" in message
     assert live.ok("sql", {"query": "SELECT COUNT(*) FROM docs"})["rows"] == [[len(DOCS)]]
+
+
+@pytest.mark.parametrize("how", ["eof", "sigint", "sigterm"])
+def test_eof_and_signals_end_the_process_cleanly(db, how):
+    import signal
+    import subprocess
+    from tests.mcp.support import TESSERA
+    proc = subprocess.Popen([TESSERA, "mcp", db], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    proc.stdin.write(json.dumps(hello) + "\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["result"]["serverInfo"]["name"] == "tesseradb"
+    if how == "eof":
+        proc.stdin.close()
+    else:
+        proc.send_signal(signal.SIGINT if how == "sigint" else signal.SIGTERM)
+    try:
+        code = proc.wait(120)
+    finally:
+        proc.kill()
+    err = proc.stderr.read()
+    assert code == 0, err
+    assert "Traceback" not in err

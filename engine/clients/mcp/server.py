@@ -52,6 +52,9 @@ class Worker:
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         return self._pool.submit(fn, *args).result()
 
+    def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future:
+        return self._pool.submit(fn, *args)
+
     def close(self) -> None:
         self._pool.shutdown(wait=True)
 
