@@ -76,6 +76,8 @@ def main(argv: list[str]) -> int:
     except ConfigError as exc:
         sys.stderr.write(f"tessera mcp: {exc}\n")
         return 2
+    if args.port is None:
+        args.port = DEFAULT_PORT
     try:
         from tesseradb.clients.mcp import run
     except ImportError as exc:

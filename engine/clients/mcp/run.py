@@ -32,7 +32,6 @@ def _stopper(worker: Worker, session: Session):
 
 
 def run(args: argparse.Namespace, token: str | None) -> int:
-    from tesseradb.clients.mcp.cli import DEFAULT_PORT
     worker = Worker()
     session = Session(args.database, only=args.table, allow_writes=args.allow_writes,
                       sync_root=os.path.realpath(args.allow_sync) if args.allow_sync else None,
@@ -44,7 +43,7 @@ def run(args: argparse.Namespace, token: str | None) -> int:
         server = build(session, worker)
         if args.http:
             host = args.host or "127.0.0.1"
-            sock = web.listen(host, args.port if args.port is not None else DEFAULT_PORT)
+            sock = web.listen(host, args.port)
             shown = f"[{host}]" if ":" in host else host
             sys.stderr.write(f"tessera mcp: serving {session.name} on http://{shown}:{sock.getsockname()[1]}/mcp\n")
             sys.stderr.flush()
