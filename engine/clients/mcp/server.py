@@ -83,7 +83,9 @@ Filters = Annotated[dict[str, Any] | None, Field(description=(
 
 
 def build(session: Session, worker: Worker) -> TesseraServer:
-    server = TesseraServer("tesseradb", instructions=INSTRUCTIONS, version=tesseradb.__version__)
+    # WARNING: a refused tool call is the agent's business (it gets the error), not a log line per call
+    server = TesseraServer("tesseradb", instructions=INSTRUCTIONS, version=tesseradb.__version__,
+                           log_level="WARNING")
     _read_tools(server, session, worker)
     if session.allow_writes:
         _write_tools(server, session, worker)
