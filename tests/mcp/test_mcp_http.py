@@ -41,6 +41,19 @@ def test_tools_over_http_with_the_token(served):
     assert process.url.startswith("http://127.0.0.1:")
 
 
+def test_every_read_tool_and_the_resources_over_http(served):
+    _, client, _, _ = served
+    assert client.ok("describe")["read_only"] is False
+    assert client.ok("similar", {"table": "docs", "id": 3, "limit": 1})["results"][0]["id"] == 5
+    assert client.ok("context", {"table": "docs", "id": 2})["fields"]["title"] == "Web site"
+    assert client.ok("read", {"table": "docs", "id": 1, "chunk": 1, "window": 0})["text"].startswith(
+        "Database operations Backups")
+    assert client.ok("sql", {"query": "SELECT title FROM docs WHERE id = 3"})["rows"] == [["Office"]]
+    assert client.ok("search", {"query": "USR1", "mode": "keyword"})["results"][0]["id"] == 4
+    schema = client.read_resource("tessera://schema/labels").contents[0].text
+    assert schema.startswith("CREATE TABLE labels (")
+
+
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
 def test_requests_without_the_token_are_refused(served, headers):
     process, *_ = served

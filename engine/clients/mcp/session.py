@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 
 import tesseradb
 from tesseradb.clients.mcp import schema
 from tesseradb.clients.mcp.schema import TableInfo
+
+
+CATALOG_SECONDS = 10.0          # how long the tables read at the last look are trusted
 
 
 class ToolFailure(Exception):
@@ -23,6 +27,7 @@ class Session:
     reader: tesseradb.Connection | None = None
     writer: tesseradb.Connection | None = None
     tables: dict[str, TableInfo] = field(default_factory=dict)
+    loaded_at: float = 0.0
 
     def open(self) -> None:
         """Connect (in the thread that will run every statement) and read the catalog."""
@@ -33,6 +38,14 @@ class Session:
 
     def refresh(self) -> None:
         self.tables = schema.load(self.reader, self.only)
+        self.loaded_at = time.monotonic()
+
+    def current_tables(self) -> dict[str, TableInfo]:
+        """The catalog as last read, read again when older than CATALOG_SECONDS. Not on every call:
+        SHOW and DESCRIBE make the engine drop its cached query plans, which a search reuses."""
+        if time.monotonic() - self.loaded_at > CATALOG_SECONDS:
+            self.refresh()
+        return self.tables
 
     def close(self) -> None:
         for con in (self.writer, self.reader):
@@ -45,17 +58,20 @@ class Session:
 
     def table(self, name: str | None, *, searchable: bool = False) -> TableInfo:
         """The table an agent named, or the only (searchable) one when it named none."""
-        self.refresh()
-        candidates = [t for t in self.tables.values() if not searchable or t.search_column or t.text_columns]
+        tables = self.current_tables()
+        if name is not None and str(name).lower() not in tables:
+            self.refresh()              # created since the catalog was read?
+            tables = self.tables
+        candidates = [t for t in tables.values() if not searchable or t.search_column or t.text_columns]
         if name is None:
             if len(candidates) == 1:
                 return candidates[0]
             listed = ", ".join(t.name for t in candidates) or "none"
             raise ToolFailure(f"name a table: this database has several ({listed})" if candidates
                               else "this database has no table that can be searched")
-        info = self.tables.get(str(name).lower())
+        info = tables.get(str(name).lower())
         if info is None:
-            listed = ", ".join(t.name for t in self.tables.values()) or "none"
+            listed = ", ".join(t.name for t in tables.values()) or "none"
             raise ToolFailure(f"unknown table {name!r} (tables: {listed})")
         if searchable and info not in candidates:
             raise ToolFailure(f"table '{info.name}' has no text or model-backed vector column to search")
