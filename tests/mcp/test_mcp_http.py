@@ -158,3 +158,25 @@ def test_short_token_refused(tmp_path):
     result = run_cli(str(tmp_path / "x.db"), "--http", "--token-file", str(token))
     assert result.returncode == 2 and "shorter than 16 characters" in result.stderr
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_wildcard_address_with_a_token(tmp_path):
+    db = make_database(str(tmp_path / "docs.db"))
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    process = HttpProcess(db, "--host", "0.0.0.0", "--token-file", str(token_file))
+    try:
+        assert process.url.startswith("http://0.0.0.0:")
+        url = process.url.replace("0.0.0.0", "127.0.0.1")
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+        accept = {"Accept": "application/json, text/event-stream"}
+        assert httpx2.post(url, json=body, headers=accept).status_code == 401
+        client = http(url, TOKEN)
+        try:
+            assert {t.name for t in client.list_tools().tools} == {
+                "search", "read", "similar", "context", "describe", "sql"}
+        finally:
+            client.close()
+    finally:
+        code, log = process.stop()
+    assert code == 0, log

@@ -6,6 +6,7 @@ import socket
 
 from mcp.server.transport_security import TransportSecuritySettings
 
+WILDCARDS = ("0.0.0.0", "::")
 UNAUTHORIZED = b'{"error": "unauthorized: send the header Authorization: Bearer <token of --token-file>"}'
 
 
@@ -28,10 +29,15 @@ class BearerToken:
 
 
 def app(server, host: str, port: int, token: str | None):
-    """The ASGI app: the MCP endpoint at /mcp; DNS-rebinding protection allows the listening address."""
-    hosts = [f"{host}:{port}", host, f"127.0.0.1:{port}", f"localhost:{port}"]
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
-                                         allowed_origins=[f"http://{h}" for h in hosts])
+    """The ASGI app: the MCP endpoint at /mcp. DNS-rebinding protection admits only the listening
+    address as Host (and localhost on loopback); on a wildcard address (0.0.0.0, ::) the Host a
+    client uses is not known, and the token is the guard."""
+    named = f"[{host}]" if ":" in host else host
+    hosts = [f"{named}:{port}", named]
+    if host in ("127.0.0.1", "::1", "localhost"):
+        hosts += [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=host not in WILDCARDS,
+                                         allowed_hosts=hosts, allowed_origins=[f"http://{h}" for h in hosts])
     inner = server.streamable_http_app(transport_security=security, host=host)
     return BearerToken(inner, token) if token else inner
 
