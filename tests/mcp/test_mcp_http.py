@@ -132,9 +132,11 @@ def test_refuses_a_public_address_without_a_token(tmp_path):
     (["--allow-sync", "."], "--allow-sync needs --allow-writes"),
     (["--allow-writes", "--allow-sync", "/nonexistent-dir"], "not a directory"),
     (["--http", "--token-file", "/nonexistent-token"], "cannot read the token file"),
+    ([":memory:"], "needs a database file"),
 ])
 def test_refused_options(tmp_path, args, message):
-    result = run_cli(str(tmp_path / "x.db"), *args)
+    database = [] if args[:1] == [":memory:"] else [str(tmp_path / "x.db")]
+    result = run_cli(*database, *args)
     assert result.returncode == 2 and message in result.stderr, result.stderr
 
 

@@ -43,6 +43,8 @@ def is_loopback(host: str) -> bool:
 
 
 def check(args: argparse.Namespace) -> None:
+    if args.database in ("", ":memory:"):
+        raise ConfigError("tessera mcp needs a database file: an in-memory database would be empty")
     if not args.http and (args.host or args.port is not None or args.token_file):
         raise ConfigError("--host, --port and --token-file need --http (the default transport is stdio)")
     host = args.host or "127.0.0.1"
