@@ -11,8 +11,16 @@ INDEXES_NOTE = ("indexes are always current: full-text indexes change in the sam
                 "and a vector search first catches its index up with every committed row")
 
 
+def _vector_count(column) -> str:
+    """Vectors stored in a column: LENGTH() of a float_vector_array is its number of vectors, of a
+    float_vector its dimensions (docs/types.md), so a single vector counts once per row."""
+    if column.type == "float_vector_array":
+        return f"COALESCE(SUM(LENGTH({quote(column.name)})), 0)"
+    return f"COUNT({quote(column.name)})"
+
+
 def _table(s: Session, info: TableInfo) -> dict:
-    counts = [f"COUNT(*)"] + [f"COALESCE(SUM(LENGTH({quote(c.name)})), 0)" for c in info.columns if c.is_vector]
+    counts = ["COUNT(*)"] + [_vector_count(c) for c in info.columns if c.is_vector]
     row = s.reader.execute(f"SELECT {', '.join(counts)} FROM {quote(info.name)}").fetchone()
     vectors = [c for c in info.columns if c.is_vector]
     return {
