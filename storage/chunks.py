@@ -213,7 +213,8 @@ class ColumnIndex:
     def _load_file(self) -> None:
         if self.path is None:
             return
-        self._remove_stale_temps()
+        if not self.store.read_only:
+            self._remove_stale_temps()
         if not os.path.exists(self.path):
             return
         try:
@@ -331,7 +332,7 @@ class ColumnIndex:
         """Write the index file. With ``only_if_far_behind``, only when the file lags the index by
         more than a quarter of its vectors or 20,000 of them (the file is a cache: a stale one is
         caught up from SQLite on open, so saving on every commit would only cost time)."""
-        if self.path is None or self.index is None or not self.dirty_on_disk:
+        if self.path is None or self.index is None or not self.dirty_on_disk or self.store.read_only:
             return
         if only_if_far_behind:
             behind = abs(len(self.index) - self.saved_size) + abs(self.max_id - self.saved_max_id)
@@ -351,10 +352,13 @@ class ColumnIndex:
             os.remove(self.path)
 
 
-def index_directory(path: str) -> str | None:
-    """Where the index cache files of the database at ``path`` live."""
+def index_directory(path: str, *, create: bool = True) -> str | None:
+    """Where the index cache files of the database at ``path`` live. Without ``create`` (a read-only
+    connection) the folder is not made: None when it is missing, and the indexes live in memory."""
     if path == MEMORY or not path:
         return None
     directory = os.path.abspath(path) + ".tessera"
+    if not create:
+        return directory if os.path.isdir(directory) else None
     os.makedirs(directory, exist_ok=True)
     return directory

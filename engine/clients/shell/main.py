@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["embed"]:           # tessera embed SOURCE OUTPUT [options]: Ray ingest into shards
         from tesseradb.clients.shell.embed_command import main as embed_main
         return embed_main(argv[1:])
+    if argv[:1] == ["mcp"]:             # tessera mcp DB [options]: MCP tools for LLM agents
+        from tesseradb.clients.mcp.cli import main as mcp_main
+        return mcp_main(argv[1:])
     if argv[:1] == ["serve"]:           # tessera serve DB [options]: the MySQL-protocol server
         from tesseradb.clients.server.cli import main as serve_main
         return serve_main(argv[1:])
