@@ -256,7 +256,8 @@ class ColumnIndex:
     def _load_legacy(self) -> tuple[VectorIndex, str] | None:
         """A side file of release 0.2 (``<db>.tessera/<chunks>.faiss``), read once to migrate it."""
         from .vectors import VectorIndex
-        self._remove_stale_temps()
+        if not self.store.read_only:
+            self._remove_stale_temps()
         if not os.path.isfile(self.legacy_path):
             return None
         try:
@@ -367,7 +368,7 @@ class ColumnIndex:
         lags the index by more than a quarter of its vectors or 20,000 of them (it is a cache: a stale
         one is caught up from SQLite on open, so saving on every commit would only cost time).
         ``force`` saves an in-memory database too (BACKUP)."""
-        if self.index is None or not (self.persistent or force):
+        if self.index is None or self.store.read_only or not (self.persistent or force):
             return
         if not (self.dirty_on_disk or force and not self.has_saved):
             return

@@ -5,6 +5,7 @@ import contextlib
 import itertools
 import os
 import tempfile
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -20,17 +21,27 @@ def _unknown_parameter(exc: KeyError) -> apsw.BindingsError:
                               "a name that starts with $, @ or : as a parameter; quote such a name with backticks")
 
 
+def _open_read_only(path: str) -> apsw.Connection:
+    """The file read-only (``mode=ro``) in a connection that is not: the engine's private in-memory
+    schemas (TEMP tables, information_schema attached as ':memory:') stay writable, the file is not."""
+    if path == MEMORY:
+        return apsw.Connection(path)
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_URI)
+
+
 class RowStore:
     """Owns one apsw connection. Every statement of the engine runs through here."""
 
-    def __init__(self, path: str = MEMORY, *, busy_timeout_ms: int = 5000):
+    def __init__(self, path: str = MEMORY, *, busy_timeout_ms: int = 5000, read_only: bool = False):
         self.path = path
-        self.conn = apsw.Connection(path)
+        self.read_only = read_only      # SQLite opens the file read-only: no statement can change it
+        self.conn = _open_read_only(path) if read_only else apsw.Connection(path)
         self.conn.setbusytimeout(busy_timeout_ms)
         # "x" is an identifier, never a string: an unknown column must be an error, not the text 'x'
         self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
         self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
-        if path != MEMORY:
+        if path != MEMORY and not read_only:
             self.conn.pragma("journal_mode", "wal")
         self.conn.pragma("synchronous", "full")
         self.conn.pragma("recursive_triggers", True)

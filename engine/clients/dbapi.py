@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import os
 import sys
 import threading
 import warnings as _warnings
@@ -70,14 +71,18 @@ def TimestampFromTicks(ticks: float) -> _dt.datetime:  # noqa: N802 - PEP 249 na
 
 
 def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float = 5.0,
-            statement_timeout: float | None = None) -> "Connection":
+            statement_timeout: float | None = None, read_only: bool = False) -> "Connection":
     """Open (or create) the database at ``path`` (``":memory:"`` for a private in-memory one).
 
     ``timeout``: seconds a writer waits for another connection's lock before failing.
     ``statement_timeout``: seconds after which a statement is interrupted (None = no limit).
+    ``read_only``: open an existing file read-only: every statement that would change the database,
+    write its index files or read or write other files is refused (ERROR 1290).
     """
+    if read_only and path != ":memory:" and not os.path.isfile(path):
+        raise errors.OperationalError(f"cannot open '{path}' read-only: no such database file")
     with public_errors():
-        db = Database(path, busy_timeout=timeout, timeout=statement_timeout)
+        db = Database(path, busy_timeout=timeout, timeout=statement_timeout, read_only=read_only)
     return Connection(db, autocommit=autocommit)
 
 
@@ -132,6 +137,11 @@ class Connection:
     @property
     def closed(self) -> bool:
         return self._db is None
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the connection was opened with ``read_only=True``."""
+        return self.db.read_only
 
     @property
     def in_transaction(self) -> bool:

@@ -19,9 +19,11 @@ from tesseradb.storage.rowstore import MEMORY, RowStore
 
 
 class Database:
-    def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None):
+    def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None,
+                 read_only: bool = False):
         self.path = path
-        self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000))
+        self.read_only = read_only      # statements that write are refused (sql/read_only.py)
+        self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000), read_only=read_only)
         self.legacy_index_dir = legacy_index_directory(path)    # release 0.2's side files, migrated
         self.timeout = timeout
         self.tables: dict[str, Table] = {}
@@ -35,9 +37,10 @@ class Database:
         self.session: Any = None                # MySQL session state (sql/mysql/variables.py)
         self.schemas: dict[tuple[str, int], Any] = {}   # INSERT's key facts per schema version (sql/mysql/schema_info.py)
         functions.register(self.store.conn)
-        catalog.ensure(self.store)
+        catalog.ensure(self.store)      # read-only: a no-op on a tesseradb file, refused on another
         self.reload_catalog()
-        fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
+        if not read_only:
+            fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
 
     # -- catalog ---------------------------------------------------------------------------
     def reload_catalog(self) -> None:

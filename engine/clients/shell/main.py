@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["backup"]:          # tessera backup DB DEST: BACKUP TO, from the command line
         from tesseradb.clients.shell.backup_command import main as backup_main
         return backup_main(argv[1:])
+    if argv[:1] == ["mcp"]:             # tessera mcp DB [options]: MCP tools for LLM agents
+        from tesseradb.clients.mcp.cli import main as mcp_main
+        return mcp_main(argv[1:])
     if argv[:1] == ["serve"]:           # tessera serve DB [options]: the MySQL-protocol server
         from tesseradb.clients.server.cli import main as serve_main
         return serve_main(argv[1:])
