@@ -21,6 +21,11 @@ class Warning(Exception):  # noqa: A001 - PEP 249 name
     """PEP 249 Warning."""
 
 
+class DataTruncatedWarning(UserWarning):
+    """Issued with ``warnings.warn`` (once per statement and column) when a model-backed column
+    embedded only part of some documents' text; SHOW WARNINGS lists each document."""
+
+
 class Error(Exception):
     """Base of every error the engine raises. Carries a MySQL ``errno`` and ``sqlstate``."""
 
@@ -151,6 +156,14 @@ class MixedAggregate(ProgrammingError):
 
 class NoSuchFunction(ProgrammingError):
     errno, sqlstate = 1305, "42000"
+
+
+class FileExists(OperationalError):
+    errno, sqlstate = 1086, "HY000"
+
+
+class ActiveTransaction(OperationalError):
+    errno, sqlstate = 1192, "HY000"
 
 
 class UserError(Exception):

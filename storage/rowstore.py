@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import tempfile
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -101,6 +102,28 @@ class RowStore:
 
     def data_version(self) -> int:
         return self.conn.data_version()
+
+    def backup_to(self, dest: str) -> None:
+        """Copy the whole database into the new file ``dest`` with SQLite's online backup, all pages
+        in one step (one read transaction: the copy is one committed state while others write).
+        Written to a temporary file beside ``dest`` and renamed into place when complete."""
+        folder = os.path.dirname(os.path.abspath(dest))
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(dest) + ".", suffix=".tmp", dir=folder)
+        os.close(fd)
+        try:
+            target = apsw.Connection(tmp)
+            try:
+                with target.backup("main", self.conn, "main") as job:
+                    job.step(-1)
+                target.pragma("journal_mode", "delete")     # a closed copy is exactly one file
+            finally:
+                target.close()
+            os.replace(tmp, dest)
+        except BaseException:
+            for leftover in (tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"):
+                if os.path.exists(leftover):
+                    os.unlink(leftover)
+            raise
 
     def close(self) -> None:
         self.conn.close()

@@ -104,15 +104,14 @@ def test_reads_work_knn_hybrid_show_and_session(path):
     assert con.execute("SHOW TABLE STATUS").fetchall()[0][0] == "notes"
 
 
-def test_no_index_cache_is_written(path):
-    folder = path + ".tessera"
-    for name in os.listdir(folder):
-        os.remove(os.path.join(folder, name))
-    os.rmdir(folder)
+def test_no_index_cache_is_written(path, saved_indexes):
+    for name in saved_indexes(path).names():
+        saved_indexes(path).delete(name)
     con = tesseradb.connect(path, read_only=True)
     assert con.execute("SELECT id FROM notes WHERE knn(v, 1, 'lunch')").fetchall() == [(2,)]
     con.close()
-    assert not os.path.exists(folder)           # the index was built in memory, never saved
+    assert saved_indexes(path).names() == []     # the index was built in memory, never saved
+    assert not os.path.exists(path + ".tessera")
 
 
 def test_sees_what_a_writer_commits(path):

@@ -14,7 +14,7 @@ from tesseradb.errors import UserError
 from tesseradb.results import Warn
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
-from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
+from tesseradb.storage.chunks import ColumnIndex, install_pending_triggers, legacy_index_directory
 from tesseradb.storage.rowstore import MEMORY, RowStore
 
 
@@ -24,7 +24,7 @@ class Database:
         self.path = path
         self.read_only = read_only      # statements that write are refused (sql/read_only.py)
         self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000), read_only=read_only)
-        self.index_dir = index_directory(path, create=not read_only)
+        self.legacy_index_dir = legacy_index_directory(path)    # release 0.2's side files, migrated
         self.timeout = timeout
         self.tables: dict[str, Table] = {}
         self.indexes: dict[tuple[str, str], ColumnIndex] = {}
@@ -69,15 +69,15 @@ class Database:
         key = (table.name.lower(), column.lower())
         idx = self.indexes.get(key)
         if idx is None or idx.layout != table.layout(column):
-            idx = self.indexes[key] = ColumnIndex(self.store, table.layout(column), self.index_dir)
+            idx = self.indexes[key] = ColumnIndex(self.store, table.layout(column), self.legacy_index_dir)
         return idx
 
     def record_error(self, error: errors.Error) -> None:
         """Like MySQL: after a failed statement, SHOW WARNINGS lists its error."""
         self.warnings = [Warn("Error", error.errno, error.msg)]
 
-    def warn(self, message: str, code: int = 1265, level: str = "Warning") -> None:
-        self.pending_warnings.append(Warn(level, code, message))
+    def warn(self, message: str, code: int = 1265, level: str = "Warning", *, truncated: str | None = None) -> None:
+        self.pending_warnings.append(Warn(level, code, message, truncated))
 
     # -- running statements ----------------------------------------------------------------
     def start_statement(self) -> None:
@@ -153,9 +153,9 @@ class Database:
                     adds, dels = by_chunks[layout.chunks]
                     idx.apply_committed(sorted(adds - dels), sorted(dels - adds))
 
-    def save_indexes(self) -> None:
+    def save_indexes(self, *, force: bool = False) -> None:
         for idx in self.indexes.values():
-            idx.save()
+            idx.save(force=force)
 
     def close(self) -> None:
         try:
