@@ -162,6 +162,13 @@ class CallChunks:
 
 
 @dataclass(frozen=True)
+class CallEvaluate:
+    """CALL EVALUATE('<SELECT ... ?>', '<questions table>'): positional arguments (docs/evaluation.md)."""
+    args: tuple[Any, ...]
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
 class AlterModifyColumn:
     table: str
     column: ColumnDef
@@ -170,7 +177,7 @@ class AlterModifyColumn:
 Statement = Any
 EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, AlterRebuild, TableCommand,
                    ShowTables, ShowWarnings, ShowModels, Backup, Transaction, LoadData, Explain,
-                   ShowChunks, CallChunks, AlterModifyColumn)
+                   ShowChunks, CallChunks, CallEvaluate, AlterModifyColumn)
 
 
 # -- MySQL session and introspection statements (docs/compatibility.md#mysql) ----------------------

@@ -234,6 +234,10 @@ class _ToAst(SessionRules, MysqlDdlRules, Transformer):
         options = tuple(i for i in items if isinstance(i, tuple))
         return ast.CallChunks(args=args, options=options)
 
+    def call_evaluate(self, items):
+        return ast.CallEvaluate(args=tuple(i for i in items if not isinstance(i, tuple)),
+                                options=tuple(i for i in items if isinstance(i, tuple)))
+
     def alter_modify(self, items):
         items = [i for i in items if not isinstance(i, Token)]
         return ast.AlterModifyColumn(table=items[0], column=items[1])

@@ -16,6 +16,7 @@ character, as in Manticore's default ``charset_table`` (``max_matches`` is one w
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -43,6 +44,16 @@ def chunk_fts_name(chunks: str) -> str:
 
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def built_tokenizer(store: RowStore, name: str) -> str | None:
+    """The ``tokenize=`` an existing FTS5 table was created with (None: no such table, or none given)."""
+    row = store.one("SELECT sql FROM sqlite_master WHERE name = ?", (name,))
+    found = _TOKENIZE.search(row[0] or "") if row else None
+    return found.group(1).replace("''", "'") if found else None
+
+
+_TOKENIZE = re.compile(r"tokenize='((?:[^']|'')*)'")
 
 
 def _exists(store: RowStore, name: str) -> bool:

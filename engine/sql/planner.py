@@ -10,7 +10,7 @@ from typing import Any
 from tesseradb.grammar import ast
 
 from tesseradb.sql.statements import backup, ddl, insert, query, rebuild, session, show_models
-from tesseradb.sql.statements import chunk_listing, modify_column, update_delete
+from tesseradb.sql.statements import chunk_listing, evaluate, modify_column, update_delete
 from tesseradb.sql.statements import set as set_statements
 from tesseradb.sql.statements import show, views
 
@@ -62,6 +62,7 @@ HANDLERS: dict[type, Entry] = {
     ast.Explain: Entry(query.explain, READS, "EXPLAIN"),
     ast.ShowChunks: Entry(chunk_listing.show_chunks, READS, "SHOW CHUNKS"),
     ast.CallChunks: Entry(chunk_listing.call_chunks, READS, "CALL CHUNKS"),
+    ast.CallEvaluate: Entry(evaluate.call_evaluate, READS, "CALL EVALUATE"),
     ast.AlterModifyColumn: Entry(modify_column.alter_modify_column, WRITES, "MODIFY COLUMN"),
     # MySQL session and introspection (issue 14)
     ast.SetStatement: Entry(set_statements.set_statement, READS, "SET NAMES"),

@@ -28,6 +28,8 @@ from tesseradb.storage.blobs import unpack
 from tesseradb import embed
 from tesseradb.context import Context
 from tesseradb.embed.spans import kept_end, may_be_cut
+from tesseradb.vectors import mmr
+from tesseradb.vectors.knn_rank import similarity
 
 if TYPE_CHECKING:
     from tesseradb.catalog.tables import Table
@@ -50,6 +52,7 @@ class Needs:
     best: bool
     limit: int
     text: bool
+    mmr: float | None = None        # knn_chunks(n, {mmr=λ}): the n passages picked by MMR
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,8 @@ def _spans(db: Context, chunks_table: str, picks: list[tuple[int, int]]) -> dict
 
 
 def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
-                limit: int | None = None) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
+                limit: int | None = None, diversity: float | None = None
+                ) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
     """doc id -> (its ``limit`` nearest chunks as (distance, (ord, start, end)), nearest first, ties to
     the lower ordinal; its number of chunks). Every vector of the document is scored; only the chunk
     rows of the chosen ones are read (a document's vector i is its chunk of ordinal i)."""
@@ -107,10 +111,22 @@ def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, d
         vectors = unpack(blob, layout.is_array)
         if len(vectors) and vectors.shape[1] == layout.dims:
             dist = distances(vectors, queries, layout.metric)
-            chosen[doc] = (dist, np.argsort(dist, kind="stable")[:limit].tolist(), len(vectors))
+            chosen[doc] = (dist, _pick(vectors, dist, layout.metric, limit, diversity), len(vectors))
     spans = _spans(db, layout.chunks, [(doc, i) for doc, (_, best, _) in chosen.items() for i in best])
     return {doc: ([(_as_float32(float(dist[i])), spans[doc, i]) for i in best if (doc, i) in spans], count)
             for doc, (dist, best, count) in chosen.items()}
+
+
+def _pick(vectors: np.ndarray, dist: np.ndarray, metric: str, limit: int | None, diversity: float | None) -> list[int]:
+    """The chunks to report: the nearest ``limit``, or with ``diversity`` the ``limit`` MMR picks among
+    the document's chunks (relevance = knn's similarity, vectors/knn_rank.py)."""
+    order = np.argsort(dist, kind="stable")
+    if diversity is None or limit is None:
+        return order[:limit].tolist()
+    pool = order[:max(4 * limit, 50)]
+    relevance = np.array([similarity(float(d), metric) for d in dist[pool]])
+    picks, _ = mmr.select(vectors[pool], relevance, limit, diversity)
+    return [int(pool[i]) for i in picks]
 
 
 def _source_sql(table: "Table", spec: "VectorSpec") -> str:
@@ -153,7 +169,7 @@ def ranked(db: Context, table: "Table", column: str, queries: np.ndarray, doc_id
            needs: Needs, limit: int) -> list[Passage]:
     """The ``limit`` nearest chunks of each of ``doc_ids``, every chunk scored exactly."""
     spec = table.vectors[column.lower()]
-    scored = rank_chunks(db, table, column, queries, doc_ids, limit)
+    scored = rank_chunks(db, table, column, queries, doc_ids, limit, needs.mmr if limit == needs.limit else None)
     rows = [(doc, rank, row[0], dist, row[1], row[2]) for doc, (chunks, _) in scored.items()
             for rank, (dist, row) in enumerate(chunks, start=1)]
     return _with_text(db, table, spec, rows, {doc: n for doc, (_, n) in scored.items()}, needs)

@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import report_hybrid  # noqa: E402
+import report_hybrid_peers  # noqa: E402
 import report_int8  # noqa: E402
 import report_speed  # noqa: E402
 import report_chunk_reuse  # noqa: E402
@@ -415,6 +416,7 @@ def main() -> None:
     lines += report_speed.section()
     lines += report_int8.section()
     lines += report_hybrid.section(common.load_result("hybrid")) + [""]
+    lines += report_hybrid_peers.section(common.load_result("hybrid_peers")) + [""]
     lines += report_mcp.section()
     lines += engine_notes(ingest, query)
     PAGE.write_text("\n".join(lines).rstrip() + "\n")

@@ -60,11 +60,25 @@ def reject_outside_knn(expr: exp.Expression) -> None:
 
 def _limit(node: exp.Anonymous, bound: dict[str, Any]) -> int:
     args = node.expressions
-    ok, value = literal(args[0], bound) if len(args) == 1 else (False, None)
+    ok, value = literal(args[0], bound) if len(args) in (1, 2) else (False, None)
     if not ok or isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UserError("knn_chunks(n) expects one positive integer: the number of chunks to return",
                         errors.SqlSyntaxError)
     return value
+
+
+def _diversity(node: exp.Anonymous, bound: dict[str, Any]) -> float | None:
+    """``knn_chunks(n, {mmr=λ})``: the document's n passages picked by MMR (vectors/mmr.py)."""
+    if len(node.expressions) < 2:
+        return None
+    options = node.expressions[1]
+    items = options.expressions if isinstance(options, exp.Struct) else []
+    pairs = [(i.this.name.lower(), i.expression) if isinstance(i, (exp.PropertyEQ, exp.EQ)) else (i.alias.lower(), i.this)
+             for i in items]
+    ok, value = literal(pairs[0][1], bound) if len(pairs) == 1 and pairs[0][0] == "mmr" else (False, None)
+    if not ok or isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise UserError("knn_chunks(n, {mmr=λ}) expects λ, a number in [0, 1]", errors.SqlSyntaxError)
+    return float(value)
 
 
 _DOC = "_tessera_doc"          # stands for the searched table's alias in the parsed templates
@@ -132,7 +146,10 @@ def rewrite(select: exp.Expression, alias: str, bound: dict[str, Any], where: Ma
         return None
     names = {_name(n) for n in found}
     limit = max([_limit(n, bound) for n in found if _name(n) == LIST], default=0)
+    diversity = {_diversity(n, bound) for n in found if _name(n) == LIST}
+    if len(diversity) > 1:
+        raise UserError("every knn_chunks() of a query must ask for the same {mmr=λ}", errors.SqlSyntaxError)
     for node in found:
         node.replace(_replacement(node, alias, bound, where))
     return Needs(best=bool(names & set(SINGLE)) and where is None, limit=limit,
-                 text=bool(names - {"knn_chunk"}))
+                 text=bool(names - {"knn_chunk"}), mmr=next(iter(diversity), None))
