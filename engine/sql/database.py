@@ -10,6 +10,7 @@ from tesseradb import errors
 from tesseradb.catalog import fulltext, functions
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
+from tesseradb.io.file_access import FileAccess
 from tesseradb.results import Warn
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
@@ -18,8 +19,11 @@ from tesseradb.storage.rowstore import MEMORY, RowStore
 
 
 class Database:
-    def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None):
+    def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None,
+                 secure_file_priv: str | None = None, read_only: bool = False):
         self.path = path
+        self.file_access = FileAccess(secure_file_priv)     # which files SQL may read and write
+        self.read_only = read_only                          # refuse every statement that writes
         self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000))
         self.index_dir = index_directory(path)
         self.timeout = timeout

@@ -50,6 +50,7 @@ def server_variables(options: ServerOptions) -> GlobalVariables:
         schema[name] = (kind, value, dynamic)
     schema["tx_isolation"] = schema["transaction_isolation"]
     schema["read_only"] = (bool, options.read_only, False)
+    schema["secure_file_priv"] = (str, options.secure_file_priv or None, False)   # NULL: file statements off
     return GlobalVariables(schema)
 
 
@@ -71,7 +72,8 @@ class Server:
         self.options = options
         self.ssl = config.ssl_context(options)
         self.shared = Shared(connect=connect, path=options.database, name=options.name, variables=server_variables(options),
-                             read_only=options.read_only, statement_timeout=options.statement_timeout)
+                             read_only=options.read_only, statement_timeout=options.statement_timeout,
+                             secure_file_priv=options.secure_file_priv)
         self.accounts = Accounts(options.user, options.password)
         self.control = EngineControl()
         self.clients: dict[asyncio.Task, Any] = {}
@@ -138,7 +140,7 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
           ssl_key: str | None = None, max_connections: int = config.DEFAULT_MAX_CONNECTIONS,
           idle_timeout: float | None = config.DEFAULT_IDLE_TIMEOUT, read_only: bool = False,
           statement_timeout: float | None = None, max_packet: int = config.DEFAULT_MAX_PACKET,
-          background: bool = False):
+          secure_file_priv: str | None = "", background: bool = False):
     """Serve ``database`` over the MySQL protocol. Blocks until SIGTERM / Ctrl-C and returns 0, or
     with ``background=True`` returns a :class:`Background` handle at once (``.port``, ``.stop()``).
     ``connect`` is ``tesseradb.connect``: ``tesseradb.serve()`` hands it in (the server is a client of
@@ -148,7 +150,8 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
     options = ServerOptions(database=database, host=host, port=port, user=user, password=password,
                             ssl_cert=ssl_cert, ssl_key=ssl_key, max_connections=max_connections,
                             idle_timeout=idle_timeout, read_only=read_only,
-                            statement_timeout=statement_timeout, max_packet=max_packet)
+                            statement_timeout=statement_timeout, max_packet=max_packet,
+                            secure_file_priv=secure_file_priv)
     server = Server(options, connect)
     if background:
         return Background(server)

@@ -30,6 +30,7 @@ class ServerOptions:
     read_only: bool = False
     max_packet: int = DEFAULT_MAX_PACKET
     statement_timeout: float | None = None
+    secure_file_priv: str | None = ""   # "": every file statement refused; a directory: confined to it
 
     @property
     def name(self) -> str:
@@ -61,6 +62,8 @@ def check(options: ServerOptions) -> None:
         raise ConfigError("--max-connections must be at least 1")
     if options.max_packet < 1024:
         raise ConfigError("--max-allowed-packet must be at least 1024 bytes")
+    if options.secure_file_priv and not os.path.isdir(options.secure_file_priv):
+        raise ConfigError(f"--secure-file-priv {options.secure_file_priv}: not a directory")
     if options.idle_timeout is not None and options.idle_timeout <= 0:
         raise ConfigError("--idle-timeout must be a positive number of seconds")
 

@@ -136,7 +136,7 @@ class WireConnection(Connection):
     async def handle_query(self, data: bytes) -> None:
         com_query = packets.parse_com_query(capabilities=self.capabilities,
                                             client_charset=self.client_charset, data=data)
-        stmts = statements.split(com_query.sql)
+        stmts = statements.split(com_query.sql, self.session.lexing)
         if not stmts:
             raise MysqlError("Query was empty", ErrorCode.EMPTY_QUERY)
         if len(stmts) > 1 and Capabilities.CLIENT_MULTI_STATEMENTS not in self.capabilities:
@@ -166,7 +166,7 @@ class WireConnection(Connection):
     # -- prepared statements: parameters are bound, never spliced ------------------------------
     async def handle_stmt_prepare(self, data: bytes) -> None:
         sql = self.client_charset.decode(data)
-        parsed = statements.one(sql)
+        parsed = statements.one(sql, self.session.lexing)
         stmt_id = next(self.prepared_stmt_seq)
         stmt = PreparedStatement(stmt_id=stmt_id, sql=sql, num_params=parsed.params)
         self.prepared_stmts[stmt_id] = stmt

@@ -58,11 +58,6 @@ def unknown_database(name: str) -> ServerError:
     return ServerError(f"Unknown database '{name}'", 1049, "42000")
 
 
-def read_only_refused() -> ServerError:
-    return ServerError("The server is running with --read-only so it cannot execute this statement",
-                       1290, "HY000")
-
-
 @dataclass
 class Shared:
     """What every session of one server shares."""
@@ -72,6 +67,7 @@ class Shared:
     variables: Variables
     read_only: bool = False
     statement_timeout: float | None = None
+    secure_file_priv: str | None = ""           # "" refuses every file statement (engine/io/file_access.py)
 
 
 # Session variables a reset keeps: who is connected and the character set the client talks in.
@@ -93,12 +89,25 @@ class EngineSession(Session):
         self._running = threading.Event()
         self._closed = False
         self.stopping = False                   # the server is shutting down: no new statements
+        self._lexing: Any = None                # until init: sqlglot's default MySQL reading
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def init(self, connection: Any) -> None:
         await super().init(connection)
         self.con = await self._call(self.shared.connect, self.shared.path, autocommit=True,
-                                    statement_timeout=self.shared.statement_timeout)
+                                    statement_timeout=self.shared.statement_timeout,
+                                    read_only=self.shared.read_only,
+                                    secure_file_priv=self.shared.secure_file_priv)
+        self.lexing = self.con.lexing
+
+    @property
+    def lexing(self) -> Any:
+        """How this session reads quotes and backslashes (sql_mode): the engine connection's."""
+        return self._lexing
+
+    @lexing.setter
+    def lexing(self, value: Any) -> None:
+        self._lexing = value
 
     async def close(self) -> None:
         """The client left (or the server stops): roll back what it left open, close its engine
@@ -114,12 +123,13 @@ class EngineSession(Session):
 
     async def reset(self) -> None:
         """COM_RESET_CONNECTION / COM_CHANGE_USER: a fresh session on the same engine connection."""
-        if self.con is not None:
-            await self._call(_reset, self.con)
         kept = {name: self.variables.get(name) for name in KEPT_ON_RESET}
         self.variables = SessionVariables(self.shared.variables)
         for name, value in kept.items():
             self.variables.set(name, value, force=True)
+        if self.con is not None:
+            await self._call(_reset, self.con, self.variables.get("sql_mode"))
+            self.lexing = self.con.lexing
         self.database = self.shared.name
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
 
@@ -139,8 +149,7 @@ class EngineSession(Session):
         return await RUNNERS[stmt.route](self, stmt, params)
 
     async def _engine(self, stmt: Statement, params: list[Any] | None) -> Outcome:
-        if self.shared.read_only and not statements.allowed_read_only(stmt):
-            raise read_only_refused()
+        # --read-only: the engine connection refuses writes, decided from the statement it parsed
         outcome, self.status = await self._call(self._execute, stmt.text, params)
         return outcome
 
@@ -163,7 +172,8 @@ class EngineSession(Session):
             self._running.clear()
 
     async def _probe(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
-        result = await ensure_result_set(await super().handle_query(stmt.text, {}))
+        text = self.lexing.normalize(stmt.text) if self.lexing is not None else stmt.text
+        result = await ensure_result_set(await super().handle_query(text, {}))
         if not result.columns:
             return Ok()
         rows = result.rows if isinstance(result.rows, list) else [r async for r in _aiter(result.rows)]
@@ -191,11 +201,27 @@ class EngineSession(Session):
         return Ok()
 
     async def _set(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        before = self.variables.get("sql_mode")
         await self._probe(stmt)
         wanted = bool(self.variables.get("autocommit"))
         if self.con is not None and wanted != self.con.autocommit:
             self.status = await self._call(_set_autocommit, self.con, wanted)
+        if self.con is not None and self.variables.get("sql_mode") != before:
+            await self._sql_mode(before)
         return Ok()
+
+    async def _sql_mode(self, before: str) -> None:
+        """``SET sql_mode``: the engine checks the list and reads text with it from now on; the
+        status flag SERVER_STATUS_NO_BACKSLASH_ESCAPES tells PyMySQL and libmysqlclient how to
+        escape (mysql-connector reads @@sql_mode)."""
+        try:
+            canonical = await self._call(_set_sql_mode, self.con, self.variables.get("sql_mode"))
+        except errors.Error:
+            self.variables.set("sql_mode", before, force=True)
+            raise
+        self.variables.set("sql_mode", canonical, force=True)
+        self.lexing = self.con.lexing
+        self.status = await self._call(_status, self.con)
 
     async def use(self, database: str) -> None:
         if database.lower() != self.shared.name.lower() and database.lower() not in PROBE_DATABASES:
@@ -242,7 +268,14 @@ def _status(con: Any) -> ServerStatus:
         status |= ServerStatus.SERVER_STATUS_AUTOCOMMIT
     if con.in_transaction:
         status |= ServerStatus.SERVER_STATUS_IN_TRANS
+    if con.lexing.no_backslash_escapes:
+        status |= ServerStatus.SERVER_STATUS_NO_BACKSLASH_ESCAPES
     return status
+
+
+def _set_sql_mode(con: Any, value: str) -> str:
+    con.sql_mode = value
+    return con.sql_mode
 
 
 def _set_autocommit(con: Any, on: bool) -> ServerStatus:
@@ -253,9 +286,10 @@ def _set_autocommit(con: Any, on: bool) -> ServerStatus:
     return _status(con)
 
 
-def _reset(con: Any) -> None:
+def _reset(con: Any, sql_mode: str) -> None:
     con.rollback()
     con.autocommit = True
+    con.sql_mode = sql_mode
 
 
 def _close(con: Any) -> None:
