@@ -17,7 +17,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import query_session, read_only
+from tesseradb.sql import hidden, query_session, read_only
 from tesseradb.sql.planner import handler_for, writes
 from tesseradb.storage.errors import StorageError
 
@@ -33,6 +33,7 @@ def execute(db: Database, sql: str, params: Params = None) -> Result:
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
     read_only.check(db, stmt)
+    hidden.check(stmt)          # the engine's own tables, sqlite_master, pragma_*, dbstat
     db.start_statement()
     began = False
     try:
@@ -60,6 +61,7 @@ def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     """executemany: one statement, many parameter sets, one savepoint (INSERTs embed as one batch)."""
     seq = list(seq)
     read_only.check(db, stmt)
+    hidden.check(stmt)
     db.start_statement()        # catalog synced, warnings cleared, interrupt flag and time limit armed
     began = bool(seq) and not db.store.in_transaction
     if began:
