@@ -192,6 +192,7 @@ class ColumnIndex:
         self.dirty_on_disk = False
         self.saved_size = self.saved_max_id = 0
         self.seen_version: int | None = None
+        self.problem: str | None = None      # why the file could not be used (the index was rebuilt)
 
     # -- building and catching up ----------------------------------------------------------
     def _new(self) -> VectorIndex:
@@ -211,15 +212,22 @@ class ColumnIndex:
         return int(row[0]), int(row[1])
 
     def _load_file(self) -> None:
+        """Load the saved index when it is whole and this column's; anything else (damaged, a
+        directory, FIFO or symlink in its place, unreadable, another column's) is a warning and
+        ``self.problem``, and the caller builds the index from the database instead."""
         if self.path is None:
             return
         self._remove_stale_temps()
-        if not os.path.exists(self.path):
+        if not os.path.lexists(self.path):
             return
         try:
             loaded = VectorIndex.load(self.path)
-        except StorageError as exc:
-            log.warning("index file %s is unusable (%s); rebuilding it from the database", self.path, exc)
+            foreign = self._foreign(loaded)
+        except (StorageError, OSError) as exc:
+            self._unusable(getattr(exc, "reason", None) or str(exc))
+            return
+        if foreign:
+            self._unusable(foreign)
             return
         if loaded is not None and loaded[0].quantization != self.layout.quantization:
             log.info("index file %s holds %s vectors, the column asks for %s; rebuilding it",
@@ -230,6 +238,22 @@ class ColumnIndex:
             self.index.rescore_source = self.exact_vectors
             self.max_id = int(mark.split(":")[0]) if mark else 0
             self.saved_size, self.saved_max_id = len(self.index), self.max_id
+
+    def _unusable(self, reason: str) -> None:
+        self.problem = reason
+        log.warning("index file %s is unusable (%s); rebuilding it from the database", self.path, reason)
+
+    def _foreign(self, loaded) -> str | None:
+        """Why a whole file is not this column's index (another column's name or width), or None."""
+        if loaded is None:
+            return None
+        index, mark = loaded
+        parts = mark.split(":")
+        if len(parts) > 2 and parts[2] != self.layout.chunks:
+            return f"it is the index of another column ({parts[2]})"
+        if index.dims != self.layout.dims or index.metric != self.layout.metric:
+            return f"it holds {index.dims}-dimension {index.metric} vectors, the column {self.layout.dims}-dimension {self.layout.metric}"
+        return None
 
     def _remove_stale_temps(self, age: float = STALE_TEMP_SECONDS) -> None:
         """Delete what saves killed half-way left behind (``<file>.<random>.tmp``, never read).
@@ -335,26 +359,45 @@ class ColumnIndex:
             return
         if only_if_far_behind:
             behind = abs(len(self.index) - self.saved_size) + abs(self.max_id - self.saved_max_id)
-            if behind <= max(len(self.index) // 4, 20_000) and os.path.exists(self.path):
+            if behind <= max(len(self.index) // 4, 20_000) and os.path.exists(self.path) and self.problem is None:
                 return
         try:
-            self.index.save(self.path, f"{self.max_id}:{len(self.index)}")
+            self.index.save(self.path, f"{self.max_id}:{len(self.index)}:{self.layout.chunks}")
         except OSError as exc:          # disk full, read-only: the file is a cache, the data is safe
             log.warning("could not write the index file %s (%s); it is caught up from the database "
                         "when next loaded", self.path, exc)
             return
         self.dirty_on_disk = False
         self.saved_size, self.saved_max_id = len(self.index), self.max_id
+        self.problem = None             # the file is this index again
 
     def remove_file(self) -> None:
-        if self.path and os.path.exists(self.path):
-            os.remove(self.path)
+        """Delete the index file (an empty directory in its place too); what cannot be removed is
+        left with a warning: the file is a cache, and an unusable one is never loaded."""
+        if not self.path or not os.path.lexists(self.path):
+            return
+        try:
+            if os.path.isdir(self.path) and not os.path.islink(self.path):
+                os.rmdir(self.path)
+            else:
+                os.remove(self.path)
+        except OSError as exc:
+            log.warning("could not remove %s (%s)", self.path, exc.strerror)
 
 
-def index_directory(path: str) -> str | None:
-    """Where the index cache files of the database at ``path`` live."""
+def cache_directory(path: str) -> tuple[str | None, str | None]:
+    """(the cache folder ``<database>.tessera``, None) or, when that name cannot be a folder (a file,
+    FIFO or dangling symlink in its place, no permission to create it), (None, why): the indexes are
+    then built from the database and kept in memory, and the database still opens."""
     if path == MEMORY or not path:
-        return None
+        return None, None
     directory = os.path.abspath(path) + ".tessera"
-    os.makedirs(directory, exist_ok=True)
-    return directory
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        why = (f"the index cache folder {os.path.basename(directory)} cannot be used "
+               f"({'something else is in its place' if isinstance(exc, FileExistsError) else exc.strerror}); "
+               "vector indexes are built from the database and kept in memory")
+        log.warning("%s", why)
+        return None, why
+    return directory, None

@@ -14,7 +14,7 @@ from tesseradb.io.file_access import FileAccess
 from tesseradb.results import Warn
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
-from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
+from tesseradb.storage.chunks import ColumnIndex, cache_directory, install_pending_triggers
 from tesseradb.storage.rowstore import MEMORY, RowStore
 
 
@@ -25,11 +25,11 @@ class Database:
         self.file_access = FileAccess(secure_file_priv)     # which files SQL may read and write
         self.read_only = read_only                          # refuse every statement that writes
         self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000))
-        self.index_dir = index_directory(path)
+        self.index_dir, self.cache_problem = cache_directory(path)   # opening never depends on it
         self.timeout = timeout
         self.tables: dict[str, Table] = {}
         self.indexes: dict[tuple[str, str], ColumnIndex] = {}
-        self.warnings: list[Warn] = []
+        self.warnings: list[Warn] = [Warn("Warning", 1105, self.cache_problem)] if self.cache_problem else []
         self.pending_warnings: list[Warn] = []
         self.on_progress: Callable[[int, int], None] | None = None
         self._stop = False

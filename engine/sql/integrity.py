@@ -254,28 +254,49 @@ def _self_distance(vector: np.ndarray, metric: str) -> float:
     return 1.0 - float(v @ v)
 
 
+def _file_state(idx, state: ColumnState, col: str) -> None:
+    """The index file as the connection found it (a note: the connection rebuilt its index from the
+    table and searches with that), or as it is on disk now when it has gone bad since."""
+    if idx.path is None:
+        state.notes.append(f"{col}: the index is kept in memory (no usable cache folder); it is "
+                           "built from the table")
+        return
+    name = os.path.basename(idx.path)
+    if idx.problem is not None:
+        state.file_problem = idx.problem
+        state.notes.append(f"{col}: the index file {name} is unusable ({idx.problem}); this connection "
+                           "rebuilt the index from the table and uses it; the file is rewritten when the "
+                           "connection closes")
+        return
+    if idx.index is not None and not os.path.lexists(idx.path):
+        return
+    try:
+        VectorIndex.load(idx.path)
+    except StorageError as exc:
+        state.file_problem = getattr(exc, "reason", str(exc))
+        state.notes.append(f"{col}: the index file {name} on disk is unusable ({state.file_problem}); this "
+                           "connection's index is whole and rewrites the file when the connection closes")
+        idx.problem = state.file_problem
+        idx.dirty_on_disk = True
+
+
 def _check_index(db: Database, table: Table, state: ColumnState) -> None:
     layout = state.layout
     col = f"column '{layout.column}'"
     if state.missing_table:
         return
     idx = db.column_index(table, layout.column)
-    if idx.path is not None and os.path.exists(idx.path):
-        try:
-            VectorIndex.load(idx.path)
-        except StorageError as exc:
-            state.file_problem = getattr(exc, "reason", str(exc))
-            state.problems.append(f"{col}: the index file {os.path.basename(idx.path)} is unusable "
-                                  f"({state.file_problem}); it is rebuilt from the table when next loaded")
     if _pending_here(db, layout):
+        _file_state(idx, state, col)
         state.notes.append(f"{col}: the open transaction has changed this column; the index holds "
                            "committed data only and was not compared (COMMIT, then CHECK again)")
         return
     try:
-        index = idx.catch_up()
+        index = idx.catch_up()        # what this connection searches with: loaded, or rebuilt
     except Exception as exc:  # noqa: BLE001 - reported: bad blobs make the index unbuildable
         state.problems.append(f"{col}: the index cannot be brought up to date ({type(exc).__name__}: {exc})")
         return
+    _file_state(idx, state, col)
     have = index.chunk_ids()
     want = np.array(state.expected, np.int64)
     ghosts = np.setdiff1d(have, want)
