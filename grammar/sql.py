@@ -52,6 +52,16 @@ def _strip_outfile(text: str) -> tuple[str, str | None]:
     return text, None
 
 
+def _nul_strings(expr: exp.Expression) -> exp.Expression:
+    """A string literal holding NUL (``'a\\0b'``, what PyMySQL sends for a NUL in a value) becomes
+    ``CAST(X'..' AS TEXT)``: SQLite's SQL text cannot hold a NUL inside a quoted string."""
+    for node in list(expr.find_all(exp.Literal)):
+        if node.is_string and "\0" in node.this:
+            blob = exp.HexString(this=node.this.encode("utf-8").hex())
+            node.replace(exp.Cast(this=blob, to=exp.DataType.build("TEXT")))
+    return expr
+
+
 def _unparenthesize(expr: exp.Expression) -> exp.Expression:
     """``(SELECT ...)`` alone is that SELECT (MySQL); with ORDER BY / LIMIT outside the parentheses
     it is a SELECT over it."""
@@ -118,6 +128,7 @@ def parse_query(text: str) -> ast.Query:
         word = text.strip().split(None, 1)[0] if text.strip() else ""
         raise GrammarError(f"syntax error, unexpected '{word[:40]}'")
     expr = rewrite_knn_dist(expr)       # Manticore's @knn_dist is knn_dist(), not a variable
+    expr = _nul_strings(expr)
     # @user and @@system variables are the session's (engine/sql/variables.py replaces them by values)
     if (kind == "insert" and expr.expression is None) or (kind == "update" and not expr.expressions):
         raise GrammarError("syntax error, incomplete statement")
