@@ -132,7 +132,13 @@ class Connection:
 
     @sql_mode.setter
     def sql_mode(self, value: str) -> None:
-        self._call(variables.set_system, self.db, "sql_mode", value)
+        self.set_variable("sql_mode", value)
+
+    def set_variable(self, name: str, value: Any) -> Any:
+        """``SET SESSION name = value`` with the value bound, not written into SQL: checked as SET
+        checks it; returns the value stored (``sql_mode`` in MySQL's canonical form)."""
+        self._call(variables.set_system, self.db, name.lower(), value)
+        return variables.session(self.db).system[name.lower()]
 
     @property
     def lexing(self) -> Lexing:

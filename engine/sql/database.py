@@ -34,6 +34,9 @@ class Database:
         self.on_progress: Callable[[int, int], None] | None = None
         self._stop = False
         self._deadline: float | None = None
+        self.read_limit: float | None = None       # this statement's max_execution_time (sql/time_limit.py)
+        self._read_deadline: float | None = None
+        self.read_limit_hit = False
         self.statements = StatementCache()      # parsed SELECTs and their plans (statement_cache.py)
         functions.register(self.store.conn)
         catalog.ensure(self.store)
@@ -83,17 +86,24 @@ class Database:
         self.sync_catalog()
         self.pending_warnings = []
         self._stop = False
-        self._deadline = time.monotonic() + self.timeout if self.timeout else None
-        if self._deadline is not None:
+        now = time.monotonic()
+        self._deadline = now + self.timeout if self.timeout else None
+        self._read_deadline = now + self.read_limit if self.read_limit else None
+        self.read_limit_hit = False
+        if self._deadline is not None or self._read_deadline is not None:
             self.store.set_progress_handler(self._progress_check, 1000)
 
     def end_statement(self, show_warnings: bool) -> None:
-        if self._deadline is not None:
+        if self._deadline is not None or self._read_deadline is not None:
             self.store.set_progress_handler(None)
+        self.read_limit = None
         if not show_warnings:
             self.warnings = self.pending_warnings
 
     def _progress_check(self) -> bool:
+        if self._read_deadline is not None and time.monotonic() > self._read_deadline:
+            self.read_limit_hit = True
+            return True
         return self._stop or (self._deadline is not None and time.monotonic() > self._deadline)
 
     def check_cancelled(self) -> bool:

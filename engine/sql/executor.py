@@ -17,7 +17,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import hidden, query_session, read_only
+from tesseradb.sql import hidden, query_session, read_only, time_limit
 from tesseradb.sql.planner import handler_for, writes
 from tesseradb.storage.errors import StorageError
 
@@ -34,6 +34,7 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
     read_only.check(db, stmt)
     hidden.check(stmt)          # the engine's own tables, sqlite_master, pragma_*, dbstat
+    time_limit.arm(db, stmt)    # max_execution_time of a SELECT
     db.start_statement()
     began = False
     try:
@@ -47,10 +48,12 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
             result = handler(db, stmt, params)
         if not isinstance(stmt, ast.Query):
             db.statements.clear_plans()     # DDL and admin statements may change what a plan assumed
-    except BaseException:
+    except BaseException as exc:
         if began:           # the failed statement opened the transaction: end it, empty, and unlock
             db.store.rollback()
         db.reload_catalog()   # DDL handlers update the cached catalog before the savepoint ends
+        if db.read_limit_hit:
+            raise time_limit.exceeded() from exc
         raise
     finally:
         db.end_statement(show_warnings=isinstance(stmt, ast.ShowWarnings))

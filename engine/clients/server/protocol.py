@@ -35,7 +35,7 @@ from mysql_mimic.types import Capabilities, Commands, ServerStatus
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
 from tesseradb import errors
-from tesseradb.clients.server import checks, statements
+from tesseradb.clients.server import checks, processes, statements
 from tesseradb.clients.server.session import Ok, Outcome, Rows
 from tesseradb.clients.server.wire import IdleTimeout, PacketTooLarge
 
@@ -145,7 +145,7 @@ class WireConnection(Connection):
             raise MysqlError("several statements in one query need the client's CLIENT_MULTI_STATEMENTS "
                              "option", ErrorCode.PARSE_ERROR)
         for i, stmt in enumerate(stmts):
-            outcome = await self.session.run(stmt)
+            outcome = await processes.watched(self.stream, self.session, self.session.run(stmt))
             await self.write_outcome(outcome, more=i < len(stmts) - 1)
 
     async def write_outcome(self, outcome: Outcome, more: bool = False, binary: bool = False,
@@ -197,7 +197,8 @@ class WireConnection(Connection):
             raise MysqlError(f"statement needs {stmt.num_params} parameters, got {len(params)}",
                              ErrorCode.PARSE_ERROR)
         bound = [_param(value, self.client_charset) for _, value in params[:stmt.num_params]]
-        outcome = await self.session.run(self._parsed[stmt.stmt_id], bound)
+        outcome = await processes.watched(self.stream, self.session,
+                                          self.session.run(self._parsed[stmt.stmt_id], bound))
         await self.write_outcome(outcome, binary=True, stmt=stmt, use_cursor=use_cursor)
 
     async def handle_stmt_reset(self, data: bytes) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -74,6 +75,8 @@ class Shared:
 KEPT_ON_RESET = ("external_user", "character_set_client", "character_set_connection",
                  "character_set_results", "collation_connection")
 PROBE_DATABASES = {"information_schema", "mysql", "performance_schema", "sys"}
+# Session variables the engine connection acts on: kept in step with mysql-mimic's on every SET.
+SYNCED = ("sql_mode", "max_execution_time")
 
 
 class EngineSession(Session):
@@ -90,6 +93,8 @@ class EngineSession(Session):
         self._closed = False
         self.stopping = False                   # the server is shutting down: no new statements
         self._lexing: Any = None                # until init: sqlglot's default MySQL reading
+        self.info: str | None = None            # the statement running now (SHOW PROCESSLIST)
+        self.since = time.monotonic()           # when it started, or when the last one ended
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def init(self, connection: Any) -> None:
@@ -98,6 +103,7 @@ class EngineSession(Session):
                                     statement_timeout=self.shared.statement_timeout,
                                     read_only=self.shared.read_only,
                                     secure_file_priv=self.shared.secure_file_priv)
+        await self._call(_sync, self.con, {name: self.variables.get(name) for name in SYNCED})
         self.lexing = self.con.lexing
 
     @property
@@ -128,7 +134,7 @@ class EngineSession(Session):
         for name, value in kept.items():
             self.variables.set(name, value, force=True)
         if self.con is not None:
-            await self._call(_reset, self.con, self.variables.get("sql_mode"))
+            await self._call(_reset, self.con, {name: self.variables.get(name) for name in SYNCED})
             self.lexing = self.con.lexing
         self.database = self.shared.name
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
@@ -146,7 +152,16 @@ class EngineSession(Session):
     async def run(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
         if params and stmt.route != Route.ENGINE:
             raise ServerError("this statement takes no parameters", 1210, "HY000")
-        return await RUNNERS[stmt.route](self, stmt, params)
+        self.info, self.since = stmt.text, time.monotonic()
+        try:
+            return await RUNNERS[stmt.route](self, stmt, params)
+        finally:
+            self.info, self.since = None, time.monotonic()
+
+    async def _processlist(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        full = len(stmt.tokens) > 1 and stmt.tokens[1].text.upper() == "FULL"
+        rows, columns = self.connection.control.processlist(full)
+        return Rows(rows, columns)
 
     async def _engine(self, stmt: Statement, params: list[Any] | None) -> Outcome:
         # --read-only: the engine connection refuses writes, decided from the statement it parsed
@@ -201,25 +216,28 @@ class EngineSession(Session):
         return Ok()
 
     async def _set(self, stmt: Statement, params: list[Any] | None) -> Outcome:
-        before = self.variables.get("sql_mode")
+        before = {name: self.variables.get(name) for name in SYNCED}
         await self._probe(stmt)
         wanted = bool(self.variables.get("autocommit"))
         if self.con is not None and wanted != self.con.autocommit:
             self.status = await self._call(_set_autocommit, self.con, wanted)
-        if self.con is not None and self.variables.get("sql_mode") != before:
-            await self._sql_mode(before)
+        changed = {name: self.variables.get(name) for name in SYNCED if self.variables.get(name) != before[name]}
+        if self.con is not None and changed:
+            await self._sync(changed, before)
         return Ok()
 
-    async def _sql_mode(self, before: str) -> None:
-        """``SET sql_mode``: the engine checks the list and reads text with it from now on; the
-        status flag SERVER_STATUS_NO_BACKSLASH_ESCAPES tells PyMySQL and libmysqlclient how to
-        escape (mysql-connector reads @@sql_mode)."""
+    async def _sync(self, changed: dict[str, Any], before: dict[str, Any]) -> None:
+        """Variables the engine acts on reach it, checked there: ``sql_mode`` (the engine reads text
+        with it from now on; the status flag SERVER_STATUS_NO_BACKSLASH_ESCAPES tells PyMySQL and
+        libmysqlclient how to escape, mysql-connector reads @@sql_mode) and ``max_execution_time``."""
         try:
-            canonical = await self._call(_set_sql_mode, self.con, self.variables.get("sql_mode"))
+            stored = await self._call(_sync, self.con, changed)
         except errors.Error:
-            self.variables.set("sql_mode", before, force=True)
+            for name, value in before.items():
+                self.variables.set(name, value, force=True)
             raise
-        self.variables.set("sql_mode", canonical, force=True)
+        for name, value in stored.items():
+            self.variables.set(name, value, force=True)
         self.lexing = self.con.lexing
         self.status = await self._call(_status, self.con)
 
@@ -258,6 +276,7 @@ RUNNERS = {
     Route.PROBE_FALLBACK: EngineSession._probe_fallback,
     Route.USE: EngineSession._use,
     Route.SET: EngineSession._set,
+    Route.PROCESSLIST: EngineSession._processlist,
 }
 
 
@@ -273,9 +292,8 @@ def _status(con: Any) -> ServerStatus:
     return status
 
 
-def _set_sql_mode(con: Any, value: str) -> str:
-    con.sql_mode = value
-    return con.sql_mode
+def _sync(con: Any, values: dict[str, Any]) -> dict[str, Any]:
+    return {name: con.set_variable(name, value) for name, value in values.items()}
 
 
 def _set_autocommit(con: Any, on: bool) -> ServerStatus:
@@ -286,10 +304,10 @@ def _set_autocommit(con: Any, on: bool) -> ServerStatus:
     return _status(con)
 
 
-def _reset(con: Any, sql_mode: str) -> None:
+def _reset(con: Any, values: dict[str, Any]) -> None:
     con.rollback()
     con.autocommit = True
-    con.sql_mode = sql_mode
+    _sync(con, values)
 
 
 def _close(con: Any) -> None:

@@ -26,6 +26,7 @@ class Route(enum.Enum):
     PROBE_FALLBACK = "probe_fallback"   # the engine first; if it says "syntax error", mysql-mimic
     USE = "use"              # change the default database
     SET = "set"              # session variables (autocommit reaches the engine connection)
+    PROCESSLIST = "processlist"   # SHOW [FULL] PROCESSLIST (processes.py)
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,9 @@ def _is_probe_select(tokens: list[Token]) -> bool:
 def _show_route(tokens: list[Token]) -> Route:
     words = _words(tokens)
     second = words[1] if len(words) > 1 else ""
-    if second in PROBE_SHOW or (second == "FULL" and len(words) > 2 and words[2] == "PROCESSLIST"):
+    if second == "PROCESSLIST" or words[1:3] == ["FULL", "PROCESSLIST"]:
+        return Route.PROCESSLIST
+    if second in PROBE_SHOW:
         return Route.PROBE
     return Route.PROBE_FALLBACK
 
