@@ -217,7 +217,10 @@ class EngineSession(Session):
 
     async def _set(self, stmt: Statement, params: list[Any] | None) -> Outcome:
         before = {name: self.variables.get(name) for name in SYNCED}
-        await self._probe(stmt)
+        try:
+            await self._probe(stmt)
+        except (ValueError, TypeError):         # mysql-mimic converting the value to the variable's type
+            raise ServerError("Incorrect argument type to variable", 1232, "42000") from None
         wanted = bool(self.variables.get("autocommit"))
         if self.con is not None and wanted != self.con.autocommit:
             self.status = await self._call(_set_autocommit, self.con, wanted)
