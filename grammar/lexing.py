@@ -24,6 +24,7 @@ from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
 from .errors import GrammarError
+from .limits import too_complex
 
 # MySQL 8's sql_mode names, in the order MySQL reports them; the combination modes expand.
 MODES = ("REAL_AS_FLOAT", "PIPES_AS_CONCAT", "ANSI_QUOTES", "IGNORE_SPACE", "ONLY_FULL_GROUP_BY",
@@ -84,6 +85,11 @@ class Lexing(NamedTuple):
         """:func:`normalize` with this mode (raises GrammarError)."""
         return normalize(text, self)
 
+    @staticmethod
+    def too_complex(text: str) -> str | None:
+        """Why ``text`` is too complex to tokenize and run (grammar/limits.py), or None."""
+        return too_complex(text)
+
 
 DEFAULT = Lexing()
 
@@ -126,6 +132,9 @@ def normalize(text: str, lexing: Lexing) -> str:
     """``text`` as the default lexing must read it to mean what ``lexing`` reads (identity for the
     default). A string the mode cannot read (an unterminated quote) is a syntax error here, never
     read again another way."""
+    reason = too_complex(text)
+    if reason is not None:
+        raise GrammarError(f"statement too complex to run: {reason}")
     if lexing == DEFAULT:
         return text
     parts, last = [], 0

@@ -159,3 +159,15 @@ def test_server_confined_to_secure_file_priv(db_file, tmp_path):
         assert out.stdout.strip() == str(allowed)
     finally:
         srv.stop()
+
+
+# -- pathological statements over the wire -------------------------------------------------------------
+def test_pathological_statements_are_refused_over_the_wire(server):
+    with connect(server.port) as c, c.cursor() as cur:
+        for sql in ["SELECT 1 WHERE " + " OR ".join(["1 = 1"] * 100_000),
+                    "SELECT 1 WHERE 1 IN (" + ",".join(["1"] * 200_000) + ")"]:
+            with pytest.raises(pymysql.err.MySQLError) as info:
+                cur.execute(sql)
+            assert info.value.args[0] == 1064 and "too complex" in info.value.args[1]
+        cur.execute("SELECT 1")
+        assert cur.fetchone() == (1,)

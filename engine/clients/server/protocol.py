@@ -138,6 +138,7 @@ class WireConnection(Connection):
     async def handle_query(self, data: bytes) -> None:
         com_query = packets.parse_com_query(capabilities=self.capabilities,
                                             client_charset=self.client_charset, data=data)
+        self._refuse_too_complex(com_query.sql)
         stmts = statements.split(com_query.sql, self.session.lexing)
         if not stmts:
             raise MysqlError("Query was empty", ErrorCode.EMPTY_QUERY)
@@ -147,6 +148,12 @@ class WireConnection(Connection):
         for i, stmt in enumerate(stmts):
             outcome = await processes.watched(self.stream, self.session, self.session.run(stmt))
             await self.write_outcome(outcome, more=i < len(stmts) - 1)
+
+    def _refuse_too_complex(self, sql: str) -> None:
+        """Before the tokenizer sees it: a statement that would take many seconds to refuse."""
+        reason = self.session.lexing.too_complex(sql) if self.session.lexing is not None else None
+        if reason is not None:
+            raise MysqlError(f"statement too complex to run: {reason}", ErrorCode.PARSE_ERROR)
 
     async def write_outcome(self, outcome: Outcome, more: bool = False, binary: bool = False,
                             stmt: PreparedStatement | None = None, use_cursor: bool = False) -> None:
@@ -168,6 +175,7 @@ class WireConnection(Connection):
     # -- prepared statements: parameters are bound, never spliced ------------------------------
     async def handle_stmt_prepare(self, data: bytes) -> None:
         sql = self.client_charset.decode(data)
+        self._refuse_too_complex(sql)
         parsed = statements.one(sql, self.session.lexing)
         stmt_id = next(self.prepared_stmt_seq)
         stmt = PreparedStatement(stmt_id=stmt_id, sql=sql, num_params=parsed.params)
