@@ -171,3 +171,17 @@ def test_pathological_statements_are_refused_over_the_wire(server):
             assert info.value.args[0] == 1064 and "too complex" in info.value.args[1]
         cur.execute("SELECT 1")
         assert cur.fetchone() == (1,)
+
+
+def test_engine_tables_and_server_paths_stay_hidden_over_the_wire(server, db_file):
+    _table(server.port)
+    with connect(server.port) as c, c.cursor() as cur:
+        for sql in ["SELECT * FROM pragma_database_list", "SELECT name FROM sqlite_master",
+                    "CREATE VIEW v AS SELECT * FROM _tessera_catalog", "SELECT * FROM dbstat",
+                    "WITH x AS (SELECT * FROM _tessera_catalog) SELECT * FROM x"]:
+            with pytest.raises(pymysql.err.MySQLError) as info:
+                cur.execute(sql)
+            assert info.value.args[0] == 1146, sql
+            assert os.path.dirname(db_file) not in info.value.args[1]
+        cur.execute("SHOW TABLES")
+        assert [r[0] for r in cur.fetchall()] == ["t"]
