@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from tesseradb import errors
 from tesseradb.catalog import fulltext, functions
@@ -38,6 +39,8 @@ class Database:
         self._read_deadline: float | None = None
         self.read_limit_hit = False
         self.statements = StatementCache()      # parsed SELECTs and their plans (statement_cache.py)
+        self.session: Any = None                # MySQL session state (sql/mysql/variables.py)
+        self.schemas: dict[tuple[str, int], Any] = {}   # INSERT's key facts per schema version (sql/mysql/schema_info.py)
         functions.register(self.store.conn)
         catalog.ensure(self.store)
         self.reload_catalog()
