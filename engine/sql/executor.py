@@ -8,15 +8,16 @@ from typing import Any
 from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import hidden, passes, read_only
-from tesseradb.sql.mysql import time_limit, variables
+from tesseradb import errors
+from tesseradb.sql import passes
+from tesseradb.sql.mysql import hidden, time_limit, variables
 from tesseradb.sql.planner import Handler, handler_for, writes
 from tesseradb.sql.statements.insert import insert_many
 
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
-    read_only.check(db, stmt)
+    _refuse_if_read_only(db, stmt)
     hidden.check(stmt)          # the engine's own tables, sqlite_master, pragma_*, dbstat
     time_limit.arm(db, stmt)    # max_execution_time of a SELECT
     if isinstance(stmt, ast.Query):
@@ -49,7 +50,7 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
 def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     """executemany: one statement, many parameter sets, one savepoint (INSERTs embed as one batch)."""
     seq = list(seq)
-    read_only.check(db, stmt)
+    _refuse_if_read_only(db, stmt)
     hidden.check(stmt)
     db.start_statement()        # catalog synced, warnings cleared, interrupt flag and time limit armed
     began = bool(seq) and not db.store.in_transaction
@@ -83,3 +84,18 @@ def _as_query(handler: Handler) -> Handler:
         variables.record(db, stmt.kind, result)
         return result
     return run_query
+
+
+def _writes_anything(stmt: ast.Statement) -> bool:
+    if isinstance(stmt, ast.Explain):
+        return False                    # EXPLAIN runs nothing
+    return writes(stmt) or bool(getattr(stmt, "outfile", None))
+
+
+def _refuse_if_read_only(db: Database, stmt: ast.Statement) -> None:
+    """A read-only connection (``connect(..., read_only=True)``, ``tessera serve --read-only``) refuses
+    every statement that writes, decided from the parsed statement about to run (never from words of
+    the text): what the planner says writes, and ``SELECT ... INTO OUTFILE``, which writes a file."""
+    if db.read_only and _writes_anything(stmt):
+        raise errors.OperationalError("The server is running with --read-only so it cannot execute this "
+                                      "statement", errno=1290, sqlstate="HY000")
