@@ -113,6 +113,7 @@ def _client(port: int, seconds: float, seed: int, out: str) -> None:
     r = random.Random(seed)
     lat: dict[str, list[float]] = {k: [] for k in KINDS}
     errs: dict[str, int] = {k: 0 for k in KINDS}
+    codes: dict[str, int] = {}
     con = _connect(port)
     cur = con.cursor()
     end = time.monotonic() + seconds
@@ -124,10 +125,12 @@ def _client(port: int, seconds: float, seed: int, out: str) -> None:
             cur.execute(sql, args(r))
             cur.fetchall()
             lat[kind].append(time.perf_counter() - t)
-        except Exception:  # noqa: BLE001 - counted
+        except Exception as exc:  # noqa: BLE001 - counted, by error number
             errs[kind] += 1
+            code = str(exc.args[0]) if exc.args else type(exc).__name__
+            codes[code] = codes.get(code, 0) + 1
     con.close()
-    Path(out).write_text(json.dumps({"lat": lat, "errs": errs}))
+    Path(out).write_text(json.dumps({"lat": lat, "errs": errs, "codes": codes}))
 
 
 def load(clients: int, seconds: float, folder: str) -> dict:
@@ -146,8 +149,11 @@ def load(clients: int, seconds: float, folder: str) -> dict:
     proc.wait(120)
     merged = {k: [] for k in KINDS}
     errors = {k: 0 for k in KINDS}
+    codes: dict[str, int] = {}
     for out in outs:
         data = json.loads(Path(out).read_text())
+        for code, n in data.get("codes", {}).items():
+            codes[code] = codes.get(code, 0) + n
         for k in KINDS:
             merged[k] += data["lat"][k]
             errors[k] += data["errs"][k]
@@ -156,7 +162,7 @@ def load(clients: int, seconds: float, folder: str) -> dict:
         values.sort()
         pick = (lambda q: round(values[min(int(q * len(values)), len(values) - 1)] * 1000, 1)) if values else (lambda q: None)
         report[k] = {"count": len(values), "errors": errors[k], "p50_ms": pick(0.5), "p99_ms": pick(0.99)}
-    return {"clients": clients, "seconds": seconds, "kinds": report}
+    return {"clients": clients, "seconds": seconds, "kinds": report, "error_codes": codes}
 
 
 # -- pathological input -----------------------------------------------------------------------------
