@@ -202,6 +202,7 @@ class ColumnIndex:
         self.has_saved = False
         self.saved_size = self.saved_max_id = 0
         self.seen_version: int | None = None
+        self.problem: str | None = None      # why the file could not be used (the index was rebuilt)
 
     # -- building and catching up ----------------------------------------------------------
     def _new(self) -> VectorIndex:
@@ -233,11 +234,13 @@ class ColumnIndex:
         try:
             loaded = self.read_saved()
         except StorageError as exc:
+            self.problem = getattr(exc, "reason", None) or str(exc)
             log.warning("%s of %s.%s is unusable (%s); rebuilding it from the table",
                         source, self.layout.table, self.layout.column, exc)
         if loaded is None and self.legacy_path is not None:
             loaded, source = self._load_legacy(), f"index file {self.legacy_path}"
         if loaded is not None and not self._fits(loaded[0]):
+            self.problem = "it holds another shape of index than the column"
             log.info("%s holds another shape of index than column %s.%s asks for; rebuilding it",
                      source, self.layout.table, self.layout.column)
             loaded = None
@@ -387,6 +390,7 @@ class ColumnIndex:
             return
         self.dirty_on_disk, self.has_saved = False, True
         self.saved_size, self.saved_max_id = len(self.index), self.max_id
+        self.problem = None             # the saved copy is this index again
         self._forget_legacy()
 
     def _forget_legacy(self) -> None:
@@ -411,6 +415,6 @@ class ColumnIndex:
 def legacy_index_directory(path: str) -> str | None:
     """The ``<db>.tessera/`` folder release 0.2 kept index files in, when there is one to migrate."""
     if path == MEMORY or not path:
-        return None
+        return None, None
     directory = os.path.abspath(path) + ".tessera"
     return directory if os.path.isdir(directory) else None

@@ -11,6 +11,7 @@ from tesseradb import errors
 from tesseradb.catalog import fulltext, functions
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
+from tesseradb.io.file_access import FileAccess
 from tesseradb.results import Warn
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
@@ -20,8 +21,9 @@ from tesseradb.storage.rowstore import MEMORY, RowStore
 
 class Database:
     def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None,
-                 read_only: bool = False):
+                 secure_file_priv: str | None = None, read_only: bool = False):
         self.path = path
+        self.file_access = FileAccess(secure_file_priv)     # which files SQL may read and write
         self.read_only = read_only      # statements that write are refused (sql/read_only.py)
         self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000), read_only=read_only)
         self.legacy_index_dir = legacy_index_directory(path)    # release 0.2's side files, migrated
@@ -33,6 +35,9 @@ class Database:
         self.on_progress: Callable[[int, int], None] | None = None
         self._stop = False
         self._deadline: float | None = None
+        self.read_limit: float | None = None       # this statement's max_execution_time (sql/time_limit.py)
+        self._read_deadline: float | None = None
+        self.read_limit_hit = False
         self.statements = StatementCache()      # parsed SELECTs and their plans (statement_cache.py)
         self.session: Any = None                # MySQL session state (sql/mysql/variables.py)
         self.schemas: dict[tuple[str, int], Any] = {}   # INSERT's key facts per schema version (sql/mysql/schema_info.py)
@@ -85,17 +90,24 @@ class Database:
         self.sync_catalog()
         self.pending_warnings = []
         self._stop = False
-        self._deadline = time.monotonic() + self.timeout if self.timeout else None
-        if self._deadline is not None:
+        now = time.monotonic()
+        self._deadline = now + self.timeout if self.timeout else None
+        self._read_deadline = now + self.read_limit if self.read_limit else None
+        self.read_limit_hit = False
+        if self._deadline is not None or self._read_deadline is not None:
             self.store.set_progress_handler(self._progress_check, 1000)
 
     def end_statement(self, show_warnings: bool) -> None:
-        if self._deadline is not None:
+        if self._deadline is not None or self._read_deadline is not None:
             self.store.set_progress_handler(None)
+        self.read_limit = None
         if not show_warnings:
             self.warnings = self.pending_warnings
 
     def _progress_check(self) -> bool:
+        if self._read_deadline is not None and time.monotonic() > self._read_deadline:
+            self.read_limit_hit = True
+            return True
         return self._stop or (self._deadline is not None and time.monotonic() > self._deadline)
 
     def check_cancelled(self) -> bool:

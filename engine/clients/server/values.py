@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mysql_mimic import ResultColumn
+from mysql_mimic.charset import CharacterSet
 from mysql_mimic.types import ColumnType
 
 from tesseradb.clients.shell.render import VECTOR_DECLS, cell
@@ -25,6 +26,7 @@ DECLARED: dict[str, ColumnType] = {
     "FLOAT_VECTOR_ARRAY_BLOB": ColumnType.VAR_STRING, "BLOB": ColumnType.BLOB,
 }
 AS_TEXT = VECTOR_DECLS | {"JSON_TEXT"}
+BINARY = {"character_set": CharacterSet.binary}    # MySQL's charset 63: clients return bytes, not text
 
 # tesseradb column types (DESCRIBE's Type) -> what information_schema and COM_FIELD_LIST report.
 SCHEMA_TYPES: dict[str, str] = {
@@ -74,7 +76,8 @@ def result_set(description: Sequence[tuple], rows: list[tuple]) -> tuple[list[tu
     """Rows and typed columns for mysql-mimic's text and binary result writers."""
     types = column_types(description, rows)
     decls = [(d[1] or "").upper() for d in description]
-    columns = [ResultColumn(name=str(d[0]), type=t, text_encoder=_float_text if t == ColumnType.DOUBLE else None)
+    columns = [ResultColumn(name=str(d[0]), type=t, text_encoder=_float_text if t == ColumnType.DOUBLE else None,
+                            **BINARY if t == ColumnType.BLOB else {})       # bytes come back as bytes
                for d, t in zip(description, types)]
     out = [tuple(_convert(v, decl, t) for v, decl, t in zip(row, decls, types)) for row in rows]
     return out, columns
