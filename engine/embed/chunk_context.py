@@ -9,7 +9,8 @@
   before the first heading for ``None``), widened to hold the chunk;
 * with ``chunk_context='heading'``, its **context line**: the title (the first ``from`` column, when
   ``from`` names more than one) and the heading path, a leading heading equal to the title dropped,
-  at most a quarter of the chunk budget M in tokens (cut from the left). The model reads
+  at most a quarter of the chunk budget M in tokens (cut from the left: whole leading
+  parts first, then the last part's first tokens). The model reads
   ``context + "\\n" + chunk``; the context's tokens count against M (``markdown`` plans each section
   with the budget its own context leaves; the other strategies reserve the longest context's).
 """
@@ -42,10 +43,8 @@ class Cut:
     contexts: "_Contexts | None"
 
     def locate(self, text: str, start: int, end: int) -> Located:
-        index = self.outline.chunk_heading(text, start, end)
-        sec_start, sec_end = self.outline.section(index)
-        context = self.contexts.line(index) if self.contexts is not None else None
-        return Located(self.outline.path_text(index), (min(sec_start, start), max(sec_end, end)), context)
+        index, heading, section = self.outline.place(text, start, end)
+        return Located(heading, section, self.contexts.line(index) if self.contexts is not None else None)
 
     def located(self, text: str) -> list[Located]:
         return [self.locate(text, c.start, c.end) for c in self.plan.chunks]
@@ -59,13 +58,12 @@ def embedded_text(context: str | None, chunk: str) -> str:
     return f"{context}\n{chunk}" if context else chunk
 
 
-def context_line(title: str | None, path: Sequence[str]) -> str | None:
+def context_parts(title: str | None, path: Sequence[str]) -> list[str]:
     """Title, then the heading path; a leading heading that repeats the title is dropped."""
-    parts = list(path)
+    parts = [p for p in path if p]
     if title and parts and parts[0].casefold() == title.casefold():
         parts = parts[1:]
-    line = PATH_SEPARATOR.join(([title] if title else []) + parts)
-    return line or None
+    return ([title] if title else []) + parts
 
 
 class _Contexts:
@@ -78,18 +76,23 @@ class _Contexts:
     def _get(self, index: int) -> tuple[str | None, int]:
         if index not in self.cache:
             path = self.outline.headings[index].path if index >= 0 else ()
-            self.cache[index] = self._capped(context_line(self.title, path))
+            self.cache[index] = self._capped(context_parts(self.title, path))
         return self.cache[index]
 
-    def _capped(self, line: str | None) -> tuple[str | None, int]:
-        if not line or self.cap < 1:
-            return None, 0
-        offsets = self.model.token_offsets(line)
-        if not offsets:
-            return None, 0
-        if len(offsets) <= self.cap:
-            return line, len(offsets)
-        return line[offsets[-self.cap][0]:], self.cap
+    def _capped(self, parts: list[str]) -> tuple[str | None, int]:
+        """The line of ``parts`` within the cap: whole leading parts dropped first, then the last
+        part's leading tokens."""
+        while parts and self.cap >= 1:
+            line = PATH_SEPARATOR.join(parts)
+            offsets = self.model.token_offsets(line)
+            if not offsets:
+                return None, 0
+            if len(offsets) <= self.cap:
+                return line, len(offsets)
+            if len(parts) == 1:
+                return line[offsets[-self.cap][0]:], self.cap
+            parts = parts[1:]
+        return None, 0
 
     def line(self, index: int) -> str | None:
         return self._get(index)[0]

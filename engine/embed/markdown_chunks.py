@@ -87,6 +87,12 @@ class Outline:
         pos = self.first_text(start, end, text)
         return self.heading_index(pos if pos < end else max(start, end - 1))
 
+    def place(self, text: str, start: int, end: int) -> tuple[int, str | None, tuple[int, int]]:
+        """A chunk's heading index, heading path and section, widened to hold the chunk."""
+        index = self.chunk_heading(text, start, end)
+        sec_start, sec_end = self.section(index)
+        return index, self.path_text(index), (min(sec_start, start), max(sec_end, end))
+
     def path_text(self, index: int) -> str | None:
         return PATH_SEPARATOR.join(self.headings[index].path) if index >= 0 else None
 

@@ -8,9 +8,11 @@ from collections.abc import Callable
 
 from tesseradb import errors
 from tesseradb.catalog import fulltext, functions
+from tesseradb.embed import heading_upgrade
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.results import Warn
+from tesseradb.sql import passage_around
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
 from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
@@ -32,8 +34,10 @@ class Database:
         self._deadline: float | None = None
         self.statements = StatementCache()      # parsed SELECTs and their plans (statement_cache.py)
         functions.register(self.store.conn)
+        passage_around.register(self.store.conn)         # knn_chunk_section(max_tokens)'s tokenizer
         catalog.ensure(self.store)
         self.reload_catalog()
+        heading_upgrade.upgrade(self.store, self.tables.values())   # chunk rows from before heading paths
         fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
 
     # -- catalog ---------------------------------------------------------------------------
