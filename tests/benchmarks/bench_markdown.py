@@ -1,0 +1,134 @@
+"""chunk_strategy='markdown' against 'recursive' 256/32 on Manticore's manual: quality, load time, section cost.
+
+    TESSERA_BENCH_CORPUS=/work/shared/corpora/manticore_manual .venv/bin/python tests/benchmarks/bench_markdown.py
+
+The manual's 189 pages go, in the same run, into two tables of the same shape (``title string, body
+text``, the title being the page's file name in words, and a model column of all-MiniLM-L6-v2 with
+``from='title,body'``): one ``chunk_strategy='recursive' max_tokens='256' overlap_tokens='32'``, one
+``chunk_strategy='markdown'`` with the same numbers (``chunk_context='heading'``, its default). The load
+time of each is measured through the DB-API (batches of 16 pages, one commit). The databases are kept
+(default /tmp/tessera_markdown_bench_*.db) and reused with ``--reuse`` (then the load times are those
+of the run that built them).
+
+Quality, for the heading queries of bench_recall (common.heading_queries; deep = after the page's first
+1,200 characters) and the hand-written questions of questions.jsonl: recall@1/5/10 and MRR of the right
+page with ``knn(v, 10, ?)`` and with ``hybrid_match(?, v)``.
+
+Cost of ``knn_chunk_section()``: p50 of ``SELECT id FROM manual WHERE knn(v, 10, ?) LIMIT 10`` against
+the same query selecting ``knn_chunk_section()`` too, on the markdown table, the two interleaved query by
+query, the model's query cache cleared before each (every query embeds its text). Results go to
+tests/benchmarks/results/markdown.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_hybrid  # noqa: E402
+import common  # noqa: E402
+from common import log  # noqa: E402
+
+import tesseradb  # noqa: E402
+
+COLUMN = ("CREATE TABLE manual (title string, body text, v float_vector_array knn_type='hnsw' "
+          "hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' from='title,body' "
+          "chunk_strategy='{strategy}' max_tokens='256' overlap_tokens='32')")
+STRATEGIES = ("recursive", "markdown")
+METHODS = {
+    "knn": "SELECT id FROM manual WHERE knn(v, 10, ?) LIMIT 10",
+    "hybrid_match": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10",
+}
+PLAIN = "SELECT id FROM manual WHERE knn(v, 10, ?) LIMIT 10"
+SECTION = "SELECT id, knn_chunk_section() FROM manual WHERE knn(v, 10, ?) LIMIT 10"
+
+
+def title_of(page: common.Page) -> str:
+    return page.path.rsplit("/", 1)[-1].removesuffix(".md").replace("_", " ")
+
+
+def build(path: str, strategy: str, reuse: bool) -> dict:
+    done = Path(path + ".built.json")
+    if reuse and done.exists():
+        return json.loads(done.read_text())
+    for leftover in (path, path + "-wal", path + "-shm", done):
+        if os.path.exists(leftover):
+            os.remove(leftover)
+    docs = common.pages()
+    con = tesseradb.connect(path)
+    cur = con.cursor()
+    cur.execute(COLUMN.format(strategy=strategy))
+    started = time.perf_counter()
+    for start in range(0, len(docs), 16):
+        cur.executemany("INSERT INTO manual (id, title, body) VALUES (?, ?, ?)",
+                        [(p.doc_id, title_of(p), p.text) for p in docs[start:start + 16]])
+        log(f"  {strategy}: loaded {min(start + 16, len(docs))}/{len(docs)} pages")
+    con.commit()
+    load = time.perf_counter() - started
+    chunks = cur.execute("SELECT SUM(LENGTH(v)) FROM manual").fetchone()[0]
+    con.close()
+    info = {"strategy": strategy, "pages": len(docs), "chunks": chunks, "load_seconds": load,
+            "loadavg_after": common.loadavg()}
+    done.write_text(json.dumps(info))
+    return info
+
+
+def quality(cur, queries: list[common.Query]) -> dict:
+    out = {}
+    for method, sql in METHODS.items():
+        ranked = [[r[0] for r in cur.execute(sql, (q.text,)).fetchall()] for q in queries]
+        out[method] = common.score(queries, ranked)
+    return out
+
+
+def section_cost(cur, model, texts: list[str]) -> dict:
+    plain, section = [], []
+    for text in texts:
+        plain.append(bench_hybrid.timed(cur, PLAIN, (text,), model))
+        section.append(bench_hybrid.timed(cur, SECTION, (text,), model))
+    p50 = {"knn": statistics.median(plain), "knn + knn_chunk_section()": statistics.median(section)}
+    return {"queries": len(texts), "p50_ms": p50, "section_over_knn": p50["knn + knn_chunk_section()"] / p50["knn"],
+            "loadavg": common.loadavg()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--db", default="/tmp/tessera_markdown_bench")
+    ap.add_argument("--reuse", action="store_true", help="keep databases built by an earlier run")
+    args = ap.parse_args()
+    model = common.model()
+    docs = common.pages()
+    heads = common.heading_queries(docs)
+    asked = bench_hybrid.questions(docs)
+    result: dict = {"queries": len(heads), "questions": len(asked), "builds": {}, "quality": {}}
+    for strategy in STRATEGIES:
+        log(f"building (or reusing) the {strategy} table")
+        result["builds"][strategy] = build(f"{args.db}_{strategy}.db", strategy, args.reuse)
+    builds = result["builds"]
+    result["load_ratio_markdown_over_recursive"] = builds["markdown"]["load_seconds"] / builds["recursive"]["load_seconds"]
+    for strategy in STRATEGIES:
+        con = tesseradb.connect(f"{args.db}_{strategy}.db")
+        cur = con.cursor()
+        result["quality"][strategy] = {"headings": quality(cur, heads), "questions": quality(cur, asked)}
+        for name in ("headings", "questions"):
+            for method, scores in result["quality"][strategy][name].items():
+                d, a = scores["deep"], scores["all"]
+                log(f"  {strategy:9s} {name:9s} {method:12s} deep r@1 {d['recall@1']:.3f} mrr {d['mrr']:.3f} | "
+                    f"all r@1 {a['recall@1']:.3f} r@10 {a['recall@10']:.3f} mrr {a['mrr']:.3f}")
+        if strategy == "markdown":
+            log("knn_chunk_section() cost")
+            result["section_cost"] = section_cost(cur, model, [q.text for q in heads[::7]])
+            log(json.dumps(result["section_cost"]))
+        con.close()
+    result["loadavg"] = common.loadavg()
+    common.save_result("markdown", result)
+    log(f"load ratio markdown/recursive {result['load_ratio_markdown_over_recursive']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
