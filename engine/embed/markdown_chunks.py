@@ -134,12 +134,14 @@ def parse_outline(text: str) -> Outline:
             raw.append((at(first), body + ends[min(last, len(ends)) - 1], int(tok.tag[1]), title))
         elif tok.type in _ATOMIC and tok.map:
             blocks.append((at(tok.map[0]), body + ends[min(tok.map[1], len(ends)) - 1]))
-    headings = _nest(raw, len(text))
+    headings = _nest(raw, text)
     return Outline(len(text), body, headings, tuple(blocks), tuple(h.start for h in headings))
 
 
-def _nest(raw: list[tuple[int, int, int, str]], length: int) -> tuple[Heading, ...]:
-    """Each heading's path and section end, from the (start, end, level, title) list."""
+def _nest(raw: list[tuple[int, int, int, str]], text: str) -> tuple[Heading, ...]:
+    """Each heading's path and section end (trailing whitespace left out), from the (start, end, level,
+    title) list."""
+    length = len(text)
     paths: list[tuple[str, ...]] = []
     stack: list[tuple[int, str]] = []
     for _, _, level, title in raw:
@@ -153,7 +155,14 @@ def _nest(raw: list[tuple[int, int, int, str]], length: int) -> tuple[Heading, .
         while open_ and raw[open_[-1]][2] >= level:
             section_ends[open_.pop()] = start
         open_.append(i)
-    return tuple(Heading(s, e, lv, t, p, se) for (s, e, lv, t), p, se in zip(raw, paths, section_ends))
+    return tuple(Heading(s, e, lv, t, p, _trimmed(text, s, se))
+                 for (s, e, lv, t), p, se in zip(raw, paths, section_ends))
+
+
+def _trimmed(text: str, start: int, end: int) -> int:
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
 # --------------------------------------------------------------------------- the strategy
