@@ -2,7 +2,8 @@
 
     TESSERA_BENCH_CORPUS=/work/shared/corpora/manticore_manual .venv/bin/python tests/benchmarks/bench_markdown.py
 
-The manual's 189 pages go, in the same run, into two tables of the same shape (``title string, body
+The manual's 189 pages (``--subset questions``: only the 50 pages questions.jsonl asks about, a fifth of
+the text, for a machine too busy to embed the whole manual twice) go, in the same run, into two tables of the same shape (``title string, body
 text``, the title being the page's file name in words, and a model column of all-MiniLM-L6-v2 with
 ``from='title,body'``): one ``chunk_strategy='recursive' max_tokens='256' overlap_tokens='32'``, one
 ``chunk_strategy='markdown'`` with the same numbers (``chunk_context='heading'``, its default). The load
@@ -52,14 +53,22 @@ def title_of(page: common.Page) -> str:
     return page.path.rsplit("/", 1)[-1].removesuffix(".md").replace("_", " ")
 
 
-def build(path: str, strategy: str, reuse: bool) -> dict:
+def corpus(subset: str) -> list[common.Page]:
+    """The whole manual, or (``questions``) the 50 pages questions.jsonl asks about (a fifth of it)."""
+    docs = common.pages()
+    if subset == "all":
+        return docs
+    asked = {json.loads(line)["page"] for line in bench_hybrid.QUESTIONS.read_text().splitlines() if line.strip()}
+    return [p for p in docs if p.path in asked]
+
+
+def build(path: str, strategy: str, reuse: bool, docs: list[common.Page]) -> dict:
     done = Path(path + ".built.json")
     if reuse and done.exists():
         return json.loads(done.read_text())
     for leftover in (path, path + "-wal", path + "-shm", done):
         if os.path.exists(leftover):
             os.remove(leftover)
-    docs = common.pages()
     con = tesseradb.connect(path)
     cur = con.cursor()
     cur.execute(COLUMN.format(strategy=strategy))
@@ -100,19 +109,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default="/tmp/tessera_markdown_bench")
     ap.add_argument("--reuse", action="store_true", help="keep databases built by an earlier run")
+    ap.add_argument("--subset", choices=("all", "questions"), default="all",
+                    help="the whole manual, or only the pages the questions ask about")
     args = ap.parse_args()
     model = common.model()
-    docs = common.pages()
+    docs = corpus(args.subset)
     heads = common.heading_queries(docs)
     asked = bench_hybrid.questions(docs)
-    result: dict = {"queries": len(heads), "questions": len(asked), "builds": {}, "quality": {}}
+    result: dict = {"subset": args.subset, "pages": len(docs), "queries": len(heads), "questions": len(asked),
+                    "builds": {}, "quality": {}}
     for strategy in STRATEGIES:
         log(f"building (or reusing) the {strategy} table")
-        result["builds"][strategy] = build(f"{args.db}_{strategy}.db", strategy, args.reuse)
+        result["builds"][strategy] = build(f"{args.db}_{args.subset}_{strategy}.db", strategy, args.reuse, docs)
     builds = result["builds"]
     result["load_ratio_markdown_over_recursive"] = builds["markdown"]["load_seconds"] / builds["recursive"]["load_seconds"]
     for strategy in STRATEGIES:
-        con = tesseradb.connect(f"{args.db}_{strategy}.db")
+        con = tesseradb.connect(f"{args.db}_{args.subset}_{strategy}.db")
         cur = con.cursor()
         result["quality"][strategy] = {"headings": quality(cur, heads), "questions": quality(cur, asked)}
         for name in ("headings", "questions"):
