@@ -120,3 +120,14 @@ def cut_document(model: Model, text: str, *, strategy: str, max_tokens: int = 0,
         plan = plan_document(model, text, strategy=strategy, max_tokens=size - reserve if reserve else max_tokens,
                              **settings)
     return Cut(plan, outline, contexts)
+
+
+def locate_spans(model: Model, text: str, spans: Sequence[tuple[int, int]], *, max_tokens: int = 0,
+                 chunk_context: str = "none", title: str | None = None) -> list[Located]:
+    """Heading path, section and context line of chunks cut elsewhere (a shard's stored spans): what
+    :func:`cut_document` gives for the same spans."""
+    outline = parse_outline(text)
+    size = chunking.effective_size(max_tokens, model.window)
+    contexts = _Contexts(model, outline, (title or "").strip() or None, size // CONTEXT_SHARE) \
+        if chunk_context == "heading" else None
+    return [Cut(ChunkPlan((), 0, False, 0), outline, contexts).locate(text, s, e) for s, e in spans]
