@@ -10,7 +10,8 @@
 The rows go to TEMP tables that the rewritten query reads (``tesseradb.sql.passage_calls``). Offsets
 are Python ``str`` indices (code points) into the source text, the ``from`` columns joined with one
 space exactly as the embedder joined them; SQLite's ``substr`` counts the same characters, so the text
-is cut in SQL (a long page is never copied into Python). Spans are what the model saw
+is cut in SQL (a long page is never copied into Python). With ``markdown`` the columns are joined
+with a blank line instead (``separator_sql``). Spans are what the model saw
 (``tesseradb.embed.spans``). Supplied vectors have no text: their text and offsets are NULL.
 """
 from __future__ import annotations
@@ -86,7 +87,8 @@ def _as_float32(d: float) -> float:
 
 def _spans(db: Context, chunks_table: str, picks: list[tuple[int, int]]) -> dict[tuple[int, int], _ChunkRow]:
     """(doc, ord) -> (ord, start, end, heading), for the chosen chunks only (one query, on the doc_id index)."""
-    sql = (f"SELECT c.doc_id, c.ord, c.start, c.\"end\", c.heading FROM json_each(?) AS j CROSS JOIN {quote(chunks_table)} AS c "
+    sql = (f"SELECT c.doc_id, c.ord, c.start, c.\"end\", c.heading FROM json_each(?) AS j "
+           f"CROSS JOIN {quote(chunks_table)} AS c "
            "ON c.doc_id = json_extract(j.value, '$[0]') AND c.ord = json_extract(j.value, '$[1]')")
     return {(doc, row[0]): tuple(row) for doc, *row in db.store.execute(sql, (json.dumps(picks),))}
 
@@ -176,7 +178,8 @@ def matched(db: Context, table: "Table", column: str, hits: Sequence[tuple[int, 
     sql = (f"SELECT c.doc_id, c.chunk_id, c.ord, c.start, c.\"end\", {count}, c.heading "
            f"FROM {quote(layout.chunks)} AS c WHERE c.chunk_id IN (SELECT value FROM json_each(?))")
     found = list(db.store.execute(sql, (json.dumps([c for _, _, c in hits if c is not None]),)))
-    rows = [(doc, 1, ordinal, dist[chunk], start, end, heading) for doc, chunk, ordinal, start, end, _, heading in found]
+    rows = [(doc, 1, ordinal, dist[chunk], start, end, heading)
+            for doc, chunk, ordinal, start, end, _, heading in found]
     return _with_text(db, table, spec, rows, {r[0]: r[5] for r in found}, needs)
 
 
