@@ -120,6 +120,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", default="/tmp/tessera_markdown_bench")
     ap.add_argument("--reuse", action="store_true", help="keep databases built by an earlier run")
+    ap.add_argument("--section-every", type=int, default=7, help="time knn_chunk_section() on every n-th heading query")
     ap.add_argument("--subset", choices=("all", "questions"), default="all",
                     help="the whole manual, or only the pages the questions ask about")
     args = ap.parse_args()
@@ -147,7 +148,7 @@ def main() -> None:
                     f"all r@1 {a['recall@1']:.3f} r@10 {a['recall@10']:.3f} mrr {a['mrr']:.3f}")
         if strategy == "markdown":
             log("knn_chunk_section() cost")
-            result["section_cost"] = section_cost(cur, model, [q.text for q in heads[::7]])
+            result["section_cost"] = section_cost(cur, model, [q.text for q in heads[::args.section_every]])
             log(json.dumps(result["section_cost"]))
         con.close()
     result["loadavg"] = common.loadavg()

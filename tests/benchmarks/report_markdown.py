@@ -49,6 +49,11 @@ def _targets(r: dict) -> list[str]:
                    + (f"; CPU p50 {cpu['knn']:.2f} -> {cpu['knn + knn_chunk_section()']:.2f} ms "
                       f"(**{100 * (cost['section_over_knn_cpu'] - 1):+.1f}%**)" if cpu else "")
                    + f" | {_verdict(cost['section_over_knn'] <= 1.10)} | {_load(cost.get('loadavg'))} |")
+    for run in r.get("section_cost_runs", [])[:-1]:        # earlier runs, reported beside the last one
+        out.append(f"| (an earlier run, {run['queries']} queries) | wall p50 {run['p50_ms']['knn']:.2f} -> "
+                   f"{run['p50_ms']['knn + knn_chunk_section()']:.2f} ms (**{100 * (run['section_over_knn'] - 1):+.1f}%**); "
+                   f"CPU **{100 * (run['section_over_knn_cpu'] - 1):+.1f}%** | {_verdict(run['section_over_knn'] <= 1.10)} | "
+                   f"{_load(run.get('loadavg'))} |")
     return out
 
 
