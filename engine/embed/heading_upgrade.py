@@ -21,7 +21,7 @@ from tesseradb.embed.rows import source_text
 from tesseradb.storage.catalog import quote
 from tesseradb.storage.chunks import add_location_columns, has_location_columns
 from tesseradb.storage.rowstore import RowStore
-from tesseradb.vectors.options import VectorSpec
+from tesseradb.catalog.vector_columns import VectorSpec
 
 log = logging.getLogger("tesseradb.embed")
 DOC_BATCH = 500

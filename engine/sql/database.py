@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from tesseradb import errors
 from tesseradb.catalog import fulltext, functions
@@ -12,7 +13,7 @@ from tesseradb.embed import heading_upgrade
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.results import Warn
-from tesseradb.sql import passage_around
+from tesseradb.sql.search import passage_around
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
 from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
@@ -33,6 +34,8 @@ class Database:
         self._stop = False
         self._deadline: float | None = None
         self.statements = StatementCache()      # parsed SELECTs and their plans (statement_cache.py)
+        self.session: Any = None                # MySQL session state (sql/mysql/variables.py)
+        self.schemas: dict[tuple[str, int], Any] = {}   # INSERT's key facts per schema version (sql/mysql/schema_info.py)
         functions.register(self.store.conn)
         passage_around.register(self.store.conn)         # knn_chunk_section(max_tokens)'s tokenizer
         catalog.ensure(self.store)

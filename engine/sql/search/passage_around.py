@@ -24,6 +24,7 @@ from sqlglot import exp
 
 from tesseradb import embed
 from tesseradb.catalog.values import literal
+from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.storage.catalog import quote
 from tesseradb.vectors.passages import BEST_TABLE, separator_sql
@@ -67,12 +68,12 @@ def _arguments(name: str, args: list[exp.Expression], bound: dict[str, Any]) -> 
         values = tuple(_count(a, bound, 1) for a in args)
         if len(args) > 1 or None in values:
             raise UserError("KNN_CHUNK_SECTION() takes at most one argument, a positive integer: "
-                            "the most tokens of the section to return")
+                            "the most tokens of the section to return", errors.SqlSyntaxError)
         return values
     values = tuple(_count(a, bound, 0) for a in args)
     if len(args) != 2 or None in values:
         raise UserError("KNN_CHUNK_WINDOW(before, after) expects two non-negative integers: the chunks "
-                        "to join before and after the matched one")
+                        "to join before and after the matched one", errors.SqlSyntaxError)
     return values
 
 

@@ -14,19 +14,21 @@ from typing import Any
 
 from sqlglot import exp
 
+from tesseradb import errors
+from tesseradb.catalog import sql_functions
 from tesseradb.errors import UserError
 from tesseradb.storage.catalog import quote
 from tesseradb.catalog.values import literal
 from tesseradb.vectors.passages import BEST_TABLE, TABLE, Needs, separator_sql
-from tesseradb.sql import passage_around
-from tesseradb.sql.passage_around import Source, source_of
+from tesseradb.sql.search import passage_around
+from tesseradb.sql.search.passage_around import Source, source_of
 
 #: function -> the column of the best chunk's row it reads
 SINGLE = {"knn_chunk": "chunk", "knn_chunk_text": "text", "knn_chunk_start": "start", "knn_chunk_end": "end",
           "knn_chunk_heading": "heading"}
 LIST = "knn_chunks"
 AROUND = frozenset(passage_around.NAMES)      # the text around the chunk (passage_around.py)
-NAMES = frozenset(SINGLE) | {LIST} | AROUND
+NAMES = sql_functions.names("passage")      # catalog/sql_functions.py
 _JSON_ROW = ("json_object('chunk', p.chunk, 'dist', p.dist, 'start', p.start, 'end', p.\"end\", "
              "'text', p.text, 'heading', p.heading)")
 
@@ -59,14 +61,15 @@ def reject_outside_knn(expr: exp.Expression) -> None:
     found = calls(expr)
     if found:
         raise UserError(f"{_name(found[0]).upper()}() is only allowed in a query with knn(): "
-                        "it reports the chunk that matched the knn() search")
+                        "it reports the chunk that matched the knn() search", errors.SqlSyntaxError)
 
 
 def _limit(node: exp.Anonymous, bound: dict[str, Any]) -> int:
     args = node.expressions
     ok, value = literal(args[0], bound) if len(args) == 1 else (False, None)
     if not ok or isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UserError("knn_chunks(n) expects one positive integer: the number of chunks to return")
+        raise UserError("knn_chunks(n) expects one positive integer: the number of chunks to return",
+                        errors.SqlSyntaxError)
     return value
 
 
@@ -122,11 +125,12 @@ def _replacement(node: exp.Anonymous, alias: str, bound: dict[str, Any], where: 
     name = _name(node)
     if name in AROUND:
         if source is None:
-            raise UserError(f"{name.upper()}() is only allowed in a query with knn() on a vector column")
+            raise UserError(f"{name.upper()}() is only allowed in a query with knn() on a vector column",
+                            errors.SqlSyntaxError)
         return passage_around.replacement(name, node.expressions, alias, bound, source,
                                           where.chunk_id if where is not None else None)
     if name != LIST and node.expressions:
-        raise UserError(f"{name.upper()}() takes no arguments")
+        raise UserError(f"{name.upper()}() takes no arguments", errors.SqlSyntaxError)
     if name != LIST and where is not None:
         return _direct(name, alias, where)
     sub = _template(name, _limit(node, bound) if name == LIST else 1).copy()
