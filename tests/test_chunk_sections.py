@@ -67,8 +67,8 @@ def test_knn_chunk_heading_section_and_window(cur):
                       "WHERE knn(v, 1, 'how do I rotate the replication certificate')").fetchone()
     doc, ordinal, heading, section, window, chunk_text, ranked = row
     assert (doc, heading) == (1, "Replication > Certificates > Rotation")
-    assert section == text[text.index("## Certificates"):text.index("### Expiry")] \
-        or section == text[text.index("### Rotation"):text.index("### Expiry")]
+    assert section == text[text.index("## Certificates"):text.index("### Expiry")].rstrip() \
+        or section == text[text.index("### Rotation"):text.index("### Expiry")].rstrip()
     assert chunk_text in section
     spans = cur.execute("SHOW CHUNKS FROM docs.v WHERE id = 1").fetchall()
     near = spans[max(0, ordinal - 2):ordinal + 1]

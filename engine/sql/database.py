@@ -9,11 +9,10 @@ from typing import Any
 
 from tesseradb import errors
 from tesseradb.catalog import fulltext, functions
-from tesseradb.embed import heading_upgrade
+from tesseradb.embed import heading_upgrade, sql_tokens
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.results import Warn
-from tesseradb.sql.search import passage_around
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
 from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
@@ -37,7 +36,7 @@ class Database:
         self.session: Any = None                # MySQL session state (sql/mysql/variables.py)
         self.schemas: dict[tuple[str, int], Any] = {}   # INSERT's key facts per schema version (sql/mysql/schema_info.py)
         functions.register(self.store.conn)
-        passage_around.register(self.store.conn)         # knn_chunk_section(max_tokens)'s tokenizer
+        sql_tokens.register(self.store.conn)         # knn_chunk_section(max_tokens)'s tokenizer
         catalog.ensure(self.store)
         self.reload_catalog()
         heading_upgrade.upgrade(self.store, self.tables.values())   # chunk rows from before heading paths

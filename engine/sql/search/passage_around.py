@@ -4,7 +4,7 @@ Both are read from what is stored, never re-chunked at query time: the matched c
 section (``sec_start``/``sec_end``, written with the chunk: ``tesseradb.embed.chunk_context``), and its
 neighbours are the chunk rows of the same document with the nearby ordinals. The text is cut by SQLite
 from the row's ``from`` columns (joined as the embedder joined them), so no page is copied into Python;
-only ``max_tokens`` needs the model's tokenizer (``_tessera_first_tokens``, registered per connection).
+only ``max_tokens`` needs the model's tokenizer (``embed.sql_tokens``, registered per connection).
 
 * ``knn_chunk_section()``: the whole section holding the chunk, its heading through the end of its
   sub-sections (before the first heading: the text up to it); with ``max_tokens``, its first
@@ -19,11 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
 from sqlglot import exp
 
-from tesseradb import embed
 from tesseradb.catalog.values import literal
+from tesseradb.embed.sql_tokens import FIRST_TOKENS
 from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.storage.catalog import quote
@@ -31,7 +30,6 @@ from tesseradb.vectors.passages import BEST_TABLE, separator_sql
 
 SECTION, WINDOW = "knn_chunk_section", "knn_chunk_window"
 NAMES = (SECTION, WINDOW)
-FIRST_TOKENS = "_tessera_first_tokens"
 
 
 @dataclass(frozen=True)
@@ -106,15 +104,3 @@ def replacement(name: str, args: list[exp.Expression], alias: str, bound: dict[s
 
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
-
-
-def first_tokens(text: str | None, n: int, model_name: str) -> str | None:
-    """``text`` cut after its first ``n`` tokens of the model (whole when it has no more)."""
-    if text is None or len(text) <= n:          # every token covers at least one character
-        return text
-    offsets = embed.get_model(model_name).token_offsets(text)
-    return text if len(offsets) <= n else text[:offsets[n - 1][1]]
-
-
-def register(conn: apsw.Connection) -> None:
-    conn.create_scalar_function(FIRST_TOKENS, first_tokens, 3, deterministic=True)
