@@ -57,7 +57,8 @@ class ColumnLayout:
 def create_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
     c, t = quote(layout.chunks), quote(layout.table)
     store.execute(f"CREATE TABLE {c} (chunk_id INTEGER PRIMARY KEY AUTOINCREMENT, "
-                  "doc_id INTEGER NOT NULL, ord INTEGER NOT NULL, start INTEGER, \"end\" INTEGER, text_key TEXT)")
+                  "doc_id INTEGER NOT NULL, ord INTEGER NOT NULL, start INTEGER, \"end\" INTEGER, text_key TEXT, "
+                  + ", ".join(f"{name} {type_}" for name, type_ in LOCATION_COLUMNS) + ")")
     store.execute(f"CREATE INDEX {quote(layout.chunks + '_doc')} ON {c} (doc_id)")
     store.execute(f"CREATE INDEX {quote(layout.chunks + '_key')} ON {c} (text_key)")
     store.execute(f"CREATE TRIGGER {quote(layout.chunks + '_del')} AFTER DELETE ON {t} "
@@ -83,9 +84,20 @@ def install_pending_triggers(store: RowStore, layout: ColumnLayout) -> None:
                       f"INSERT INTO _tessera_pending VALUES ('{name}', {row}.chunk_id, {row}.doc_id, {added}); END")
 
 
+#: Where a chunk sits in its document's text (``tesseradb.embed.chunk_context``): its heading path, its
+#: section's span, and the context line the model read before it (NULL: none).
+LOCATION_COLUMNS = (("heading", "TEXT"), ("sec_start", "INTEGER"), ("sec_end", "INTEGER"), ("context", "TEXT"))
+
+
 def write_chunks(store: RowStore, layout: ColumnLayout, rows: list[tuple]) -> None:
-    """rows: (doc_id, ord, start, end) or (doc_id, ord, start, end, text_key); the key (see
-    ``tesseradb.embed.reuse``) names the exact text a model embedded into the chunk's vector."""
+    """rows: (doc_id, ord, start, end), (doc_id, ord, start, end, text_key), or that followed by the
+    :data:`LOCATION_COLUMNS`; the key (see ``tesseradb.embed.reuse``) names the exact text a model
+    embedded into the chunk's vector."""
+    if rows and len(rows[0]) == 5 + len(LOCATION_COLUMNS):
+        names = ", ".join(name for name, _ in LOCATION_COLUMNS)
+        store.executemany(f"INSERT INTO {quote(layout.chunks)} (doc_id, ord, start, \"end\", text_key, {names}) "
+                          f"VALUES ({', '.join('?' * len(rows[0]))})", rows)
+        return
     if rows and len(rows[0]) == 5:
         ensure_key_column(store, layout)
         store.executemany(f"INSERT INTO {quote(layout.chunks)} (doc_id, ord, start, \"end\", text_key) "
@@ -105,6 +117,21 @@ def ensure_key_column(store: RowStore, layout: ColumnLayout) -> None:
         return
     store.execute(f"ALTER TABLE {quote(layout.chunks)} ADD COLUMN text_key TEXT")
     store.execute(f"CREATE INDEX IF NOT EXISTS {quote(layout.chunks + '_key')} ON {quote(layout.chunks)} (text_key)")
+
+
+def has_location_columns(store: RowStore, chunks: str) -> bool:
+    return any(r[1] == "heading" for r in store.execute(f"PRAGMA table_info({quote(chunks)})"))
+
+
+def add_location_columns(store: RowStore, layout: ColumnLayout) -> bool:
+    """A chunk table of a release before heading paths gets the location columns (and the key column);
+    True when it was such a table."""
+    ensure_key_column(store, layout)
+    if has_location_columns(store, layout.chunks):
+        return False
+    for name, type_ in LOCATION_COLUMNS:
+        store.execute(f"ALTER TABLE {quote(layout.chunks)} ADD COLUMN {name} {type_}")
+    return True
 
 
 def find_keys(store: RowStore, layout: ColumnLayout, keys: list[str]) -> list[tuple[str, int, int]]:

@@ -73,13 +73,15 @@ def chunk_index(table: Table, column: str) -> ChunkTextIndex | None:
     if spec is None or not spec.model_name or not spec.from_columns:
         return None
     sources = tuple(table.column(c).name for c in spec.from_columns if table.column(c) is not None)
-    return ChunkTextIndex(table.name, table.chunk_tables[column.lower()], sources, chunk_tokenizer(table))
+    return ChunkTextIndex(table.name, table.chunk_tables[column.lower()], sources, chunk_tokenizer(table),
+                          "char(10, 10)" if spec.chunk_strategy == "markdown" else "' '")
 
 
 def chunk_tokenizer(table: Table) -> str:
     """The chunk-level index is hybrid_match()'s own: English stemming whatever the table's
     ``morphology`` (which governs MATCH() on the rows). Measured: docs/benchmarks.md."""
     return CHUNK_TOKENIZER
+
 
 
 def chunk_indexes(table: Table) -> list[ChunkTextIndex]:

@@ -9,6 +9,7 @@ from typing import Any
 
 from tesseradb import errors
 from tesseradb.catalog import fulltext, functions
+from tesseradb.embed import heading_upgrade, sql_tokens
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.io.file_access import FileAccess
@@ -42,9 +43,11 @@ class Database:
         self.session: Any = None                # MySQL session state (sql/mysql/variables.py)
         self.schemas: dict[tuple[str, int], Any] = {}   # INSERT's key facts per schema version (sql/mysql/schema_info.py)
         functions.register(self.store.conn)
+        sql_tokens.register(self.store.conn)         # knn_chunk_section(max_tokens)'s tokenizer
         catalog.ensure(self.store)      # read-only: a no-op on a tesseradb file, refused on another
         self.reload_catalog()
         if not read_only:
+            heading_upgrade.upgrade(self.store, self.tables.values())   # chunk rows from before heading paths
             fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
 
     # -- catalog ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from tesseradb import errors
 from tesseradb.catalog.tables import Column, Table
 from tesseradb.catalog.types import VECTOR_TYPES, pack_array, pack_vector, unpack, write_value
 from tesseradb.catalog.values import to_vectors
-from tesseradb.embed.rows import Embedded, embed_texts, source_text
+from tesseradb.embed.rows import Embedded, embed_texts, location_row, source_text, source_title
 from tesseradb.errors import UserError
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
@@ -132,7 +132,7 @@ def _vector_values(db: Database, table: Table, names: list[str], records: list[d
         elif spec is not None and spec.model_name:
             texts = [source_text(spec, rec) for rec in records]
             labels = [f"row {n} (id {doc_id})" for n, doc_id in enumerate(ids, start=1)]
-            out[key] = list(embed_texts(db, spec, texts, labels))
+            out[key] = list(embed_texts(db, spec, texts, labels, [source_title(spec, rec) for rec in records]))
         else:
             out[key] = [None] * len(records)
     return out
@@ -164,7 +164,7 @@ def _write_chunk_rows(db: Database, table: Table, ids: list[int],
         if key not in table.vectors:
             continue
         layout = table.layout(key)
-        rows = [(doc_id, ord_, s, e, emb.keys[ord_] if emb.keys else None)
+        rows = [(doc_id, ord_, s, e, emb.keys[ord_] if emb.keys else None) + location_row(emb, ord_)
                 for doc_id, emb in zip(ids, per_row) if emb is not None for ord_, (s, e) in enumerate(emb.spans)]
         if rows:
             write_chunks(db.store, layout, rows)
@@ -195,7 +195,8 @@ def recompute(db: Database, table: Table, specs: list, ids: list[int]) -> None:
         for spec in specs:
             texts = [source_text(spec, rec) for rec in records]
             labels = [f"id {doc_id}" for doc_id in got_ids]
-            store_vectors(db, table, table.column(spec.column), got_ids, embed_texts(db, spec, texts, labels))
+            titles = [source_title(spec, rec) for rec in records]
+            store_vectors(db, table, table.column(spec.column), got_ids, embed_texts(db, spec, texts, labels, titles))
 
 
 def recompute_all(db: Database, table: Table, specs: list) -> None:

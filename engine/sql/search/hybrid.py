@@ -193,7 +193,9 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     spec.filter_sql = _filter_sql(select, prepare.alias, pre)
     db.store.execute(CREATE_TABLE)
     _rewrite(select, prepare.alias, rest, reranked=bool(opts.rerank))
-    spec.needs = passage_calls.rewrite(select, prepare.alias, bound)
+    searched = next((s.request for s in prepare.searches if s.request is not None), None)
+    spec.needs = passage_calls.rewrite(select, prepare.alias, bound, source=passage_calls.source_of(
+        prepare.table, searched.column) if searched is not None else None)
     spec.planned = True
     return HybridPlan(select.sql(dialect="sqlite"), prepare)
 

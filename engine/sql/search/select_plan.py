@@ -148,7 +148,8 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
             node.replace(exp.column("score", table="_knn"))
     fixed_passages = passage_calls.fixed(select)      # the rewritten SQL holds for any parameters
     request.passages = passage_calls.rewrite(select, request.alias, bound,
-                                             passage_calls.searched_chunk(request.table, request.column))
+                                             passage_calls.searched_chunk(request.table, request.column),
+                                             passage_calls.source_of(request.table, request.column))
     on = exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}")
     knn_table = exp.to_table(KNN_TABLE).as_("_knn")
     first = select.args["from_"].this
