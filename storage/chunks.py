@@ -266,6 +266,12 @@ class ColumnIndex:
                         source, self.layout.table, self.layout.column, exc)
         if loaded is None and self.legacy_path is not None:
             loaded, source = self._load_legacy(), f"index file {self.legacy_path}"
+        foreign = self._foreign(loaded)
+        if foreign:
+            self.problem = foreign
+            log.warning("%s of %s.%s is unusable (%s); rebuilding it from the table",
+                        source, self.layout.table, self.layout.column, foreign)
+            loaded = None
         if loaded is not None and not self._fits(loaded[0]):
             self.problem = "it holds another shape of index than the column"
             log.info("%s holds another shape of index than column %s.%s asks for; rebuilding it",
@@ -278,6 +284,13 @@ class ColumnIndex:
             self.saved_size, self.saved_max_id = len(self.index), self.max_id
             self.has_saved = source == "the saved index"
             self.dirty_on_disk = not self.has_saved      # migrated from a side file: save it inside
+
+    def _foreign(self, loaded) -> str | None:
+        """Why a whole saved index is another column's (its watermark names its chunk table), or None."""
+        parts = loaded[1].split(":") if loaded is not None else []
+        if len(parts) > 2 and parts[2] != self.layout.chunks:
+            return f"it is the index of another column ({parts[2]})"
+        return None
 
     def _fits(self, index: VectorIndex) -> bool:
         lay = self.layout
@@ -406,7 +419,7 @@ class ColumnIndex:
             behind = abs(len(self.index) - self.saved_size) + abs(self.max_id - self.saved_max_id)
             if behind <= max(len(self.index) // 4, 20_000):
                 return
-        mark = f"{self.max_id}:{len(self.index)}"
+        mark = f"{self.max_id}:{len(self.index)}:{self.layout.chunks}"
         try:
             saved = index_cache.write(self.store, self.name, lambda stream: self.index.save(stream, mark))
         except (OSError, apsw.Error) as exc:     # disk full: the saved copy is a cache, the data is safe
