@@ -209,6 +209,8 @@ class Connection:
                     result = executor.run(db, stmt, params)
                 if isinstance(stmt, ast.Transaction):
                     self._explicit = stmt.verb == "begin"
+                elif executor.commits(stmt):
+                    self._explicit = False      # DDL committed the transaction BEGIN opened (MySQL)
                 elif isinstance(stmt, ast.SetStatement) and self.autocommit:
                     self._explicit = False      # SET autocommit=1 commits, even inside BEGIN (MySQL)
                     db.commit()

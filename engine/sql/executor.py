@@ -18,7 +18,7 @@ from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
 from tesseradb.sql import query_session
-from tesseradb.sql.planner import handler_for, writes
+from tesseradb.sql.planner import commits, handler_for, writes
 from tesseradb.storage.errors import StorageError
 
 
@@ -32,6 +32,8 @@ def execute(db: Database, sql: str, params: Params = None) -> Result:
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
+    if commits(stmt):
+        db.commit()         # MySQL's implicit commit: the open transaction ends before DDL runs
     db.start_statement()
     began = False
     try:
@@ -43,6 +45,8 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
                 result = handler(db, stmt, params)
         else:
             result = handler(db, stmt, params)
+        if commits(stmt):
+            db.commit()     # ... and the DDL itself is committed when it ends
         if not isinstance(stmt, ast.Query):
             db.statements.clear_plans()     # DDL and admin statements may change what a plan assumed
     except BaseException:

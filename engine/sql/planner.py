@@ -61,6 +61,16 @@ def handler_for(stmt: ast.Statement) -> Handler:
     return HANDLERS[type(stmt)]
 
 
+# DDL commits the open transaction before it runs and commits itself when it ends (MySQL's implicit
+# commit, issue 22): a ROLLBACK after CREATE TABLE keeps the table, and the rows inserted before it.
+IMPLICIT_COMMIT = (ast.CreateTable, ast.DropTable, ast.CreateIndex, ast.DropIndex, ast.AlterAddColumn,
+                   ast.AlterDropColumn, ast.AlterModifyColumn, ast.CreateView, ast.DropView)
+
+
+def commits(stmt: ast.Statement) -> bool:
+    return isinstance(stmt, IMPLICIT_COMMIT) or (isinstance(stmt, ast.TableCommand) and stmt.verb == "truncate")
+
+
 def writes(stmt: ast.Statement) -> bool:
     if isinstance(stmt, ast.Query):
         return stmt.kind != "select"

@@ -212,8 +212,8 @@ def set_system(db: Database, name: str, value: Any, scope: str = "") -> None:
         db.warn(f"SET GLOBAL {name} applies to this connection only: an embedded database has no "
                 "server-wide settings", 1287, "Note")
     if name == "sql_mode" and str(value).upper() != DEFAULT_SQL_MODE:
-        db.warn("sql_mode is stored and reported, but tessera's SQL does not change with it "
-                "(docs/compatibility.md#mysql)", 1287, "Note")
+        db.warn("sql_mode is stored and reported, but tessera's SQL does not change with it, except for "
+                "ONLY_FULL_GROUP_BY and NO_AUTO_VALUE_ON_ZERO (docs/compatibility.md#mysql)", 1287, "Note")
 
 
 def _set_names(db: Database, item: exp.Expression) -> None:

@@ -16,6 +16,7 @@ from tesseradb.catalog.values import to_vectors
 from tesseradb.embed.rows import Embedded, embed_texts, source_text
 from tesseradb.errors import UserError
 from tesseradb.results import Result
+from tesseradb.sql import auto_value
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
 from tesseradb.storage.chunks import delete_doc_chunks, write_chunks
@@ -27,15 +28,16 @@ def _check_width(rows: list[list[Any]], width: int) -> None:
             raise UserError(f"Column count doesn't match value count at row {n}", errors.ProgrammingError)
 
 
-def _id_value(value: Any, row: int) -> int | None:
-    if value is None or (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 0):
+def _id_value(value: Any, row: int, zero_generates: bool = True) -> int | None:
+    if value is None or (zero_generates and isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                         and value == 0):
         return None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return _id_value(int(value), row)
+        return _id_value(int(value), row, zero_generates)
     raise UserError(f"Incorrect integer value: '{value}' for column 'id' at row {row}", errors.DataError)
 
 
@@ -72,7 +74,8 @@ def write_rows(db: Database, table: Table, columns: list[Column], rows: list[lis
         return Result(rowcount=0)
     names = [c.name.lower() for c in columns]
     records = [dict(zip(names, row)) for row in rows]
-    given = [_id_value(r.get("id"), n) for n, r in enumerate(records, start=1)]
+    zero = auto_value.zero_generates(db, table)
+    given = [_id_value(r.get("id"), n, zero) for n, r in enumerate(records, start=1)]
     ids = _assign_ids(db, table, given, replace)
     if replace:
         ids, records = _last_of_each(ids, records)
