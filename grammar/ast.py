@@ -6,6 +6,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+class QualifiedName(str):
+    """A table name written ``db.table``: equal to the table's name, carrying the database's (the engine
+    accepts only its own database's name, or ``main``)."""
+    schema: str
+
+    def __new__(cls, name: str, schema: str) -> "QualifiedName":
+        obj = super().__new__(cls, name)
+        obj.schema = schema
+        return obj
+
+
 @dataclass(frozen=True)
 class ColumnDef:
     name: str
@@ -92,6 +103,7 @@ class TableCommand:
 @dataclass(frozen=True)
 class ShowTables:
     like: str | None = None
+    database: str | None = None    # SHOW TABLES FROM db
 
 
 @dataclass(frozen=True)

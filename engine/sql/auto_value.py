@@ -24,3 +24,21 @@ def zero_generates(db: Database, table: Table) -> bool:
         return False
     mode = str(variables.session(db).system.get("sql_mode", "")).upper()
     return NO_AUTO_VALUE_ON_ZERO not in mode.replace(" ", "").split(",")
+
+
+def in_row_order(table: Table) -> bool:
+    """A declared AUTO_INCREMENT key counts row by row, as MySQL's does (``(0), (NULL), (10), (0)`` is
+    1, 2, 10, 11); Manticore's implicit id places generated ids after every explicit one."""
+    return row_id.alias(table) is not None
+
+
+def generate_in_order(top: int, given: list[int | None]) -> list[int]:
+    """MySQL's counter: the next value is one past the largest value so far, in row order (a generated
+    value that a later row repeats is a duplicate key, as in MySQL)."""
+    ids, next_id = [], top + 1
+    for value in given:
+        if value is None:
+            value = next_id
+        next_id = max(next_id, value + 1)
+        ids.append(value)
+    return ids

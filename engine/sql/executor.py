@@ -17,7 +17,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import query_session
+from tesseradb.sql import qualified_names, query_session
 from tesseradb.sql.planner import commits, handler_for, writes
 from tesseradb.storage.errors import StorageError
 
@@ -32,6 +32,7 @@ def execute(db: Database, sql: str, params: Params = None) -> Result:
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
+    qualified_names.check(db, stmt)
     if commits(stmt):
         db.commit()         # MySQL's implicit commit: the open transaction ends before DDL runs
     db.start_statement()

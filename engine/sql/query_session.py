@@ -18,6 +18,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql import exact_division, group_check, information_schema, mysql_write, row_id, variables
+from tesseradb.sql import qualified_names
 from tesseradb.sql.database import Database
 
 
@@ -70,6 +71,7 @@ class Facts:
     information_schema: bool
     grouping: bool                  # GROUP BY or an aggregate somewhere
     division: bool                  # / or AVG: MySQL's exact-division scale (exact_division.py)
+    qualified: bool = False         # db.table or db.table.column (qualified_names.py)
 
 
 def facts(expr: exp.Expression) -> Facts:
@@ -77,8 +79,10 @@ def facts(expr: exp.Expression) -> Facts:
     if cached is not None:
         return cached
     tables: set[str] = set()
-    found = {"variables": False, "information_schema": False, "grouping": False, "division": False}
+    found = {"variables": False, "information_schema": False, "grouping": False, "division": False,
+             "qualified": False}
     for node in expr.walk():
+        found["qualified"] |= qualified_names.is_qualified(node)
         if isinstance(node, exp.Table):
             tables.update(n.lower() for n in (node.name, node.alias) if n)
             found["information_schema"] |= node.db.lower() == information_schema.SCHEMA
@@ -97,6 +101,8 @@ def facts(expr: exp.Expression) -> Facts:
 def _prepare(db: Database, stmt: ast.Query) -> ast.Query:
     """Rewrites and checks before the handler runs (each only when the statement needs it)."""
     known = facts(stmt.expr)
+    if known.qualified:
+        stmt = dataclasses.replace(stmt, expr=qualified_names.unqualify(db, stmt.expr))
     if any(t in db.tables and row_id.alias(db.tables[t]) for t in known.tables):
         stmt = dataclasses.replace(stmt, expr=row_id.rewrite(db.tables, stmt.expr))
     if known.variables:

@@ -56,6 +56,8 @@ def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bo
             if hit:
                 raise UserError(f"duplicate id '{hit[0]}'", errors.DuplicateKey)
     top = db.store.one(f"SELECT COALESCE(MAX(id), 0) FROM {quote(table.name)}")[0]
+    if auto_value.in_row_order(table):
+        return auto_value.generate_in_order(top, given)
     next_id = max([top, *explicit]) + 1
     ids = []
     for i in given:
