@@ -143,6 +143,11 @@ class NoSuchFunction(ProgrammingError):
     errno, sqlstate = 1305, "42000"
 
 
+class WrongDateValue(DataError):
+    """``Incorrect datetime value: 'x'`` (a DATE/DATETIME/TIME column, or a timestamp comparison)."""
+    errno, sqlstate = 1292, "22007"
+
+
 class UserError(Exception):
     """Raised by engine internals with the exact message a user should see.
 

@@ -20,7 +20,7 @@ class QualifiedName(str):
 @dataclass(frozen=True)
 class ColumnDef:
     name: str
-    type: str                      # canonical type: text, string, int, bigint, float, bool, json, timestamp, float_vector, float_vector_array
+    type: str                      # canonical type: text, string, int, bigint, float, bool, json, timestamp, date, datetime, time, float_vector, float_vector_array
     type_text: str                 # as the user wrote it, e.g. "varchar(255)"
     options: tuple[tuple[str, str], ...] = ()   # (lower-cased key, value) in the order written
     # MySQL column constraints in the order written: (kind, value), kind one of not_null, null, default

@@ -23,7 +23,7 @@ TYPE_ALIASES = {
     "float": "float", "double": "float", "real": "float", "decimal": "float", "numeric": "float",
     "bool": "bool", "boolean": "bool",
     "json": "json",
-    "timestamp": "timestamp", "datetime": "timestamp", "date": "timestamp",
+    "timestamp": "timestamp", "datetime": "datetime", "date": "date", "time": "time",
     "float_vector": "float_vector", "float_vector_array": "float_vector_array",
 }
 

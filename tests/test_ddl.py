@@ -53,7 +53,7 @@ def test_describe_shows_types_and_knn(con):
     assert described["id"] == ("bigint", "")
     assert described["j"] == ("string", "")
     assert described["k"] == ("float", "")
-    assert described["n"] == ("timestamp", "")
+    assert described["n"] == ("datetime", "")              # MySQL's DATETIME, no longer a timestamp
     assert described["u"] == ("float_vector", "")
     assert described["x"] == ("float_vector", "knn")
     assert described["y"] == ("float_vector_array", "knn")

@@ -49,7 +49,7 @@ class DBAPITypeObject:
 STRING = DBAPITypeObject("STRING", "TEXT", "STRING_TEXT", "JSON_TEXT")
 BINARY = DBAPITypeObject("BINARY", "BLOB", "FLOAT_VECTOR_BLOB", "FLOAT_VECTOR_ARRAY_BLOB")
 NUMBER = DBAPITypeObject("NUMBER", "INTEGER", "BIGINT", "FLOAT", "REAL", "BOOL_INT", "TIMESTAMP_INT")
-DATETIME = DBAPITypeObject("DATETIME", "TIMESTAMP_INT")
+DATETIME = DBAPITypeObject("DATETIME", "TIMESTAMP_INT", "DATE_TEXT", "DATETIME_TEXT", "TIME_TEXT")
 ROWID = DBAPITypeObject("ROWID", "INTEGER")
 
 Date, Time, Timestamp = _dt.date, _dt.time, _dt.datetime   # bound dates become Unix seconds (UTC)

@@ -18,7 +18,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql import exact_division, group_check, information_schema, mysql_write, row_id, variables
-from tesseradb.sql import qualified_names
+from tesseradb.sql import qualified_names, temporal
 from tesseradb.sql.database import Database
 
 
@@ -105,6 +105,8 @@ def _prepare(db: Database, stmt: ast.Query) -> ast.Query:
         stmt = dataclasses.replace(stmt, expr=qualified_names.unqualify(db, stmt.expr))
     if any(t in db.tables and row_id.alias(db.tables[t]) for t in known.tables):
         stmt = dataclasses.replace(stmt, expr=row_id.rewrite(db.tables, stmt.expr))
+    if temporal.needed(db.tables, known.tables):
+        stmt = dataclasses.replace(stmt, expr=temporal.rewrite(db.tables, stmt.expr))
     if known.variables:
         expr = _keep_names(stmt.expr.copy(), variables.needs_substitution)
         stmt = dataclasses.replace(stmt, expr=variables.substitute(db, expr))
