@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from tesseradb import errors
-from tesseradb.catalog import fulltext, functions
+from tesseradb.catalog import date_upgrade, fulltext, functions
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.results import Warn
@@ -35,6 +35,8 @@ class Database:
         catalog.ensure(self.store)
         self.reload_catalog()
         fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
+        if date_upgrade.upgrade(self.store, self.tables.values()):   # DATE/DATETIME held Unix seconds
+            self.reload_catalog()
 
     # -- catalog ---------------------------------------------------------------------------
     def reload_catalog(self) -> None:
