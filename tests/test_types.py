@@ -68,7 +68,7 @@ def test_every_type_and_alias_round_trips(con, declared, canonical):
 def test_show_create_keeps_the_spelling(con, declared):
     con.execute(f"CREATE TABLE t (c {declared})")
     create = con.execute("SHOW CREATE TABLE t").fetchone()[1]
-    assert f"  c {declared}\n" in create
+    assert f"  `c` {declared}\n" in create
 
 
 def test_id_is_an_int(con):

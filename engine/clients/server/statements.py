@@ -118,12 +118,17 @@ def _show_route(tokens: list[Token]) -> Route:
     return Route.PROBE_FALLBACK
 
 
+def _user_variable(tokens: list[Token]) -> bool:
+    """``@x``: user variables live in the engine's session, the same in the shell, the DB-API and here."""
+    return any(t.token_type == TokenType.PARAMETER and t.text == "@" for t in tokens)
+
+
 def _select_route(tokens: list[Token]) -> Route:
-    return Route.PROBE if _is_probe_select(tokens) else Route.ENGINE
+    return Route.PROBE if _is_probe_select(tokens) and not _user_variable(tokens) else Route.ENGINE
 
 
 ROUTES = {
-    "SET": lambda tokens: Route.SET,
+    "SET": lambda tokens: Route.ENGINE if _user_variable(tokens) else Route.SET,
     "USE": lambda tokens: Route.USE,
     "SHOW": _show_route,
     "SELECT": _select_route,
