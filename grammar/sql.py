@@ -8,7 +8,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
-from . import ast, mysql_semantics
+from . import ast, mysql_semantics, written_names
 
 # sqlglot reports constructs it drops or falls back on (FOR UPDATE, unknown SET forms) as log warnings;
 # with no handler configured Python would print them to stderr in the middle of the shell's output.
@@ -103,6 +103,7 @@ def parse_query(text: str) -> ast.Query:
     if kind is None:
         word = text.strip().split(None, 1)[0] if text.strip() else ""
         raise GrammarError(f"syntax error, unexpected '{word[:40]}'")
+    expr = written_names.attach(text, expr)     # IFNULL(NULL, 1) is named as written
     expr = rewrite_knn_dist(expr)       # Manticore's @knn_dist is knn_dist(), not a variable
     # @user and @@system variables are the session's (engine/sql/variables.py replaces them by values)
     if (kind == "insert" and expr.expression is None) or (kind == "update" and not expr.expressions):

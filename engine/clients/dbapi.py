@@ -21,7 +21,7 @@ from tesseradb.io.export import result_to_arrow
 from tesseradb.results import Result
 from tesseradb.sql import executor
 from tesseradb.sql.database import Database
-from tesseradb.sql import variables
+from tesseradb.sql import suggest, variables
 from tesseradb.sql.executor import translate
 
 apilevel = "2.0"
@@ -194,7 +194,10 @@ class Connection:
         try:
             return fn(*args)
         except BaseException as exc:  # noqa: BLE001 - translated
-            raise translate(exc) from exc
+            error = translate(exc)
+            if error is exc:
+                raise
+            raise error from exc
 
     def _run(self, sql: str, params: Any, many: Sequence[Any] | None = None) -> Result:
         with self._lock:
@@ -218,9 +221,11 @@ class Connection:
                     db.commit()
                 return result
             except BaseException as exc:  # noqa: BLE001 - translated
-                error = translate(exc)
+                error = suggest.with_suggestion(db, translate(exc))     # "did you mean 'products'?"
                 if isinstance(error, errors.Error):
                     db.record_error(error)      # SHOW WARNINGS after a failed statement shows the error
+                if error is exc:
+                    raise                       # Ctrl-C stays KeyboardInterrupt (the statement rolled back)
                 raise error from (None if isinstance(exc, errors.Error) else exc)
 
     def __enter__(self) -> "Connection":

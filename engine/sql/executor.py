@@ -27,7 +27,10 @@ def execute(db: Database, sql: str, params: Params = None) -> Result:
     try:
         return run(db, grammar.parse(sql), params)
     except BaseException as exc:  # noqa: BLE001 - translated below, re-raised otherwise
-        raise translate(exc) from (None if isinstance(exc, errors.Error) else exc)
+        error = translate(exc)
+        if error is exc:
+            raise
+        raise error from (None if isinstance(exc, errors.Error) else exc)
 
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
@@ -156,7 +159,9 @@ def translate(exc: BaseException) -> BaseException:
         return errors.OperationalError(str(exc))
     if isinstance(exc, apsw.Error):
         return _from_sqlite(exc)
-    if isinstance(exc, (KeyboardInterrupt, EmbeddingCancelled)):
+    if isinstance(exc, KeyboardInterrupt):
+        return exc          # Ctrl-C: the statement was rolled back; KeyboardInterrupt, as sqlite3 raises
+    if isinstance(exc, EmbeddingCancelled):
         return errors.Interrupted("Query execution was interrupted")
     if isinstance(exc, (MemoryError, RecursionError)):
         return errors.OperationalError(f"statement too large or too deeply nested ({type(exc).__name__})")

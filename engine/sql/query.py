@@ -34,7 +34,8 @@ def _name_expressions(expr: exp.Expression) -> None:
     named = []
     for p in expr.expressions:
         if not isinstance(p, (exp.Alias, exp.Column, exp.Star)):
-            p = exp.alias_(p, p.sql(dialect="mysql", normalize_functions=False), quoted=True)
+            p = exp.alias_(p, p.meta.get("written") or p.sql(dialect="mysql", normalize_functions=False),
+                           quoted=True)
         named.append(p)
     expr.set("expressions", named)
 

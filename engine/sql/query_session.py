@@ -33,7 +33,10 @@ def _keep_names(expr: exp.Expression, changes: Callable[[exp.Expression], bool])
 
 
 def _written(node: exp.Expression) -> str:
-    """The expression in MySQL spelling (sqlglot reads DATABASE() and SCHEMA() as one node: DATABASE())."""
+    """The expression as written (grammar/written_names.py), else in MySQL spelling (sqlglot reads
+    DATABASE() and SCHEMA() as one node: DATABASE())."""
+    if node.meta.get("written"):
+        return str(node.meta["written"])
     text = node.sql(dialect="mysql", normalize_functions=False)
     return text.replace("SCHEMA()", "DATABASE()") if node.find(exp.CurrentSchema) is not None else text
 
