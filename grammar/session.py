@@ -37,6 +37,13 @@ class SessionRules:
     def show_errors(self, items):
         return ast.ShowSession("errors")
 
+    def show_probe(self, items):
+        word = str(items[0]).split()[-1].lower()
+        return ast.ShowSession(word, like=_option(items, "like"))
+
+    def show_charset(self, items):
+        return ast.ShowSession("charset", like=_option(items, "like"))
+
     def show_columns(self, items):
         full = any(isinstance(i, Token) and i.type == "FULL_KW" for i in items)
         names = _names(items)

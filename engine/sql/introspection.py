@@ -16,6 +16,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql import row_id, variables, views
+from tesseradb.sql import server_probes
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
 
@@ -209,6 +210,7 @@ def _show_full_tables(db: Database, stmt: ast.ShowSession) -> Result:
 SHOW: dict[str, Any] = {
     "databases": _show_databases, "variables": _show_variables, "status": _show_status,
     "errors": _show_errors, "table_status": _show_table_status, "full_tables": _show_full_tables,
+    **server_probes.SHOW,           # SHOW ENGINES / CHARSET / COLLATION / PLUGINS / GRANTS (issue 22)
 }
 
 

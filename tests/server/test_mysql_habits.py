@@ -107,3 +107,15 @@ def test_another_database_is_refused(server):
             assert exc.args[0] == 1146
         else:
             raise AssertionError("a table of another database was found")
+
+
+def test_gui_probes_answer_as_mysql(server):
+    with connect(server.port) as c, c.cursor() as cur:
+        cur.execute("SHOW ENGINES")
+        assert [d[0] for d in cur.description] == ["Engine", "Support", "Comment", "Transactions", "XA",
+                                                    "Savepoints"]
+        assert cur.fetchall()[0][:2] == ("SQLite", "DEFAULT")
+        cur.execute("SHOW COLLATION LIKE 'utf8mb4_bin'")
+        assert cur.fetchone()[:3] == ("utf8mb4_bin", "utf8mb4", 46)
+        cur.execute("SHOW GRANTS")
+        assert cur.fetchone()[0].startswith("GRANT ALL PRIVILEGES")

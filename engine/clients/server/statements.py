@@ -44,9 +44,8 @@ class Statement:
 
 # SHOW forms the protocol layer owns: server state, not tables (the engine answers SHOW TABLES,
 # SHOW CREATE TABLE, SHOW COLUMNS, SHOW INDEX, SHOW WARNINGS...).
-PROBE_SHOW = {"DATABASES", "SCHEMAS", "VARIABLES", "STATUS", "SESSION", "GLOBAL", "COLLATION",
-              "CHARACTER", "CHARSET", "ENGINES", "PLUGINS", "PROCESSLIST", "ERRORS", "PRIVILEGES",
-              "GRANTS"}
+PROBE_SHOW = {"DATABASES", "SCHEMAS", "VARIABLES", "STATUS", "SESSION", "GLOBAL", "PROCESSLIST", "ERRORS",
+              "PRIVILEGES"}     # ENGINES, CHARSET, COLLATION, PLUGINS, GRANTS: the engine answers (issue 22)
 # Functions a connecting client asks about the session; answered with the server's values.
 PROBE_FUNCTIONS = {"DATABASE", "SCHEMA", "USER", "CURRENT_USER", "SESSION_USER", "SYSTEM_USER",
                    "CONNECTION_ID", "VERSION", "CURRENT_SCHEMA"}
