@@ -72,3 +72,13 @@ def test_no_suggestion_when_nothing_is_close(con):
     with pytest.raises(tesseradb.ProgrammingError) as info:
         con.execute("SELECT * FROM zebra_stripes")
     assert str(info.value) == "ERROR 1146 (42S02): table 'zebra_stripes' does not exist"
+
+
+def test_on_duplicate_key_update_with_bound_parameters(con):
+    con.execute("CREATE TABLE t (k int PRIMARY KEY, name text, n int)")
+    con.execute("INSERT INTO t VALUES (1, 'a', 0)")
+    sql = "INSERT INTO t (k, name, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)"
+    assert con.execute(sql, (1, "b", 5)).rowcount == 2                      # updated: 2, as MySQL
+    con.execute("INSERT INTO t (k, name, n) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE n = n + ?", (1, "c", 5, 7))
+    con.executemany(sql, [(2, "two", 0), (2, "again", 0)])
+    assert con.execute("SELECT k, name, n FROM t ORDER BY k").fetchall() == [(1, "b", 7), (2, "again", 0)]

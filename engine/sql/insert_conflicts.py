@@ -89,7 +89,9 @@ def run(handler: Any, db: Database, stmt: ast.Query, table: Table, listed: list[
             db.warn(f"Duplicate entry '{hit[1]}' for key '{hit[2]}'", 1062)
         else:
             update = _update_for(table, conflict, record, hit[0])
-            changed = dml.update(db, ast.Query(expr=update, kind="update"), bound or None).rowcount
+            used = {str(p.this) for p in update.find_all(exp.Placeholder)}    # only the UPDATE's own ?s
+            changed = dml.update(db, ast.Query(expr=update, kind="update"),
+                                 {k: v for k, v in bound.items() if k in used} or None).rowcount
             total.rowcount += 2 if changed else 0
             total.lastrowid = hit[0]
     return total

@@ -119,3 +119,21 @@ def test_gui_probes_answer_as_mysql(server):
         assert cur.fetchone()[:3] == ("utf8mb4_bin", "utf8mb4", 46)
         cur.execute("SHOW GRANTS")
         assert cur.fetchone()[0].startswith("GRANT ALL PRIVILEGES")
+
+
+def test_on_duplicate_key_update_with_prepared_statements(server):
+    with connect(server.port) as c, c.cursor() as cur:
+        cur.execute("CREATE TABLE u (k int PRIMARY KEY, name text)")
+        cur.execute("INSERT INTO u VALUES (%s, %s) ON DUPLICATE KEY UPDATE name = VALUES(name)", (1, "a"))
+        cur.execute("INSERT INTO u VALUES (%s, %s) ON DUPLICATE KEY UPDATE name = VALUES(name)", (1, "b"))
+    mc = mysql.connector.connect(host="127.0.0.1", port=server.port, user="app", database="docs")
+    try:
+        cur = mc.cursor(prepared=True)
+        cur.execute("INSERT INTO u (k, name) VALUES (?, ?) ON DUPLICATE KEY UPDATE name = VALUES(name)", (1, "c"))
+        cur.execute("INSERT INTO u (k, name) VALUES (?, ?) ON DUPLICATE KEY UPDATE name = ?", (2, "d", "e"))
+        cur.execute("INSERT INTO u (k, name) VALUES (?, ?) ON DUPLICATE KEY UPDATE name = ?", (2, "d", "e"))
+        mc.commit()
+        cur.execute("SELECT k, name FROM u ORDER BY k")
+        assert cur.fetchall() == [(1, "c"), (2, "e")]
+    finally:
+        mc.close()
