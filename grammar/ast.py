@@ -215,6 +215,22 @@ class ShowColumns:
 
 
 @dataclass(frozen=True)
+class CreateTableAs:
+    """CREATE TABLE t [AS] SELECT ...: the columns and rows of the SELECT."""
+    table: str
+    query: Any                     # Query (kind select)
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CreateTableLike:
+    """CREATE TABLE t LIKE u: u's columns, types, constraints and vector options, no rows."""
+    table: str
+    source: str
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
 class CreateView:
     name: str
     query: Any                     # Query (kind select), parsed by sqlglot

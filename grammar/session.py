@@ -66,6 +66,18 @@ class SessionRules:
         name = next(i for i in items if isinstance(i, str) and not isinstance(i, Token))
         return ast.CreateView(name, query, columns, replace)
 
+    def create_table_as(self, items):
+        body = next(str(i) for i in items if isinstance(i, Token) and i.type == "VIEW_BODY")
+        query = parse_query(body)
+        if query.kind != "select" or query.outfile is not None:
+            raise GrammarError("CREATE TABLE ... AS takes a SELECT")
+        name = next(i for i in items if isinstance(i, str) and not isinstance(i, Token) and i != "if_not_exists")
+        return ast.CreateTableAs(name, query, if_not_exists="if_not_exists" in items)
+
+    def create_table_like(self, items):
+        names = [i for i in items if isinstance(i, str) and not isinstance(i, Token) and i != "if_not_exists"]
+        return ast.CreateTableLike(names[0], names[1], if_not_exists="if_not_exists" in items)
+
     def drop_view(self, items):
         names = tuple(i for i in items if isinstance(i, str) and not isinstance(i, Token) and i != "if_exists")
         return ast.DropView(names, if_exists="if_exists" in items)

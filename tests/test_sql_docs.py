@@ -24,6 +24,7 @@ STATEMENT_WORDS = {
     ast.ShowChunks: "SHOW CHUNKS", ast.CallChunks: "CALL CHUNKS", ast.AlterModifyColumn: "MODIFY COLUMN",
     ast.SetStatement: "SET NAMES", ast.UseDatabase: "USE main", ast.ShowSession: "SHOW TABLE STATUS",
     ast.ShowColumns: "SHOW FULL COLUMNS", ast.CreateView: "CREATE OR REPLACE VIEW", ast.DropView: "DROP VIEW", ast.LockTables: "LOCK TABLES",
+    ast.CreateTableAs: "CREATE TABLE ... AS SELECT", ast.CreateTableLike: "CREATE TABLE ... LIKE",
 }
 TABLE_VERBS = ["DESCRIBE", "TRUNCATE TABLE", "OPTIMIZE TABLE", "CHECK TABLE", "REPAIR TABLE", "SHOW INDEX"]
 FUNCTIONS = ["knn(", "knn_dist()", "LENGTH(", "INTO OUTFILE", "knn_chunk()", "knn_chunk_text()", "knn_chunk_start()",

@@ -7,7 +7,7 @@ from typing import Any
 from tesseradb.grammar import ast
 
 from tesseradb.sql import ddl, dml, load_data, models, query, rebuild, session
-from tesseradb.sql import chunk_listing, modify_column
+from tesseradb.sql import chunk_listing, create_from, modify_column
 from tesseradb.sql import introspection, query_session, variables, views
 
 Handler = Callable[..., Any]
@@ -36,6 +36,8 @@ HANDLERS: dict[type, Handler] = {
     ast.ShowSession: introspection.show_session,
     ast.ShowColumns: introspection.show_columns,
     ast.CreateView: views.create_view,
+    ast.CreateTableAs: create_from.create_table_as,          # issue 22
+    ast.CreateTableLike: create_from.create_table_like,
     ast.DropView: views.drop_view,
     ast.LockTables: variables.lock_tables,
 }
@@ -63,7 +65,7 @@ def handler_for(stmt: ast.Statement) -> Handler:
 
 # DDL commits the open transaction before it runs and commits itself when it ends (MySQL's implicit
 # commit, issue 22): a ROLLBACK after CREATE TABLE keeps the table, and the rows inserted before it.
-IMPLICIT_COMMIT = (ast.CreateTable, ast.DropTable, ast.CreateIndex, ast.DropIndex, ast.AlterAddColumn,
+IMPLICIT_COMMIT = (ast.CreateTable, ast.CreateTableAs, ast.CreateTableLike, ast.DropTable, ast.CreateIndex, ast.DropIndex, ast.AlterAddColumn,
                    ast.AlterDropColumn, ast.AlterModifyColumn, ast.CreateView, ast.DropView)
 
 
@@ -78,6 +80,7 @@ def writes(stmt: ast.Statement) -> bool:
         return stmt.verb not in READ_ONLY_COMMANDS
     if isinstance(stmt, ast.AlterRebuild):
         return rebuild.writes(stmt)
-    return isinstance(stmt, (ast.CreateTable, ast.DropTable, ast.CreateIndex, ast.DropIndex,
+    return isinstance(stmt, (ast.CreateTable, ast.CreateTableAs, ast.CreateTableLike, ast.DropTable,
+                             ast.CreateIndex, ast.DropIndex,
                              ast.AlterAddColumn, ast.AlterDropColumn, ast.AlterModifyColumn,
                              ast.LoadData, ast.CreateView, ast.DropView))
