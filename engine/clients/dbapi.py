@@ -3,6 +3,7 @@ and MySQL with autocommit off, the first statement that writes opens a transacti
 commit() or rollback()."""
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -19,10 +20,9 @@ from tesseradb.clients import frames
 from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts
 from tesseradb.io.export import result_to_arrow
 from tesseradb.results import Result
-from tesseradb.sql import executor
+from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
-from tesseradb.sql import suggest, variables
-from tesseradb.sql.executor import translate
+from tesseradb.sql.mysql import suggest, variables
 
 apilevel = "2.0"
 threadsafety = 1          # threads may share the module, not connections: one connection per thread
@@ -75,11 +75,26 @@ def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float 
     ``timeout``: seconds a writer waits for another connection's lock before failing.
     ``statement_timeout``: seconds after which a statement is interrupted (None = no limit).
     """
-    try:
+    with public_errors():
         db = Database(path, busy_timeout=timeout, timeout=statement_timeout)
-    except BaseException as exc:  # noqa: BLE001 - translated
-        raise translate(exc) from exc
     return Connection(db, autocommit=autocommit)
+
+
+@contextlib.contextmanager
+def public_errors(db: Database | None = None) -> Iterator[None]:
+    """The client's one translation point: whatever the engine raises leaves as the public PEP 249
+    class (``tesseradb.errors.translate``); after a failed statement SHOW WARNINGS shows its error."""
+    try:
+        yield
+    except BaseException as exc:  # noqa: BLE001 - translated
+        error = errors.translate(exc)
+        if db is not None:
+            error = suggest.with_suggestion(db, error)      # "did you mean 'products'?" (issue 22)
+        if db is not None and isinstance(error, errors.Error):
+            db.record_error(error)
+        if error is exc:
+            raise                   # Ctrl-C stays KeyboardInterrupt (the statement was rolled back)
+        raise error from (None if isinstance(exc, errors.Error) else exc)
 
 
 class Connection:
@@ -191,18 +206,13 @@ class Connection:
         self.db.on_progress = callback
 
     def _call(self, fn, *args):
-        try:
+        with public_errors():
             return fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - translated
-            error = translate(exc)
-            if error is exc:
-                raise
-            raise error from exc
 
     def _run(self, sql: str, params: Any, many: Sequence[Any] | None = None) -> Result:
         with self._lock:
             db = self.db
-            try:
+            with public_errors(db):
                 if many is None:
                     sql, params = lift_literals(sql, params)   # long vector literals become parameters
                 stmt = db.statements.parse(sql)
@@ -212,7 +222,7 @@ class Connection:
                     result = executor.run(db, stmt, params)
                 if isinstance(stmt, ast.Transaction):
                     self._explicit = stmt.verb == "begin"
-                elif executor.commits(stmt):
+                elif planner.commits(stmt):
                     self._explicit = False      # DDL committed the transaction BEGIN opened (MySQL)
                 elif isinstance(stmt, ast.SetStatement) and self.autocommit:
                     self._explicit = False      # SET autocommit=1 commits, even inside BEGIN (MySQL)
@@ -220,13 +230,6 @@ class Connection:
                 elif self.autocommit and not self._explicit:
                     db.commit()
                 return result
-            except BaseException as exc:  # noqa: BLE001 - translated
-                error = suggest.with_suggestion(db, translate(exc))     # "did you mean 'products'?"
-                if isinstance(error, errors.Error):
-                    db.record_error(error)      # SHOW WARNINGS after a failed statement shows the error
-                if error is exc:
-                    raise                       # Ctrl-C stays KeyboardInterrupt (the statement rolled back)
-                raise error from (None if isinstance(exc, errors.Error) else exc)
 
     def __enter__(self) -> "Connection":
         return self
@@ -269,10 +272,8 @@ class Row(tuple):
 
 
 def _split(script: str):
-    try:
+    with public_errors():
         return grammar.split(script)
-    except grammar.GrammarError as exc:
-        raise translate(exc) from None
 
 
 class Cursor:

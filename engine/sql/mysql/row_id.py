@@ -1,0 +1,147 @@
+"""A declared integer PRIMARY KEY is the table's row id (MySQL's ``user_id int PRIMARY KEY``).
+
+Every table keeps its row id in SQLite's ``id`` column (the engine's vectors, chunks and full-text
+rows hang off it). When CREATE TABLE declares an integer primary key under another name, that name
+becomes the id's name for the user: the catalog's id column records it (constraint ``alias``), the
+table has no other implicit column, and statements are rewritten before they run — ``user_id`` is
+``id`` underneath, and ``SELECT *`` lists the declared columns with the id under its declared name.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from tesseradb.catalog.tables import Column, Table
+from tesseradb.grammar import ast
+from tesseradb.sql.mysql.scope import table_scope
+
+INTEGER_TYPES = {"int", "bigint"}
+ALIAS = "alias"
+
+
+# -- CREATE TABLE ------------------------------------------------------------------------------------
+def _primary(d: ast.ColumnDef) -> bool:
+    return any(kind == "primary_key" for kind, _ in d.constraints)
+
+
+def declared_key(stmt: ast.CreateTable) -> ast.ColumnDef | None:
+    """The integer column declared PRIMARY KEY (column or table level), unless a column is named id."""
+    defs = {d.name.lower(): d for d in stmt.columns}
+    if "id" in defs:
+        return None
+    named = [d for d in stmt.columns if _primary(d)]
+    named += [defs[k.columns[0].lower()] for k in stmt.keys
+              if k.kind == "primary" and len(k.columns) == 1 and k.columns[0].lower() in defs]
+    if len(named) != 1 or named[0].type not in INTEGER_TYPES or named[0].options:
+        return None
+    return named[0]
+
+
+def id_column(d: ast.ColumnDef, table_keys: tuple[ast.TableKey, ...] = ()) -> Column:
+    kept = tuple((k, v) for k, v in d.constraints if k in ("auto_increment", "comment"))
+    return Column("id", "bigint", "bigint", (), ((ALIAS, d.name), ("alias_type", d.type_text)) + kept)
+
+
+# -- the catalog's view of it -------------------------------------------------------------------------
+def alias(table: Table) -> str | None:
+    value = dict(table.columns[0].constraints or ()).get(ALIAS) if table.columns else None
+    return str(value) if value else None
+
+
+def auto_increment(table: Table) -> bool:
+    return alias(table) is None or "auto_increment" in dict(table.columns[0].constraints or ())
+
+
+def display_name(table: Table, col: Column) -> str:
+    return (alias(table) or col.name) if col is table.columns[0] else col.name
+
+
+def display_type(table: Table, col: Column) -> str:
+    if col is table.columns[0] and alias(table):
+        return str(dict(col.constraints).get("alias_type", "bigint"))
+    return col.type_text
+
+
+def create_text(table: Table) -> str | None:
+    """SHOW CREATE TABLE's line for an aliased id."""
+    name = alias(table)
+    if name is None:
+        return None
+    extra = " AUTO_INCREMENT" if auto_increment(table) else ""
+    return f"`{name}` {display_type(table, table.columns[0])} PRIMARY KEY{extra}"
+
+
+# -- statements ---------------------------------------------------------------------------------------
+
+
+def needs_rewrite(tables: dict[str, Table], expr: exp.Expression) -> bool:
+    return any(alias(t) for t in table_scope(tables, expr).values())
+
+
+def _owner(column: exp.Column, scope: dict[str, Table]) -> Table | None:
+    if column.table:
+        return scope.get(column.table.lower())
+    low = column.name.lower()
+    owners = {id(t): t for t in scope.values() if (alias(t) or "").lower() == low}
+    others = [t for t in scope.values() if t.column(column.name) is not None]
+    return next(iter(owners.values())) if len(owners) == 1 and not others else None
+
+
+def _star_columns(select: exp.Select, scope: dict[str, Table], only: str | None) -> list[exp.Expression] | None:
+    sources = [select.args["from_"].this] if select.args.get("from_") else []
+    sources += [j.this for j in select.args.get("joins") or []]
+    out: list[exp.Expression] = []
+    for source in sources:
+        if not isinstance(source, exp.Table) or source.name.lower() not in scope:
+            return None
+        qualifier = source.alias or source.name
+        if only is not None and qualifier.lower() != only.lower():
+            continue
+        table = scope[source.name.lower()]
+        for col in table.columns:
+            ref = exp.column(col.name, table=exp.to_identifier(qualifier, quoted=True), quoted=True)
+            shown = display_name(table, col)
+            out.append(exp.alias_(ref, shown, quoted=True) if shown != col.name else ref)
+    return out
+
+
+def _expand_stars(select: exp.Select, scope: dict[str, Table]) -> None:
+    expanded: list[exp.Expression] = []
+    for p in select.expressions:
+        only = p.table if isinstance(p, exp.Column) and isinstance(p.this, exp.Star) else None
+        if isinstance(p, exp.Star) or only is not None:
+            columns = _star_columns(select, scope, only)
+            if columns is None:
+                return
+            expanded.extend(columns)
+        else:
+            expanded.append(p)
+    select.set("expressions", expanded)
+
+
+def rewrite(tables: dict[str, Table], expr: exp.Expression) -> exp.Expression:
+    """The statement with declared key names as ``id`` and ``SELECT *`` spelled out."""
+    expr = expr.copy()
+    scope = table_scope(tables, expr)
+    for select in list(expr.find_all(exp.Select)):
+        _expand_stars(select, scope)
+        select.set("expressions", [
+            exp.alias_(p, p.name, quoted=True) if isinstance(p, exp.Column) and _renamed(p, scope) else p
+            for p in select.expressions])
+    for column in list(expr.find_all(exp.Column)):
+        if _renamed(column, scope):
+            column.set("this", exp.to_identifier("id", quoted=True))
+    if isinstance(expr, exp.Insert) and isinstance(expr.this, exp.Schema):
+        table = scope.get(expr.this.this.name.lower())
+        name = alias(table) if table is not None else None
+        for ident in expr.this.expressions:
+            if name and ident.name.lower() == name.lower():
+                ident.set("this", "id")
+    return expr
+
+
+def _renamed(column: exp.Column, scope: dict[str, Table]) -> bool:
+    if isinstance(column.this, exp.Star):
+        return False
+    table = _owner(column, scope)
+    name = alias(table) if table is not None else None
+    return name is not None and column.name.lower() == name.lower()

@@ -1,0 +1,378 @@
+"""Hybrid search: full-text and knn() sides fused by reciprocal rank (Manticore's semantics).
+
+``WHERE MATCH('q') AS text AND knn(col, k, 'q') AS dense [AND filters] OPTION fusion_method='rrf'
+[, rank_constant=60] [, window_size=N] [, fusion_weights=(text=0.7, dense=0.3)]`` and the shortcut
+``hybrid_match('q' [, col] [, {k=N}])``:
+
+* every side retrieves ``window`` candidates (``window_size``, or when 0: the largest of the knn sides'
+  k and the query's LIMIT + OFFSET, default 20), each with *all* the other WHERE conditions applied
+  (conditions on ``weight()``, ``knn_dist()`` or ``hybrid_score()`` are applied after fusion);
+* one or more knn sides; a text side whose query has no words is skipped;
+* ``hybrid_score()`` = sum of weight/(rank_constant + rank) over the sides that found the row; rows
+  come by ``hybrid_score()`` descending unless ORDER BY says otherwise;
+* ``weight()`` is the text side's BM25 and ``knn_dist()`` the smallest distance over the knn sides,
+  both NULL for a row that side did not find.
+
+``hybrid_match('q', col)`` embeds ``q`` once for a knn side over ``col`` and ranks the *chunks* of the
+same column by BM25 for the text side (each document by its best chunk, like knn's MaxP), the text
+read as natural language (any word may match); measured best on the manual (docs/benchmarks.md).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlglot import exp
+
+from tesseradb import embed
+from tesseradb.catalog import fulltext as catalog_fulltext
+from tesseradb.catalog.tables import Table
+from tesseradb.catalog.values import literal
+from tesseradb.embed.rows import check_text
+from tesseradb import errors
+from tesseradb.errors import UserError
+from tesseradb.grammar.match_fts5 import to_fts5
+from tesseradb.grammar.match_mysql import parse_against
+from tesseradb.grammar.stopwords import ENGLISH
+from tesseradb.sql.database import Database
+from tesseradb.sql.search.match import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
+                                    resolve_side, tables_in_from, weight_sql)
+from tesseradb.storage.catalog import quote
+from tesseradb.vectors.fusion import RankedList, rrf
+from tesseradb.vectors.knn_options import limit_k
+from tesseradb.vectors.search import KnnRequest, run_knn
+from tesseradb.vectors import passages
+from tesseradb.sql.search import passage_calls
+
+# hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
+# SQLite both release the GIL; the connection is used by one thread at a time)
+_EARLY = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="tessera-text-side")
+TABLE = "_tessera_hybrid"
+CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (doc_id INTEGER PRIMARY KEY, score REAL NOT NULL, "
+                "weight REAL, dist REAL, chunk_id INTEGER)")
+SCORES = ("weight", "hybrid_score", "knn_dist")
+# hybrid_match()'s text side leaves English stop words out: on the manual's questions recall@1 rose
+# from 64% to 68% (MRR 0.761 -> 0.790), headings unchanged. Candidates per side stay Manticore's
+# (the LIMIT): 50 measured +0.6 points of deep recall@1 on the headings, the same on the questions,
+# for about 4 ms more a query (docs/benchmarks.md)
+
+
+@dataclass
+class Search:
+    """One side: how to run it (returns (doc, score, chunk) best first) and its fusion weight."""
+    name: str | None
+    kind: str
+    run: Callable[[str | None, int], list[tuple[int, float, int | None]]]
+    weight: float = 1.0
+    k: int = 0                          # a knn side's own k: the window is at least that
+    request: KnnRequest | None = None   # a knn side's request: knn_chunk*() score chunks against its query
+    early: Any = None                   # a text side already running (Future), and the arguments it runs with
+    early_args: tuple | None = None
+
+    def ranked(self, filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
+        if self.early is not None and self.early_args == (filter_sql, window):
+            return self.early.result()
+        return self.run(filter_sql, window)
+
+    def start(self, filter_sql: str | None, window: int) -> None:
+        """Run the side in a worker thread (it only reads SQLite) while the caller embeds the query."""
+        self.early, self.early_args = _EARLY.submit(self.run, filter_sql, window), (filter_sql, window)
+
+    def settle(self) -> None:
+        """Wait for a started side (before anything else may use the connection)."""
+        if self.early is not None:
+            concurrent.futures.wait([self.early])
+
+
+@dataclass
+class SideSpec:
+    """What the sides are, as written (value-independent): each execute of the statement makes its
+    searches from these and the parameters of that execute."""
+    texts: list[tuple[exp.Expression, str | None]]       # MATCH() / AGAINST conditions and their names
+    knns: list[tuple[exp.Anonymous, str | None]]
+    hybrids: list[exp.Anonymous]
+    tables: dict[str, Table]
+    opts: TextOptions
+    limits: exp.Select                                    # the statement's LIMIT / OFFSET (for k and window)
+    filter_sql: str | None = None
+    needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
+    planned: bool = False                                 # filter_sql is known: a text side may start early
+
+    def build(self, db: Database, bound: dict[str, Any]) -> tuple[list[Search], int, str, Table]:
+        sides = [resolve_side(db, node, bound, self.tables, name) for node, name in self.texts]
+        names = {id(node): name for node, name in self.knns if name}
+        default_k = limit_k(self.limits, bound)
+        early = (self.filter_sql,) if self.planned else None
+        searches, alias, table = _searches(db, bound, self.opts, sides, [n for n, _ in self.knns], self.hybrids,
+                                           names, self.tables, default_k, early)
+        _apply_weights(searches, self.opts)
+        window = self.opts.window_size or max([default_k] + [s.k for s in searches])
+        return searches, window, alias, table
+
+
+class Prepare:
+    """Runs the sides, fuses them and fills the TEMP table the rewritten query joins. ``remake`` gives
+    the step for another execute of the same statement (the statement cache keeps the plan's SQL)."""
+
+    def __init__(self, db: Database, spec: SideSpec, bound: dict[str, Any]):
+        self.db, self.spec = db, spec
+        self.searches, self.window, self.alias, self.table = spec.build(db, bound)
+
+    def remake(self, db: Database, bound: dict[str, Any]) -> "Prepare":
+        return Prepare(db, self.spec, bound)
+
+    def describe(self) -> list[tuple[str, str]]:
+        """EXPLAIN's rows: each side, the candidates per side, the filter every side applies."""
+        rows = [("hybrid", f"{s.kind} side{' ' + s.name if s.name else ''}: weight {s.weight:g}, "
+                           f"{self.window} candidates") for s in self.searches]
+        rows.append(("hybrid", f"fusion: rrf, rank_constant={self.spec.opts.rank_constant}"))
+        if self.spec.filter_sql:
+            rows.append(("hybrid filter", self.spec.filter_sql))
+        return rows
+
+    def __call__(self) -> None:
+        db, spec = self.db, self.spec
+        lists = [RankedList(s.name, s.kind, s.ranked(spec.filter_sql, self.window), s.weight) for s in self.searches]
+        fused = rrf(lists, spec.opts.rank_constant)
+        db.store.execute(CREATE_TABLE)
+        db.store.execute(f"DELETE FROM temp.{TABLE}")
+        db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?)",
+                             [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id) for h in fused])
+        if spec.needs is not None:  # every fused row, found by text or by knn, scored against the first knn query
+            source = next(s.request for s in self.searches if s.request is not None)
+            passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in fused], spec.needs)
+
+
+@dataclass
+class HybridPlan:
+    sql: str
+    prepare: Prepare
+
+
+def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOptions, sides: list[TextSide],
+         knns: list[exp.Anonymous], hybrids: list[exp.Anonymous], names: dict[int, str]) -> HybridPlan:
+    where = conjuncts(select.args.get("where"))
+    nodes = [s.node for s in sides] + knns + hybrids
+    if any(not any(n is c for c in where) for n in nodes):
+        raise UserError("knn(), MATCH() and hybrid_match() must be conditions of the outer WHERE, ANDed with the others",
+                        errors.SqlSyntaxError)
+    if hybrids and (sides or knns or len(hybrids) > 1):
+        raise UserError("hybrid_match() cannot be combined with MATCH(), knn() or another hybrid_match()",
+                        errors.SqlSyntaxError)
+    if not hybrids and not knns:
+        raise UserError("fusion_method='rrf' needs at least one knn() next to MATCH()", errors.SqlSyntaxError)
+    limits = exp.Select()
+    for clause in ("limit", "offset"):
+        if select.args.get(clause) is not None:
+            limits.set(clause, select.args[clause].copy())
+    spec = SideSpec([(s.node.copy(), s.alias) for s in sides], [(c.copy(), names.get(id(c))) for c in knns],
+                    [c.copy() for c in hybrids], tables_in_from(db, select), opts, limits)
+    prepare = Prepare(db, spec, bound)
+    rest = [c for c in where if not any(c is n for n in nodes)]
+    post = _post_conditions(select, rest)
+    pre = [c for c in rest if not any(c is p for p in post)]
+    spec.filter_sql = _filter_sql(select, prepare.alias, pre)
+    db.store.execute(CREATE_TABLE)
+    _rewrite(select, prepare.alias, rest)
+    spec.needs = passage_calls.rewrite(select, prepare.alias, bound)
+    spec.planned = True
+    return HybridPlan(select.sql(dialect="sqlite"), prepare)
+
+
+# -- the sides -------------------------------------------------------------------------------------
+def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, early=None):
+    searches: list[Search] = []
+    owners: set[str] = set()
+    for side in sides:
+        owners.add(side.table_alias)
+        if side.fts is not None:
+            searches.append(_text_search(db, side, opts, bound))
+    for call in knns:
+        request = KnnRequest.from_call(db, call, tables, bound, default_k=default_k)
+        owners.add(request.alias)
+        searches.append(_knn_search(db, request, names.get(id(call))))
+    for call in hybrids:
+        alias, table, column, text, k = _hybrid_args(db, call, tables, bound, default_k)
+        owners.add(alias)
+        window = opts.window_size or max(default_k, k)            # as SideSpec.build will find it
+        searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound,
+                                         None if early is None else (early[0], window)))
+    if len(owners) > 1:
+        raise UserError("the searches of a hybrid query must be on one table", errors.SqlSyntaxError)
+    alias = owners.pop()
+    return searches, alias, tables[alias]
+
+
+def _ranked(db: Database, sql: str, bound: dict[str, Any]) -> list[tuple[int, float, int | None]]:
+    return [(int(r[0]), float(r[1]), r[2]) for r in db.store.execute(sql, bound)]
+
+
+def _text_search(db: Database, side: TextSide, opts: TextOptions, bound: dict[str, Any]) -> Search:
+    fts = quote(side.index.name)
+    weight = weight_sql(side.index, opts).sql(dialect="sqlite")
+    param = "_tessera_text_q"
+    bound = {**bound, param: side.fts}         # its own parameters: the statement's stay as they are
+
+    def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
+        where = f"WHERE {fts}.rowid IN ({filter_sql})" if filter_sql else ""
+        return _ranked(db, f"SELECT {fts}.rowid, {weight} AS s, NULL FROM {fts}(:{param}) {where} "
+                           f"ORDER BY s DESC, {fts}.rowid LIMIT {int(window)}", bound)
+    return Search(side.alias, "text", run)
+
+
+def _knn_search(db: Database, request: KnnRequest, name: str | None) -> Search:
+    def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
+        request.k = window          # the window is at least every knn side's own k (unless window_size says)
+        request.filter_sql = filter_sql
+        return [(int(d), float(dist), c) for d, dist, c in run_knn(db, request)]
+    return Search(name, "knn", run, k=request.k, request=request)
+
+
+def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bound: dict[str, Any],
+                 default_k: int) -> tuple[str, Table, str, str, int]:
+    args = list(call.expressions)
+    k = default_k
+    if args and isinstance(args[-1], exp.Struct):
+        k = _struct_k(args.pop(), bound, k)
+    if not args or len(args) > 2:
+        raise UserError("hybrid_match() expects ('query' [, column] [, {k=N}])", errors.SqlSyntaxError)
+    ok, text = literal(args[0], bound)
+    if not ok or not isinstance(text, str):
+        raise UserError("hybrid_match(): the query must be a string or a ? parameter", errors.SqlSyntaxError)
+    for alias, table in tables.items():
+        models = [s.column for s in table.model_columns()]
+        if len(args) == 2:
+            col = args[1]
+            if not isinstance(col, exp.Column) or (col.table and col.table.lower() != alias):
+                continue
+            spec = table.vectors.get(col.name.lower())
+            if spec is None or not spec.model_name:
+                raise UserError(f"hybrid_match(): column '{col.name}' has no model_name and from "
+                                "(auto-embeddings)", errors.SqlSyntaxError)
+            return alias, table, spec.column, text, k
+        if len(models) == 1:
+            return alias, table, models[0], text, k
+        if len(models) > 1:
+            raise UserError("hybrid_match(): the table has several auto-embedding columns; name one",
+                            errors.SqlSyntaxError)
+    raise UserError("hybrid_match() needs a table with an auto-embedding column (model_name and from)",
+                    errors.SqlSyntaxError)
+
+
+def highlight_side(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict[str, Any]) -> TextSide | None:
+    """What HIGHLIGHT() marks in a hybrid_match() query: the words of its text, in the table's text fields."""
+    alias, table, _, text, _ = _hybrid_args(db, call, tables_in_from(db, select), bound, 1)
+    index = catalog_fulltext.text_index(table)
+    if index is None:
+        return None
+    tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
+    marks = to_fts5(tree, index.columns, catalog_fulltext.stopwords(table) | ENGLISH)
+    return TextSide(call, None, alias, table, index, tree, None, marks)
+
+
+def _struct_k(node: exp.Struct, bound: dict[str, Any], default: int) -> int:
+    k = default
+    for item in node.expressions:
+        is_eq = isinstance(item, (exp.PropertyEQ, exp.EQ))
+        name = (item.this.name if is_eq else item.alias).lower()
+        ok, value = literal(item.expression if is_eq else item.this, bound)
+        if name != "k" or not ok or isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise UserError(f"hybrid_match(): unknown or bad option '{name}' (only {{k=N}}, N > 0)",
+                            errors.SqlSyntaxError)
+        k = value
+    return k
+
+
+def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: str, k: int,
+                     bound: dict[str, Any], early: tuple[str | None, int] | None = None) -> list[Search]:
+    """The chunk BM25 side and the knn side of hybrid_match(). With ``early`` (filter, window), the
+    text side starts in a worker thread before the model embeds the text."""
+    spec = table.vectors[column.lower()]
+    check_text(text, "hybrid_match() query")
+    index = catalog_fulltext.chunk_index(table, column)
+    tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
+    # natural language: common English words are ignored (measured: the note at the top of this module)
+    expression = to_fts5(tree, ["body"], catalog_fulltext.stopwords(table) | ENGLISH)
+    searches = [_chunk_search(db, index, expression, bound)] if index is not None and expression is not None else []
+    if searches and early is not None:
+        searches[0].start(*early)
+    try:
+        vector = embed.get_model(spec.model_name).embed_query(text).reshape(1, -1).astype(np.float32)
+    except BaseException:
+        for search in searches:
+            search.settle()
+        raise
+    request = KnnRequest(table, alias, spec.column, k, vector, bound=bound)
+    return searches + [_knn_search(db, request, None)]
+
+
+def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any]) -> Search:
+    """BM25 over the column's chunks; a document ranks by its best chunk (MaxP)."""
+    fts, chunks = quote(index.name), quote(index.chunks)
+    param = "_tessera_chunk_q"
+    bound = {**bound, param: expression}
+
+    def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
+        where = f"WHERE k.doc_id IN ({filter_sql})" if filter_sql else ""
+        # MATERIALIZED: bm25() cannot run inside the aggregate a flattened subquery would become
+        return _ranked(db, f"WITH x AS MATERIALIZED (SELECT rowid AS chunk_id, -bm25({fts}) AS s FROM {fts}(:{param})) "
+                           f"SELECT k.doc_id, MAX(x.s) AS best, x.chunk_id FROM x JOIN {chunks} k "
+                           f"ON k.chunk_id = x.chunk_id {where} GROUP BY k.doc_id ORDER BY best DESC, k.doc_id "
+                           f"LIMIT {int(window)}", bound)
+    return Search(None, "text", run)
+
+
+def _apply_weights(searches: list[Search], opts: TextOptions) -> None:
+    named = {s.name.lower(): s for s in searches if s.name}
+    for name, weight in opts.fusion_weights.items():
+        if name not in named:
+            raise UserError(f"fusion_weights: unknown search name '{name}' (name a search with MATCH(...) AS "
+                            "name or knn(...) AS name)", errors.SqlSyntaxError)
+        named[name].weight = weight
+
+
+# -- the final query ---------------------------------------------------------------------------------
+def _mentions_scores(node: exp.Expression, aliases: set[str]) -> bool:
+    return any(calls(node, n) for n in SCORES) or any(
+        c.name.lower() in aliases and not c.table for c in node.find_all(exp.Column))
+
+
+def _post_conditions(select: exp.Select, rest: list[exp.Expression]) -> list[exp.Expression]:
+    aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias) and _mentions_scores(p, set())}
+    return [c for c in rest if _mentions_scores(c, aliases)]
+
+
+def _filter_sql(select: exp.Select, alias: str, pre: list[exp.Expression]) -> str | None:
+    if not pre:
+        return None
+    filt = exp.select(exp.column("id", table=alias)).distinct()
+    filt.set("from_", select.args["from_"].copy())
+    if select.args.get("joins"):
+        filt.set("joins", [j.copy() for j in select.args["joins"]])
+    filt.set("where", exp.Where(this=exp.and_(*[c.copy() for c in pre])))
+    return filt.sql(dialect="sqlite")
+
+
+def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression]) -> None:
+    expand_star(select)
+    values = {"weight": exp.column("weight", table="_h"), "hybrid_score": exp.column("score", table="_h"),
+              "knn_dist": exp.column("dist", table="_h")}
+    for name, value in values.items():
+        for node in calls(select, name):
+            node.replace(value.copy())
+    first = select.args["from_"].this
+    on = exp.EQ(this=exp.column("doc_id", table="_h"), expression=exp.column("id", table=alias))
+    hybrid = exp.Table(this=exp.to_identifier(TABLE), alias=exp.TableAlias(this=exp.to_identifier("_h")))
+    if isinstance(first, exp.Table) and first.alias_or_name.lower() == alias:
+        select.set("from_", exp.From(this=hybrid))
+        joins = [exp.Join(this=first.copy(), on=on, kind="CROSS")]
+    else:
+        joins = [exp.Join(this=hybrid, on=on)]
+    select.set("joins", joins + list(select.args.get("joins") or []))
+    select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+    if not (select.args.get("order") or select.args.get("group") or select.find(exp.AggFunc)):
+        select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("score", table="_h"), desc=True),
+                                                   exp.Ordered(this=exp.column("id", table=alias))]))

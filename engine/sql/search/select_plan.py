@@ -1,0 +1,205 @@
+"""Planning a SELECT: lift ``knn(...)`` out of WHERE into a vector search request, rewrite the query
+to join the search's (doc id, distance, best chunk) rows from a TEMP table, and rewrite LENGTH() of
+vector columns. SELECT, EXPLAIN and INSERT ... SELECT all plan through here."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from tesseradb import errors
+from tesseradb.errors import UserError
+from tesseradb.sql.search import text_search
+from tesseradb.sql.database import Database
+from tesseradb.vectors.knn_options import limit_k
+from tesseradb.vectors.search import KnnRequest, run_knn
+from tesseradb.vectors import passages
+from tesseradb.sql.search import passage_calls
+
+KNN_TABLE = "_tessera_knn"
+CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "
+                    "(doc_id INTEGER PRIMARY KEY, dist REAL NOT NULL, chunk_id INTEGER)")
+
+
+def _is_call(node: exp.Expression, name: str) -> bool:
+    return isinstance(node, exp.Anonymous) and str(node.this).lower() == name
+
+
+def _conjuncts(where: exp.Expression | None) -> list[exp.Expression]:
+    if where is None:
+        return []
+    return list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
+
+
+@dataclass
+class Planned:
+    sql: str
+    bound: dict[str, Any]
+    knn: KnnRequest | None = None
+    prepare: Callable[[], None] | None = None     # run before the SQL (hybrid search fills its table)
+    remake_knn: Callable[[Database, dict[str, Any]], KnnRequest] | None = None  # the knn request for new parameters
+
+
+def _tables_in_from(db: Database, select: exp.Select) -> dict[str, Any]:
+    """alias (lower) -> Table, for the catalog tables named in FROM and JOINs."""
+    out = {}
+    for tbl in select.find_all(exp.Table):
+        if tbl.name.lower() in db.tables:
+            out[(tbl.alias_or_name).lower()] = db.tables[tbl.name.lower()]
+    return out
+
+
+def rewrite_lengths(db: Database, select: exp.Expression) -> None:
+    """LENGTH(vector column) is its number of vectors (arrays) or dimensions (float_vector)."""
+    if not isinstance(select, exp.Select):
+        return
+    tables = _tables_in_from(db, select)
+    for node in list(select.find_all(exp.Length)):
+        arg = node.this
+        if not isinstance(arg, exp.Column):
+            continue
+        owners = [t for alias, t in tables.items() if (not arg.table or arg.table.lower() == alias)
+                  and t.is_vector(arg.name)]
+        if owners:
+            kind = owners[0].column(arg.name).type
+            fn = "_tessera_array_length" if kind == "float_vector_array" else "_tessera_vector_length"
+            node.replace(exp.Anonymous(this=fn, expressions=[arg.copy()]))
+
+
+# Manticore's TO_STRING(vector column): its text form (catalog/vector_text.py), by column type
+TO_STRING_OF = {"float_vector": "_tessera_vector_text", "float_vector_array": "_tessera_array_text"}
+
+
+def rewrite_to_string(db: Database, select: exp.Expression) -> None:
+    if not isinstance(select, exp.Select):
+        return
+    tables = _tables_in_from(db, select)
+    for node in [n for n in select.find_all(exp.Anonymous) if _is_call(n, "to_string")]:
+        arg = node.expressions[0] if len(node.expressions) == 1 else None
+        if not isinstance(arg, exp.Column):
+            continue
+        owners = [t for alias, t in tables.items() if (not arg.table or arg.table.lower() == alias)
+                  and t.is_vector(arg.name)]
+        if owners:
+            fn = TO_STRING_OF[owners[0].column(arg.name).type]
+            node.replace(exp.Anonymous(this=fn, expressions=[arg.copy()]))
+
+
+def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], options: tuple = ()) -> Planned:
+    """The search planning of a SELECT, after the plan passes (tesseradb.sql.passes.plan), on its tree."""
+    text = text_search.plan(db, expr, bound, options)    # MATCH(), weight(), HIGHLIGHT(), hybrid search
+    if text is not None:
+        passage_calls.reject_outside_knn(expr)     # left only when no knn() side took them (hybrid does)
+        return Planned(text.sql, bound, prepare=text.prepare)
+    knn_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn")]
+    dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn_dist")]
+    if not knn_calls:
+        if dist_calls:      # Manticore's text, with the spelling the user wrote (@knn_dist or knn_dist())
+            raise UserError(f"{dist_calls[0].meta.get('spelling', 'knn_dist()')} is only allowed for KNN() queries",
+                            errors.SqlSyntaxError)
+        passage_calls.reject_outside_knn(expr)
+        return Planned(expr.sql(dialect="sqlite"), bound)
+    if len(knn_calls) > 1:
+        raise UserError("only one knn() is supported per query", errors.SqlSyntaxError)
+    call = knn_calls[0]
+    if not isinstance(expr, exp.Select) or call not in _conjuncts(expr.args.get("where")):
+        raise UserError("knn() must be a condition of the outer WHERE, ANDed with the others", errors.SqlSyntaxError)
+    return _plan_knn(db, expr, call, bound)
+
+
+def check_internal(expr: exp.Expression) -> None:
+    """The engine's own tables (catalog, chunk tables) are not part of the user's database."""
+    for tbl in expr.find_all(exp.Table):
+        if tbl.name.lower().startswith("_tessera_"):
+            raise UserError(f"table '{tbl.name}' does not exist", errors.NoSuchTable)
+
+
+def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict[str, Any]) -> Planned:
+    tables = _tables_in_from(db, select)
+    request = KnnRequest.from_call(db, call, tables, bound, default_k=limit_k(select, bound))
+    dist_aliases = {p.alias.lower() for p in select.expressions
+                    if isinstance(p, exp.Alias) and any(_is_call(n, "knn_dist") for n in p.find_all(exp.Anonymous))}
+
+    def is_post(cond: exp.Expression) -> bool:
+        return passage_calls.mentions(cond) or any(_is_call(n, "knn_dist") for n in cond.find_all(exp.Anonymous)) or any(
+            c.name.lower() in dist_aliases and not c.table for c in cond.find_all(exp.Column))
+
+    rest = [c for c in _conjuncts(select.args.get("where")) if c is not call]
+    pre = [c for c in rest if not is_post(c)]
+    if pre:
+        filt = exp.select(exp.column("id", table=request.alias)).distinct()
+        filt.set("from_", select.args["from_"].copy())
+        if select.args.get("joins"):
+            filt.set("joins", [j.copy() for j in select.args["joins"]])
+        filt.set("where", exp.Where(this=exp.and_(*[c.copy() for c in pre])))
+        request.filter_sql = filt.sql(dialect="sqlite")
+    _star_to_tables(select, tables)
+    for node in list(select.find_all(exp.Anonymous)):
+        if _is_call(node, "knn_dist"):
+            node.replace(exp.column("dist", table="_knn"))
+    fixed_passages = passage_calls.fixed(select)      # the rewritten SQL holds for any parameters
+    request.passages = passage_calls.rewrite(select, request.alias, bound,
+                                             passage_calls.searched_chunk(request.table, request.column))
+    on = exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}")
+    knn_table = exp.to_table(KNN_TABLE).as_("_knn")
+    first = select.args["from_"].this
+    if isinstance(first, exp.Table) and first.alias_or_name.lower() == request.alias:
+        # The k hits drive the query: SQLite knows nothing of the TEMP table's size and would scan the
+        # user's table and probe the hits (reading every row); CROSS JOIN fixes the loop order.
+        select.set("from_", exp.From(this=knn_table))
+        joins = [exp.Join(this=first.copy(), on=on, kind="CROSS")]
+    else:
+        joins = [exp.Join(this=knn_table, on=on)]
+    select.set("joins", joins + list(select.args.get("joins") or []))
+    select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+    if not select.args.get("order") and not select.args.get("group") and not select.find(exp.AggFunc):
+        select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("dist", table="_knn")),
+                                                   exp.Ordered(this=exp.column("id", table=request.alias))]))
+    remake = _remaker(call, tables, select, request.filter_sql, request.passages) \
+        if request.passages is None or fixed_passages else None
+    return Planned(select.sql(dialect="sqlite"), bound, request, remake_knn=remake)
+
+
+def _remaker(call: exp.Anonymous, tables: dict[str, Any], select: exp.Select,
+             filter_sql: str | None, needs: Any = None) -> Callable[[Database, dict[str, Any]], KnnRequest]:
+    """How a cached plan gets its knn() request for another execute's parameters (the query text or
+    vector, k, the options may all be parameters); the tables are looked up again by name."""
+    names = {alias: table.name.lower() for alias, table in tables.items()}
+
+    def remake(db: Database, bound: dict[str, Any]) -> KnnRequest:
+        current = {alias: db.table(name) for alias, name in names.items()}
+        request = KnnRequest.from_call(db, call, current, bound, default_k=limit_k(select, bound))
+        request.filter_sql = filter_sql
+        request.passages = needs           # what knn_chunk*() read (tesseradb.vectors.passages.Needs)
+        return request
+    return remake
+
+
+def _star_to_tables(select: exp.Select, tables: dict[str, Any]) -> None:
+    """``SELECT *`` must not show the joined knn table: list the query's own tables instead."""
+    stars = [p for p in select.expressions if isinstance(p, exp.Star)]
+    if not stars:
+        return
+    sources = [select.args["from_"].this] + [j.this for j in select.args.get("joins") or []]
+    names = [t.alias_or_name for t in sources if t.alias_or_name]    # not tables of subqueries
+    expanded = [exp.Column(this=exp.Star(), table=exp.to_identifier(n)) for n in names]
+    # as in Manticore, SELECT * of a knn query ends with the distance, named @knn_dist
+    expanded.append(exp.alias_(exp.column("dist", table="_knn"), "@knn_dist", quoted=True))
+    new = []
+    for p in select.expressions:
+        new.extend(expanded if isinstance(p, exp.Star) else [p])
+    select.set("expressions", new)
+
+
+def fill_knn(db: Database, request: KnnRequest) -> None:
+    hits = run_knn(db, request)
+    db.store.execute(CREATE_KNN_TABLE)
+    db.store.execute(f"DELETE FROM temp.{KNN_TABLE}")
+    db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?)", hits)
+    if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
+        passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages,
+                      hits=hits)
+
+

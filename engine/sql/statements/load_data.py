@@ -1,0 +1,140 @@
+"""``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``: the file is streamed in batches
+(``tesseradb.io.formats``); each batch is converted to the table's column types and goes through the
+one write path (``tesseradb.sql.write``), which embeds model-backed columns batched across the rows.
+The executor runs the whole statement in one transaction, so a bad row anywhere loads nothing."""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from tesseradb import errors
+from tesseradb.catalog.tables import Column
+from tesseradb.errors import UserError
+from tesseradb.grammar import ast
+from tesseradb.io import shards
+from tesseradb.io.formats import BadRow, Batch, batches, columns_for, convert, extension, pick
+from tesseradb.results import Result
+from tesseradb.sql.database import Database
+from tesseradb.sql.mysql import auto_value, keys
+from tesseradb.sql.statements.update_delete import delete_ids
+from tesseradb.sql.write import write_rows
+
+
+class _Progress:
+    """Chunks embedded across all batches (and all model columns), as one count that only grows;
+    the total is estimated from the part of the file read and is exact at the last batch."""
+
+    def __init__(self, report: Callable[[int, int], None]):
+        self.report, self.base, self.fraction = report, 0, 0.0
+        self.last_done = self.last_total = 0
+
+    def batch(self, fraction: float) -> None:
+        self.base += self.last_total
+        self.last_done = self.last_total = 0
+        self.fraction = fraction
+
+    def __call__(self, done: int, total: int) -> None:
+        if done < self.last_done or (self.last_total and self.last_done >= self.last_total):
+            self.base += self.last_total           # the next model column of the same batch
+        self.last_done, self.last_total = done, total
+        known = self.base + total
+        estimate = known if self.fraction >= 1.0 or self.fraction <= 0 else round(known / self.fraction)
+        self.report(self.base + done, max(estimate, self.base + done + 1))   # done == total: finish()
+
+    def finish(self) -> None:
+        if self.base + self.last_total:
+            self.report(self.base + self.last_total, self.base + self.last_total)
+
+
+def _place(exc: UserError, path: str, batch: Batch, rows: list[list[Any]], columns: list[Column]) -> UserError:
+    """Rewrite a write_rows error ('row N, ...', "duplicate id 'X'") to name the file and line."""
+    msg = exc.msg
+    match = re.match(r"row (\d+)(?: \(id -?\d+\))?", msg)
+    if match and 0 < int(match.group(1)) <= len(batch.lines):
+        return UserError(f"'{path}' line {batch.lines[int(match.group(1)) - 1]}{msg[match.end():]}", exc.kind)
+    match = re.fullmatch(r"duplicate id '(-?\d+)'", msg)
+    names = [c.name.lower() for c in columns]
+    if match and "id" in names:
+        pos, wanted = names.index("id"), int(match.group(1))
+        hits = [line for row, line in zip(rows, batch.lines) if _same_id(row[pos], wanted)]
+        if hits:
+            line = hits[1] if len(hits) > 1 else hits[0]
+            return UserError(f"'{path}' line {line}: {msg}", exc.kind)
+    return UserError(f"'{path}' lines {batch.lines[0]}-{batch.lines[-1]}: {msg}", exc.kind)
+
+
+def _same_id(value: Any, wanted: int) -> bool:
+    try:
+        return int(value) == wanted
+    except (TypeError, ValueError):
+        return False
+
+
+def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
+    """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``, inside the statement's transaction."""
+    ext = extension(stmt.path, "LOAD DATA")
+    table = db.table(stmt.table)
+    paths = _files(stmt.path)
+    progress = _Progress(db.on_progress) if db.on_progress is not None else None
+    saved, written = db.on_progress, 0
+    db.on_progress = progress
+    try:
+        for path in paths:
+            written += _load_file(db, table, stmt, path, ext, progress)
+        if progress is not None:
+            progress.finish()
+    finally:
+        db.on_progress = saved
+    return Result(rowcount=written)
+
+
+def _files(pattern: str) -> list[str]:
+    """The file named, or every file a glob pattern ('shards/*.parquet') matches, in name order."""
+    paths = sorted(p for p in glob.glob(pattern) if os.path.isfile(p)) if glob.has_magic(pattern) else [pattern]
+    if not paths or not os.path.isfile(paths[0]):
+        raise errors.OperationalError(f"File '{pattern}' not found (Errcode: 2 - No such file or directory)",
+                                      errno=29)
+    return paths
+
+
+def _source(path: str, ext: str, table, stmt: ast.LoadData) -> Iterator[tuple[Batch, list[Column], list[list[Any]]]]:
+    """(batch, columns, rows) of one file; an embedded shard (io.shards) brings its model column's
+    vectors, checked against the column's model and chunk settings, so the model does not run."""
+    shard = shards.header(path) if ext == ".parquet" else None
+    if shard is not None:
+        yield from shards.load_batches(path, table, stmt, shard, shards.check(shard, table, path))
+        return
+    for batch in batches(path, ext, stmt):
+        columns, positions = columns_for(table, batch, stmt, ext)
+        batch = pick(batch, positions)
+        yield batch, columns, convert(columns, batch, native_json=ext == ".jsonl")
+
+
+def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, progress: _Progress | None) -> int:
+    written = 0
+    try:
+        for batch, columns, rows in _source(path, ext, table, stmt):
+            if db.check_cancelled():
+                raise errors.Interrupted("Query execution was interrupted")
+            if progress is not None:
+                progress.batch(batch.done)
+            try:
+                doomed = keys.conflicts(db, table, [c.name for c in columns], rows, stmt.replace)
+                if doomed:
+                    delete_ids(db, table, doomed)           # REPLACE: the rows the new ones repeat a key of
+                written += write_rows(db, table, columns, rows, replace=stmt.replace,
+                                      id_rule=auto_value.id_rule(db, table)).rowcount
+            except UserError as exc:
+                raise _place(exc, path, batch, rows, columns) from None
+    except BadRow as bad:
+        where = f"'{path}'" + (f" {'row' if ext == '.parquet' else 'line'} {bad.line}" if bad.line else "")
+        where += f", column '{bad.column}'" if bad.column else ""
+        raise UserError(f"{where}: {bad.msg}", bad.kind) from None
+    except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
+        raise UserError(f"'{path}': cannot read the file: {exc}", errors.DataError) from None
+    return written

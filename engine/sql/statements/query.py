@@ -1,0 +1,112 @@
+"""SELECT and EXPLAIN statements: plan (the passes of ``tesseradb.sql.passes``, then
+``tesseradb.sql.search.select_plan``), run the vector search, let SQLite run the rest, convert the
+values back to their declared types."""
+from __future__ import annotations
+
+from typing import Any
+
+import apsw
+import apsw.ext
+from sqlglot import exp
+
+from tesseradb.catalog.types import reader_for
+from tesseradb.catalog.values import bind
+from tesseradb.grammar import ast
+from tesseradb.io.export import write_outfile
+from tesseradb.results import Result
+from tesseradb.sql.database import Database
+from tesseradb.sql import passes
+from tesseradb.sql.search.select_plan import CREATE_KNN_TABLE, Planned, fill_knn
+from tesseradb.sql.statement_cache import reusable
+from tesseradb.vectors.search import explain_knn
+
+
+def _describe(db: Database, cursor: apsw.Cursor, sql: str, bound: dict[str, Any]) -> list[tuple[str, str | None]]:
+    try:
+        return list(cursor.getdescription())
+    except apsw.ExecutionCompleteError:
+        return [tuple(d) for d in apsw.ext.query_info(db.store.conn, sql, bound).description]
+
+
+def _plan(db: Database, expr: exp.Expression, params: Any, options: tuple) -> Planned:
+    """The plan of a SELECT: reused when this parsed tree was planned before (statement_cache)."""
+    cached = db.statements.plan_for(expr)
+    if cached is not None:
+        bound = cached.bind(params)
+        knn = cached.remake_knn(db, bound) if cached.remake_knn is not None else None
+        prepare = cached.remake_prepare(db, bound) if cached.remake_prepare is not None else None
+        return Planned(cached.sql, bound, knn, prepare=prepare)
+    bound_expr, bound = bind(expr, params)
+    planned = passes.plan(db, bound_expr, bound, options)
+    db.statements.keep_plan(expr, reusable(expr, planned))
+    return planned
+
+
+def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple = ()) -> Result:
+    planned = _plan(db, expr, params, options)
+    if planned.prepare is not None:
+        planned.prepare()
+    if planned.knn is not None:
+        fill_knn(db, planned.knn)
+    cursor = db.store.execute(planned.sql, planned.bound)
+    columns = _describe(db, cursor, planned.sql, planned.bound)
+    readers = [reader_for(decl) for _, decl in columns]
+    if any(readers):
+        rows = [tuple(r(v) if r else v for r, v in zip(readers, row)) for row in cursor]
+    else:
+        rows = [tuple(row) for row in cursor]
+    return Result(columns=columns, rows=rows, rowcount=len(rows))
+
+
+def select(db: Database, stmt: ast.Query, params=None) -> Result:
+    result = run_select(db, stmt.expr, params, stmt.options)
+    if stmt.outfile:
+        return write_outfile(stmt.outfile, result)
+    return result
+
+
+def explain(db: Database, stmt: ast.Explain, params=None) -> Result:
+    inner = stmt.statement
+    rows: list[tuple] = []
+    trace = passes.Trace()
+    if isinstance(inner, ast.Query):
+        inner = passes.prepare(db, inner, params, trace)
+    if isinstance(inner, ast.Query) and inner.kind == "select":
+        expr, bound = bind(inner.expr, params)
+        planned = passes.plan(db, expr, bound, inner.options, trace)
+        if planned.knn is not None:
+            rows.extend(explain_knn(db, planned.knn))
+            if planned.knn.filter_sql:
+                rows.append(("filter", planned.knn.filter_sql))
+                info = apsw.ext.query_info(db.store.conn, planned.knn.filter_sql, bound, explain_query_plan=True)
+                rows.extend(("filter plan", _plan_text(step)) for step in _walk(info.query_plan))
+        describe = getattr(planned.prepare, "describe", None)       # hybrid search: its sides
+        if describe is not None:
+            rows.extend(describe())
+        sql, bound = planned.sql, planned.bound
+        if planned.knn is not None:
+            db.store.execute(CREATE_KNN_TABLE)
+    elif isinstance(inner, ast.Query):
+        expr, bound = bind(inner.expr, params)
+        sql = expr.sql(dialect="sqlite")
+    else:
+        return Result(columns=[("step", None), ("detail", None)],
+                       rows=[("statement", type(inner).__name__)], rowcount=1)
+    info = apsw.ext.query_info(db.store.conn, sql, bound, explain_query_plan=True)
+    rows.append(("sqlite", sql))
+    rows.extend(("plan", _plan_text(step)) for step in _walk(info.query_plan))
+    rows.extend(("pass", name) for name in trace.changed)      # the passes that changed the statement
+    return Result(columns=[("step", None), ("detail", None)], rows=rows, rowcount=len(rows))
+
+
+def _walk(node, depth: int = 0):
+    if node is None:
+        return
+    for sub in node.sub or []:
+        yield depth, sub.detail
+        yield from _walk(sub, depth + 1)
+
+
+def _plan_text(step: tuple[int, str]) -> str:
+    depth, detail = step
+    return "  " * depth + detail
