@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 import tesseradb
 from tesseradb.clients.shell import lazy_file
@@ -18,6 +19,8 @@ MEMORY_NOTE = "tessera: no database file given; using a transient in-memory data
 SUBCOMMANDS = """subcommands:
   tessera serve DB [--port 9306] [options]    serve DB over the MySQL protocol (tessera serve -h)
   tessera embed SOURCE OUTPUT [options]        embed files into Parquet shards with Ray (tessera embed -h)
+  tessera backup DB DEST                       a consistent copy of DB (BACKUP TO)
+  tessera mcp DB [options]                     Model Context Protocol tools for LLM agents (tessera mcp -h)
 """
 CREDENTIALS_NOTE = ("tessera: -u/--user and -p/--password are accepted for mysql habits and ignored: an "
                     "embedded database file has no users (access is the file's permissions; "
@@ -71,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["embed"]:           # tessera embed SOURCE OUTPUT [options]: Ray ingest into shards
         from tesseradb.clients.shell.embed_command import main as embed_main
         return embed_main(argv[1:])
+    if argv[:1] == ["backup"]:          # tessera backup DB DEST: BACKUP TO, from the command line
+        from tesseradb.clients.shell.backup_command import main as backup_main
+        return backup_main(argv[1:])
+    if argv[:1] == ["mcp"]:             # tessera mcp DB [options]: MCP tools for LLM agents
+        from tesseradb.clients.mcp.cli import main as mcp_main
+        return mcp_main(argv[1:])
     if argv[:1] == ["serve"]:           # tessera serve DB [options]: the MySQL-protocol server
         from tesseradb.clients.server.cli import main as serve_main
         return serve_main(argv[1:])
@@ -81,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     args.database = args.database_file or args.database
     if args.user is not None or args.password is not None:
         sys.stderr.write(CREDENTIALS_NOTE)
+    warnings.filterwarnings("ignore", category=tesseradb.DataTruncatedWarning)   # the shell counts warnings itself
     interactive = sys.stdin.isatty() and args.execute is None and not args.batch
     if args.database is None:
         sys.stderr.write(MEMORY_NOTE)
