@@ -39,7 +39,7 @@ COMBINED = {
                     "ERROR_FOR_DIVISION_BY_ZERO", "NO_ENGINE_SUBSTITUTION"),
 }
 #: the modes that change how tessera reads or runs SQL (the rest are stored and reported only)
-HONOURED = {"NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "ONLY_FULL_GROUP_BY"}
+HONOURED = {"NO_BACKSLASH_ESCAPES", "ANSI_QUOTES", "ONLY_FULL_GROUP_BY", "NO_AUTO_VALUE_ON_ZERO"}
 
 
 class BadSqlMode(ValueError):

@@ -10,7 +10,7 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
 from sqlglot.tokens import TokenType
 
-from . import ast, mysql_semantics
+from . import ast, mysql_semantics, written_names
 from .lexing import DEFAULT
 
 # sqlglot reports constructs it drops or falls back on (FOR UPDATE, unknown SET forms) as log warnings;
@@ -127,6 +127,7 @@ def parse_query(text: str) -> ast.Query:
     if kind is None:
         word = text.strip().split(None, 1)[0] if text.strip() else ""
         raise GrammarError(f"syntax error, unexpected '{word[:40]}'")
+    expr = written_names.attach(text, expr)     # IFNULL(NULL, 1) is named as written
     expr = rewrite_knn_dist(expr)       # Manticore's @knn_dist is knn_dist(), not a variable
     expr = _nul_strings(expr)
     # @user and @@system variables are the session's (engine/sql/mysql/variables.py replaces them by values)

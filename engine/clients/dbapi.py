@@ -23,9 +23,9 @@ from tesseradb.grammar.literals import lift as lift_literals
 from tesseradb import errors
 from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts
 from tesseradb.results import Result
-from tesseradb.sql import executor
+from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
-from tesseradb.sql.mysql import variables
+from tesseradb.sql.mysql import suggest, variables
 
 apilevel = "2.0"
 threadsafety = 1          # threads may share the module, not connections: one connection per thread
@@ -52,7 +52,7 @@ class DBAPITypeObject:
 STRING = DBAPITypeObject("STRING", "TEXT", "STRING_TEXT", "JSON_TEXT")
 BINARY = DBAPITypeObject("BINARY", "BLOB", "FLOAT_VECTOR_BLOB", "FLOAT_VECTOR_ARRAY_BLOB")
 NUMBER = DBAPITypeObject("NUMBER", "INTEGER", "BIGINT", "FLOAT", "REAL", "BOOL_INT", "TIMESTAMP_INT")
-DATETIME = DBAPITypeObject("DATETIME", "TIMESTAMP_INT")
+DATETIME = DBAPITypeObject("DATETIME", "TIMESTAMP_INT", "DATE_TEXT", "DATETIME_TEXT", "TIME_TEXT")
 ROWID = DBAPITypeObject("ROWID", "INTEGER")
 
 Date, Time, Timestamp = _dt.date, _dt.time, _dt.datetime   # bound dates become Unix seconds (UTC)
@@ -99,8 +99,12 @@ def public_errors(db: Database | None = None) -> Iterator[None]:
         yield
     except BaseException as exc:  # noqa: BLE001 - translated
         error = errors.translate(exc)
+        if db is not None:
+            error = suggest.with_suggestion(db, error)      # "did you mean 'products'?" (issue 22)
         if db is not None and isinstance(error, errors.Error):
             db.record_error(error)
+        if error is exc:
+            raise                   # Ctrl-C stays KeyboardInterrupt (the statement was rolled back)
         raise error from (None if isinstance(exc, errors.Error) else exc)
 
 
@@ -263,6 +267,8 @@ class Connection:
                     result = executor.run(db, stmt, params)
                 if isinstance(stmt, ast.Transaction):
                     self._explicit = stmt.verb == "begin"
+                elif planner.commits(stmt):
+                    self._explicit = False      # DDL committed the transaction BEGIN opened (MySQL)
                 elif isinstance(stmt, ast.SetStatement) and self.autocommit:
                     self._explicit = False      # SET autocommit=1 commits, even inside BEGIN (MySQL)
                     db.commit()

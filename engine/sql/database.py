@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tesseradb import errors
-from tesseradb.catalog import fulltext, functions
+from tesseradb.catalog import date_upgrade, fulltext, functions
 from tesseradb.embed import heading_upgrade, sql_tokens
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
@@ -49,6 +49,8 @@ class Database:
         if not read_only:
             heading_upgrade.upgrade(self.store, self.tables.values())   # chunk rows from before heading paths
             fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
+            if date_upgrade.upgrade(self.store, self.tables.values()):   # DATE/DATETIME held Unix seconds
+                self.reload_catalog()
 
     # -- catalog ---------------------------------------------------------------------------
     def reload_catalog(self) -> None:

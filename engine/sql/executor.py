@@ -9,8 +9,8 @@ from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
 from tesseradb.sql import passes, read_only
-from tesseradb.sql.mysql import hidden, time_limit, variables
-from tesseradb.sql.planner import Handler, handler_for, writes
+from tesseradb.sql.mysql import hidden, qualified_names, time_limit, variables
+from tesseradb.sql.planner import Handler, commits, handler_for, writes
 from tesseradb.sql.statements.insert import insert_many
 
 
@@ -22,6 +22,9 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     time_limit.arm(db, stmt)    # max_execution_time of a SELECT
     if isinstance(stmt, ast.Query):
         handler = _as_query(handler)
+    qualified_names.check(db, stmt)
+    if commits(stmt):
+        db.commit()         # MySQL's implicit commit: the open transaction ends before DDL runs
     db.start_statement()
     began = False
     try:
@@ -33,6 +36,8 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
                 result = handler(db, stmt, params)
         else:
             result = handler(db, stmt, params)
+        if commits(stmt):
+            db.commit()     # ... and the DDL itself is committed when it ends
         if not isinstance(stmt, ast.Query):
             db.statements.clear_plans()     # DDL and admin statements may change what a plan assumed
     except BaseException as exc:

@@ -35,7 +35,7 @@ from mysql_mimic.types import Capabilities, Commands, ServerStatus
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
 from tesseradb import errors
-from tesseradb.clients.server import checks, processes, statements
+from tesseradb.clients.server import checks, processes, statements, temporal_params
 from tesseradb.clients.server.session import Ok, Outcome, Rows
 from tesseradb.clients.server.wire import IdleTimeout, PacketTooLarge
 
@@ -197,9 +197,9 @@ class WireConnection(Connection):
         count = stmt.num_params
         if (count > 0 or count_available) and Capabilities.CLIENT_QUERY_ATTRIBUTES in self.capabilities:
             count = types.read_uint_len(r)
-        # read as latin1 (every byte one character, losslessly), then decoded in _param
-        params = packets._read_params(self.capabilities, CharacterSet.latin1, r, count,
-                                      stmt.param_buffers) if count else []
+        # read as latin1 (every byte one character, losslessly), then decoded in _param; dates too
+        params = temporal_params.read_params(self.capabilities, CharacterSet.latin1, r, count,
+                                             stmt.param_buffers) if count else []
         stmt.param_buffers = None
         if len(params) < stmt.num_params:
             raise MysqlError(f"statement needs {stmt.num_params} parameters, got {len(params)}",

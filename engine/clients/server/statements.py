@@ -46,9 +46,8 @@ class Statement:
 
 # SHOW forms the protocol layer owns: server state, not tables (the engine answers SHOW TABLES,
 # SHOW CREATE TABLE, SHOW COLUMNS, SHOW INDEX, SHOW WARNINGS...).
-PROBE_SHOW = {"DATABASES", "SCHEMAS", "VARIABLES", "STATUS", "SESSION", "GLOBAL", "COLLATION",
-              "CHARACTER", "CHARSET", "ENGINES", "PLUGINS", "PROCESSLIST", "ERRORS", "PRIVILEGES",
-              "GRANTS"}
+PROBE_SHOW = {"DATABASES", "SCHEMAS", "VARIABLES", "STATUS", "SESSION", "GLOBAL", "PROCESSLIST", "ERRORS",
+              "PRIVILEGES"}     # ENGINES, CHARSET, COLLATION, PLUGINS, GRANTS: the engine answers (issue 22)
 # Functions a connecting client asks about the session; answered with the server's values.
 PROBE_FUNCTIONS = {"DATABASE", "SCHEMA", "USER", "CURRENT_USER", "SESSION_USER", "SYSTEM_USER",
                    "CONNECTION_ID", "VERSION", "CURRENT_SCHEMA"}
@@ -121,12 +120,17 @@ def _show_route(tokens: list[Token]) -> Route:
     return Route.PROBE_FALLBACK
 
 
+def _user_variable(tokens: list[Token]) -> bool:
+    """``@x``: user variables live in the engine's session, the same in the shell, the DB-API and here."""
+    return any(t.token_type == TokenType.PARAMETER and t.text == "@" for t in tokens)
+
+
 def _select_route(tokens: list[Token]) -> Route:
-    return Route.PROBE if _is_probe_select(tokens) else Route.ENGINE
+    return Route.PROBE if _is_probe_select(tokens) and not _user_variable(tokens) else Route.ENGINE
 
 
 ROUTES = {
-    "SET": lambda tokens: Route.SET,
+    "SET": lambda tokens: Route.ENGINE if _user_variable(tokens) else Route.SET,
     "USE": lambda tokens: Route.USE,
     "SHOW": _show_route,
     "SELECT": _select_route,

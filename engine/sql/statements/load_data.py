@@ -18,7 +18,7 @@ from tesseradb.io import shards
 from tesseradb.io.formats import BadRow, Batch, batches, columns_for, convert, extension, pick
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.mysql import keys
+from tesseradb.sql.mysql import auto_value, keys
 from tesseradb.sql.statements.update_delete import delete_ids
 from tesseradb.sql.write import write_rows
 
@@ -116,7 +116,8 @@ def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, pro
                 doomed = keys.conflicts(db, table, [c.name for c in columns], rows, stmt.replace)
                 if doomed:
                     delete_ids(db, table, doomed)           # REPLACE: the rows the new ones repeat a key of
-                written += write_rows(db, table, columns, rows, replace=stmt.replace).rowcount
+                written += write_rows(db, table, columns, rows, replace=stmt.replace,
+                                      id_rule=auto_value.id_rule(db, table)).rowcount
             except UserError as exc:
                 raise _place(exc, path, batch, rows, columns) from None
     except BadRow as bad:
