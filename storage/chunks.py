@@ -301,8 +301,8 @@ class ColumnIndex:
         from .vectors import VectorIndex
         if not self.store.read_only:
             self._remove_stale_temps()
-        if not os.path.isfile(self.legacy_path):
-            return None
+        if os.path.islink(self.legacy_path) or not os.path.isfile(self.legacy_path):
+            return None             # never followed, never opened blocking: a FIFO, a folder, a link
         try:
             return VectorIndex.load(self.legacy_path)
         except (StorageError, OSError) as exc:
@@ -455,6 +455,6 @@ class ColumnIndex:
 def legacy_index_directory(path: str) -> str | None:
     """The ``<db>.tessera/`` folder release 0.2 kept index files in, when there is one to migrate."""
     if path == MEMORY or not path:
-        return None, None
+        return None
     directory = os.path.abspath(path) + ".tessera"
     return directory if os.path.isdir(directory) else None

@@ -1,9 +1,10 @@
-"""Opening never depends on the vector index caches (issue 21): whatever is in place of the
-``<db>.tessera`` folder or of an index file, connect() succeeds at once, searches are right, a
-warning says what happened, and CHECK TABLE reports the index the connection actually uses."""
+"""Opening never depends on the vector index caches (issues 21 and 28). The indexes are saved inside
+the database file; release 0.2 kept them in a ``<db>.tessera`` folder, which is read once to migrate.
+Whatever is in place of that folder or of one of its files — or of the saved index inside — connect()
+succeeds at once (no blocking open), searches are right, and CHECK TABLE reports the index the
+connection actually uses."""
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import threading
@@ -16,21 +17,25 @@ SCHEMA = "CREATE TABLE t (v float_vector knn_type='hnsw' knn_dims='2' hnsw_simil
 OTHER = "CREATE TABLE u (v float_vector knn_type='hnsw' knn_dims='2' hnsw_similarity='l2')"
 
 
-def _build(path: str) -> str:
+def _build_legacy(path: str, saved_indexes) -> dict[str, str]:
+    """A database as release 0.2 left it: its indexes only in <db>.tessera/<chunks>.faiss."""
     con = tesseradb.connect(path, autocommit=True)
     con.execute(SCHEMA)
     con.execute("INSERT INTO t (v) VALUES ((0, 1)), ((1, 0)), ((3, 3))")
     con.execute(OTHER)
     con.execute("INSERT INTO u (v) VALUES ((9, 9))")
+    folder = path + ".tessera"
+    os.mkdir(folder)
+    files = {}
     for table in ("t", "u"):
         con.execute(f"SELECT id FROM {table} WHERE knn(v, 1, (0, 1))").fetchall()
-    chunks = con.db.tables["t"].layout("v").chunks
+        idx = con.db.column_index(con.db.table(table), "v")
+        files[table] = os.path.join(folder, idx.name + ".faiss")
+        idx.index.save(files[table], f"{idx.max_id}:{len(idx.index)}:{idx.name}")
     con.close()
-    return os.path.join(path + ".tessera", chunks + ".faiss")
-
-
-def _other_file(path: str, mine: str) -> str:
-    return next(f for f in glob.glob(path + ".tessera/*.faiss") if f != mine)
+    for name in saved_indexes(path).names():
+        saved_indexes(path).delete(name)
+    return files
 
 
 def _folder_file(path, f):
@@ -54,41 +59,46 @@ def _folder_missing(path, f):
 
 
 def _file_dir(path, f):
-    os.remove(f)
-    os.mkdir(f)
-    open(os.path.join(f, "inside"), "w").close()
+    os.remove(f["t"])
+    os.mkdir(f["t"])
+    open(os.path.join(f["t"], "inside"), "w").close()
 
 
 def _file_fifo(path, f):
-    os.remove(f)
-    os.mkfifo(f)
+    os.remove(f["t"])
+    os.mkfifo(f["t"])
 
 
 def _file_symlink(path, f):
     elsewhere = os.path.join(os.path.dirname(path), "elsewhere.faiss")
-    shutil.move(f, elsewhere)
-    os.symlink(elsewhere, f)
+    shutil.move(f["t"], elsewhere)
+    os.symlink(elsewhere, f["t"])
 
 
 def _file_foreign(path, f):
-    shutil.copy(_other_file(path, f), f)
+    shutil.copy(f["u"], f["t"])
 
 
 def _file_garbage(path, f):
-    with open(f, "wb") as out:
+    with open(f["t"], "wb") as out:
         out.write(os.urandom(500))
 
 
+def _file_whole(path, f):
+    pass
+
+
 STATES = {
-    "folder missing": (_folder_missing, None),
-    "folder is a file": (_folder_file, "kept in memory"),
-    "folder is a FIFO": (_folder_fifo, "kept in memory"),
-    "folder is a dangling symlink": (_folder_dangling, "kept in memory"),
-    "index file is a directory": (_file_dir, "is a directory"),
-    "index file is a FIFO": (_file_fifo, "is a FIFO"),
-    "index file is a symlink elsewhere": (_file_symlink, "symbolic link"),
-    "index file is another table's": (_file_foreign, "another column"),
-    "index file is garbage": (_file_garbage, "unusable"),
+    "a whole 0.2 index file": _file_whole,
+    "folder missing": _folder_missing,
+    "folder is a file": _folder_file,
+    "folder is a FIFO": _folder_fifo,
+    "folder is a dangling symlink": _folder_dangling,
+    "index file is a directory": _file_dir,
+    "index file is a FIFO": _file_fifo,
+    "index file is a symlink elsewhere": _file_symlink,
+    "index file is another table's": _file_foreign,
+    "index file is garbage": _file_garbage,
 }
 
 
@@ -109,44 +119,30 @@ def _open_and_search(path: str) -> tuple[tesseradb.Connection, list]:
 
 
 @pytest.mark.parametrize("state", list(STATES))
-def test_any_cache_state_opens_and_searches_right(tmp_path, state):
+def test_any_state_of_a_0_2_cache_opens_searches_right_and_migrates(tmp_path, state, saved_indexes):
     path = str(tmp_path / "c.db")
-    f = _build(path)
-    damage, said = STATES[state]
-    damage(path, f)
+    files = _build_legacy(path, saved_indexes)
+    STATES[state](path, files)
     con, rows = _open_and_search(path)
     assert rows == [(1,), (2,), (3,)]
     check = con.execute("CHECK TABLE t").fetchall()
     assert check[-1][2:] == ("status", "OK"), check
-    if said is not None:
-        assert any(said in row[3] for row in check if row[2] == "note"), check
-    again = con.execute("CHECK TABLE t").fetchall()            # the same state, not "Corrupt" forever
-    assert again[-1][2:] == ("status", "OK")
     con.execute("INSERT INTO t (v) VALUES ((0, 2))")
     con.commit()
     assert len(con.execute("SELECT id FROM t WHERE knn(v, 10, (0, 1))").fetchall()) == 4
     con.close()
-    con, rows = _open_and_search(path)                         # and again after the rebuild
+    t_name = os.path.basename(files["t"])[:-len(".faiss")]
+    assert t_name in saved_indexes(path).names()              # saved inside the file now
+    con, rows = _open_and_search(path)                         # and again after the migration
     assert rows == [(1,), (4,), (2,)]
     assert con.execute("CHECK TABLE t").fetchall()[-1][2:] == ("status", "OK")
     con.close()
 
 
-def test_a_folder_that_cannot_be_used_is_a_warning_at_connect(tmp_path):
-    path = str(tmp_path / "w.db")
-    f = _build(path)
-    _folder_file(path, f)
-    con = tesseradb.connect(path)
-    assert any("cache folder" in w[2] and "in memory" in w[2] for w in con.warnings)
-    assert str(tmp_path) not in " ".join(w[2] for w in con.warnings)
-    con.close()
-    assert open(path + ".tessera").read() == "not a folder"      # what was there is left alone
-
-
-def test_a_symlinked_index_file_is_replaced_not_written_through(tmp_path):
+def test_a_symlinked_0_2_index_file_is_never_written_through(tmp_path, saved_indexes):
     path = str(tmp_path / "s.db")
-    f = _build(path)
-    _file_symlink(path, f)
+    files = _build_legacy(path, saved_indexes)
+    _file_symlink(path, files)
     elsewhere = os.path.join(str(tmp_path), "elsewhere.faiss")
     before = open(elsewhere, "rb").read()
     con, _ = _open_and_search(path)
@@ -154,18 +150,45 @@ def test_a_symlinked_index_file_is_replaced_not_written_through(tmp_path):
     con.commit()
     con.close()
     assert open(elsewhere, "rb").read() == before
-    assert not os.path.islink(f) and os.path.isfile(f)
 
 
-def test_check_table_notes_a_file_damaged_while_the_connection_uses_its_index(tmp_path):
-    path = str(tmp_path / "d.db")
-    f = _build(path)
-    con, _ = _open_and_search(path)             # loaded from the file: whole
-    _file_garbage(path, f)
+def test_another_columns_saved_index_is_refused(tmp_path, saved_indexes):
+    path = str(tmp_path / "f.db")
+    con = tesseradb.connect(path, autocommit=True)
+    con.execute(SCHEMA)
+    con.execute("INSERT INTO t (v) VALUES ((0, 1)), ((1, 0)), ((3, 3))")
+    con.execute(OTHER)
+    con.execute("INSERT INTO u (v) VALUES ((9, 9))")
+    names = {}
+    for table in ("t", "u"):
+        con.execute(f"SELECT id FROM {table} WHERE knn(v, 1, (0, 1))").fetchall()
+        names[table] = con.db.column_index(con.db.table(table), "v").name
+    con.close()
+    saved = saved_indexes(path)
+    saved.write(names["t"], saved.read(names["u"]))
+    con, rows = _open_and_search(path)
+    assert rows == [(1,), (2,), (3,)]
     check = con.execute("CHECK TABLE t").fetchall()
     assert check[-1][2:] == ("status", "OK")
-    assert any("on disk is unusable" in row[3] for row in check), check
-    con.close()                                 # rewrites it
+    assert any("another column" in row[3] for row in check if row[2] == "note"), check
+    con.close()
+
+
+def test_check_table_notes_a_saved_index_damaged_while_the_connection_uses_its_index(tmp_path, saved_indexes):
+    path = str(tmp_path / "d.db")
+    con = tesseradb.connect(path, autocommit=True)
+    con.execute(SCHEMA)
+    con.execute("INSERT INTO t (v) VALUES ((0, 1)), ((1, 0)), ((3, 3))")
+    con.execute("SELECT id FROM t WHERE knn(v, 1, (0, 1))").fetchall()
+    con.close()
+    con, _ = _open_and_search(path)             # loaded from the file: whole
+    saved = saved_indexes(path)
+    (name,) = saved.names()
+    saved.write(name, os.urandom(500))
+    check = con.execute("CHECK TABLE t").fetchall()
+    assert check[-1][2:] == ("status", "OK")
+    assert any("saved index is unusable" in row[3] for row in check), check
+    con.close()                                 # saves it again
     con, rows = _open_and_search(path)
     assert [r for r in con.execute("CHECK TABLE t").fetchall() if r[2] == "note"] == []
     con.close()
