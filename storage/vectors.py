@@ -38,7 +38,9 @@ EF_FLOOR = 48  # smallest efSearch used
 EF_PER_CHUNK = 2  # efSearch >= this many times the chunks asked for
 EF_MAX = 1 << 16
 RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 rescoring
-OVERSAMPLING = 3.0  # quantized indexes: candidate documents = k * this (Manticore's default)
+# Quantized indexes: candidate documents = k * this. 8bit keeps Manticore's 3.0; 1-bit codes rank too
+# coarsely for that (recall@10 0.75 at 100k, 0.44 at 1M): 10 gave 0.995 at 100k (bench_quantize_index.py).
+OVERSAMPLING = {"none": 1.0, "8bit": 3.0, "1bit": 10.0, "1bitsimple": 10.0}
 
 #: ``source(chunk_ids) -> (chunk ids found, their float32 vectors)``: where a quantized index reads
 #: the exact vectors of its rescoring candidates (SQLite, through storage.chunks).
@@ -258,7 +260,7 @@ class VectorIndex:
         plan.want_docs, plan.want = docs, min(k, docs)
         # Oversampling widens the candidate documents: by default only on quantized codes (float32
         # distances are exact already), as asked on any index (Manticore's meaning).
-        default = OVERSAMPLING if self.quantization != "none" else 1.0
+        default = OVERSAMPLING.get(self.quantization, 3.0)
         plan.oversampling = float(oversampling) if oversampling is not None else default
         plan.shortlist = min(docs, math.ceil(plan.want * plan.oversampling))
         chunks_per_doc = plan.n_candidates / docs if docs else 1.0

@@ -32,7 +32,7 @@ MANTICORE_MAX_MATCHES = 1000
 class KnnOptions:
     ef: int | None = None              # HNSW search breadth; None = the index default
     rescore: bool = True               # with quantization: recompute distances from float32 vectors
-    oversampling: float | None = None  # candidates = k * oversampling; None: 3.0 on quantized columns
+    oversampling: float | None = None  # candidates = k * oversampling; None: 3.0 on 8bit columns, 10.0 on 1bit
                                        # (Manticore's default), 1.0 on float32 ones (their distances are exact)
     prefilter: bool = True             # apply WHERE before choosing the k nearest (else after)
     fullscan: bool = False             # exact search over every (allowed) vector, no HNSW
