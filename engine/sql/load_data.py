@@ -4,8 +4,6 @@ one write path (``tesseradb.sql.write``), which embeds model-backed columns batc
 The executor runs the whole statement in one transaction, so a bad row anywhere loads nothing."""
 from __future__ import annotations
 
-import glob
-import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,9 +14,10 @@ from tesseradb import errors
 from tesseradb.catalog.tables import Column
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
-from tesseradb.io import shards
+from tesseradb.io import globs, shards
 from tesseradb.io.formats import BadRow, Batch, batches, columns_for, convert, extension, pick
 from tesseradb.results import Result
+from tesseradb.sql import load_documents, sync
 from tesseradb.sql.database import Database
 from tesseradb.sql.write import write_rows
 
@@ -75,6 +74,13 @@ def _same_id(value: Any, wanted: int) -> bool:
 
 def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``, inside the statement's transaction."""
+    stmt = load_documents.bind_path(stmt, params)
+    if load_documents.is_document_load(stmt):         # markdown, text, HTML, PDF: one row per file
+        handler = sync.sync if stmt.sync else load_documents.load
+        return handler(db, stmt, _files, _Progress)
+    if stmt.sync:
+        raise UserError("LOAD DATA ... SYNC loads document files (.md, .markdown, .txt, .html, .htm, .pdf)",
+                        errors.NotSupportedError)
     ext = extension(stmt.path, "LOAD DATA")
     table = db.table(stmt.table)
     paths = _files(stmt.path)
@@ -91,10 +97,13 @@ def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     return Result(rowcount=written)
 
 
-def _files(pattern: str) -> list[str]:
-    """The file named, or every file a glob pattern ('shards/*.parquet') matches, in name order."""
-    paths = sorted(p for p in glob.glob(pattern) if os.path.isfile(p)) if glob.has_magic(pattern) else [pattern]
-    if not paths or not os.path.isfile(paths[0]):
+def _files(pattern: str, missing_ok: bool = False) -> list[str]:
+    """The file named, or every file a glob pattern ('shards/*.parquet', 'docs/**/*.md') matches, in
+    name order: the one place LOAD DATA turns its path into files (data files and documents alike)."""
+    paths = globs.expand(pattern)
+    if not paths and missing_ok:
+        return paths
+    if not paths:
         raise errors.OperationalError(f"File '{pattern}' not found (Errcode: 2 - No such file or directory)",
                                       errno=29)
     return paths

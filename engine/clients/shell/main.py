@@ -52,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["embed"]:           # tessera embed SOURCE OUTPUT [options]: Ray ingest into shards
         from tesseradb.clients.shell.embed_command import main as embed_main
         return embed_main(argv[1:])
+    if argv[:1] == ["index"]:           # tessera index DB DIR [--watch]: a folder of documents, kept in sync
+        from tesseradb.clients.shell.index_cmd import main as index_main
+        return index_main(argv[1:])
     if argv[:1] == ["serve"]:           # tessera serve DB [options]: the MySQL-protocol server
         from tesseradb.clients.server.cli import main as serve_main
         return serve_main(argv[1:])
