@@ -64,7 +64,7 @@ def sync(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Calla
     state.counts["skipped"] = writer.skipped
     db.warn(f"LOAD DATA SYNC '{stmt.path}': " + ", ".join(f"{v} {k}" for k, v in state.counts.items()),
             code=1000, level="Note")
-    return Result(rowcount=writer.written + len(gone))
+    return Result(rowcount=sum(state.counts[k] for k in ("added", "changed", "removed")))
 
 
 def _changed_document(db: Database, stmt: ast.LoadData, pattern: globs.Pattern, file: str, rel: str,
