@@ -76,12 +76,13 @@ def test_edits_deletions_renames_and_additions(con, folder):
     (folder / "new.md").write_text("# New page\n\nFresh text about queues.\n")
     assert sync(cur, folder / "**" / "*") == 5      # 1 changed, 2 added, 2 removed
     assert summary(con) == "2 added, 1 changed, 0 unchanged, 2 removed, 0 skipped"
+    reuse = [m for _, _, m in con.warnings if "reused stored vectors" in m]
     assert paths(cur) == ["backups.md", "new.md", "ops/certificates.md"]
     assert cur.execute("SELECT id, body FROM d WHERE path = 'backups.md'").fetchone() == \
         (ids["backups.md"], "Backups run nightly. Snapshots are kept for a week.\nMonthly snapshots go to "
                             "cold storage.\n")
-    reuse = [m for _, _, m in con.warnings if "reused stored vectors" in m]
-    assert reuse and "embedded" in reuse[0]          # the renamed page's and the old sentences' vectors reused
+    # the renamed page's chunk is reused; the edited page's new text and the new page are embedded
+    assert reuse == ["column 'chunks': 1 of 3 chunks reused stored vectors (same model, same text); 2 embedded"]
     assert cur.execute("SELECT path FROM d WHERE knn(chunks, 1, 'rotate the certificate')").fetchall() == \
         [("ops/certificates.md",)]
 

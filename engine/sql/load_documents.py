@@ -143,10 +143,8 @@ class Writer:
         if self.progress is not None:
             self.progress.batch(done)
         pending, self.pending, self.pending_bytes = self.pending, [], 0
-        for replace in (True, False):           # changed rows keep their id; new rows get one
-            part = [(d, i) for d, i in pending if (i is not None) == replace]
-            if part:
-                self.written += self._write(part, replace or self.stmt.replace)
+        changed = any(row_id is not None for _, row_id in pending)     # SYNC: a changed file keeps its id
+        self.written += self._write(pending, self.stmt.replace or changed)
         if self.on_written is not None:
             self.on_written(pending)
 
