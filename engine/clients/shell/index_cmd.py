@@ -83,7 +83,7 @@ def main(argv: list[str]) -> int:
             indexer.run(indexer.sync)          # a failed sync changed nothing; the next change retries
         return 0
     except KeyboardInterrupt:
-        return 0
+        return 130 if indexer.interrupted else 0
     finally:
         indexer.close()
         con.close()
@@ -99,6 +99,7 @@ class Indexer:
         self.con, self.table, self.pattern = con, table, pattern
         self.out, self.err, self.progress = out, err, progress
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-index")
+        self.interrupted = False
 
     def run(self, step) -> bool:
         """Run one step on the worker; Ctrl-C interrupts it (rolled back) and stops the command."""
@@ -107,12 +108,10 @@ class Indexer:
             return future.result()
         except KeyboardInterrupt:
             self.con.interrupt()
-            try:
-                future.result()
-            except tesseradb.Error:
-                pass
+            self.interrupted = not future.result()      # the step reports the error it ended with
             self.progress.finish()
-            self.err.write("^C -- sync interrupted and rolled back; the table is as the last sync left it\n")
+            self.err.write("^C -- sync interrupted and rolled back; the table is as the last sync left it\n"
+                           if self.interrupted else "^C -- the sync had finished; stopping\n")
             raise
 
     def ensure_table(self) -> bool:
@@ -140,10 +139,13 @@ class Indexer:
             self.err.write(f"{exc}\n")
             return False
         self.progress.finish()
+        summary = ""
         for level, code, message in self.con.warnings:
-            stream = self.out if level == "Note" else self.err
-            stream.write(f"{level} ({code}): {message}\n")
-        self.out.write(f"synced in {time.perf_counter() - started:.1f} s\n")
+            if message.startswith("LOAD DATA SYNC"):
+                summary = message.split(": ", 1)[1]
+            elif level == "Warning":                  # files skipped, with the reason
+                self.err.write(f"{level} ({code}): {message}\n")
+        self.out.write(f"{self.table}: {summary} ({time.perf_counter() - started:.1f} s)\n")
         self.out.flush()
         self.err.flush()
         return True
