@@ -17,6 +17,7 @@ import report_hybrid  # noqa: E402
 import report_int8  # noqa: E402
 import report_speed  # noqa: E402
 import report_chunk_reuse  # noqa: E402
+import report_sync  # noqa: E402
 
 DOCS = common.REPO / "docs"
 PAGE = DOCS / "benchmarks.md"
@@ -414,6 +415,7 @@ def main() -> None:
     lines += report_int8.section()
     lines += report_hybrid.section(common.load_result("hybrid")) + [""]
     lines += engine_notes(ingest, query)
+    lines += [""] + report_sync.section()
     PAGE.write_text("\n".join(lines).rstrip() + "\n")
     print(f"wrote {PAGE}" + (f" and {CHART}" if CHART.exists() else ""))
 
