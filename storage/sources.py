@@ -1,7 +1,7 @@
 """Where synced rows came from: for each row that ``LOAD DATA ... SYNC`` wrote, the folder it was
 loaded from (the glob's prefix, resolved), its path under it, and the file's sha256, modification
 time and size. The engine's own bookkeeping, beside the user's columns, written and rolled back in
-the statement's transaction (``tesseradb.sql.sync`` reads and writes it)."""
+the statement's transaction (``tesseradb.sql.statements.sync`` reads and writes it)."""
 from __future__ import annotations
 
 import json

@@ -5,7 +5,7 @@ Each file gives the fields ``path`` (relative to the glob's prefix), ``title``, 
 and PyYAML's safe loader). Markdown headings come from markdown-it-py, HTML becomes markdown with
 markdownify over a BeautifulSoup tree (scripts and styles dropped), PDF is read by pypdf (the
 optional ``pdf`` extra). A file that cannot be read or decoded raises ``Unreadable`` with the reason;
-the loader skips it with a Warning (``tesseradb.sql.load_documents``)."""
+the loader skips it with a Warning (``tesseradb.sql.statements.load_documents``)."""
 from __future__ import annotations
 
 import codecs
@@ -20,7 +20,7 @@ from typing import Any
 from tesseradb import errors
 
 # the reader of each document extension; a .txt file is a document unless the statement has
-# FIELDS or LINES clauses (tesseradb.sql.load_documents.is_document_load)
+# FIELDS or LINES clauses (tesseradb.sql.statements.load_documents.is_document_load)
 KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html", ".htm": "html",
          ".pdf": "pdf"}
 FILE_FIELDS = ("path", "title", "body", "modified", "size", "sha256")

@@ -17,7 +17,7 @@ from tesseradb.grammar import ast
 from tesseradb.io import globs, shards
 from tesseradb.io.formats import BadRow, Batch, batches, columns_for, convert, extension, pick
 from tesseradb.results import Result
-from tesseradb.sql import load_documents, sync
+from tesseradb.sql.statements import load_documents, sync
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql import keys
 from tesseradb.sql.statements.update_delete import delete_ids

@@ -3,7 +3,7 @@ PDF; ``tesseradb.io.documents`` reads them). The file's fields and its front mat
 columns of the same name, the other keys go to a ``json`` column named ``meta``, and whatever has
 no column is named in one Note. Rows go through the one write path (``tesseradb.sql.write``), in
 batches, so model columns are embedded batched (and chunk texts seen before are reused).
-``... SYNC INTO TABLE`` is ``tesseradb.sql.sync``."""
+``... SYNC INTO TABLE`` is ``tesseradb.sql.statements.sync``."""
 from __future__ import annotations
 
 import dataclasses
@@ -67,7 +67,7 @@ def document_files(stmt: ast.LoadData, files_of: FilesOf, missing_ok: bool = Fal
 
 
 def load(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Callable) -> Result:
-    """Plain LOAD DATA of documents (SYNC goes to ``tesseradb.sql.sync``)."""
+    """Plain LOAD DATA of documents (SYNC goes to ``tesseradb.sql.statements.sync``)."""
     table = db.table(stmt.table)
     pattern = globs.split(stmt.path)
     files = document_files(stmt, files_of)

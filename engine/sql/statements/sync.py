@@ -18,9 +18,9 @@ from tesseradb.grammar import ast
 from tesseradb.io import documents, globs
 from tesseradb.io.documents import Document
 from tesseradb.results import Result
-from tesseradb.sql import load_documents
 from tesseradb.sql.database import Database
-from tesseradb.sql.load_documents import FilesOf, Writer
+from tesseradb.sql.statements import load_documents
+from tesseradb.sql.statements.load_documents import FilesOf, Writer
 from tesseradb.storage import sources
 from tesseradb.storage.catalog import quote
 from tesseradb.storage.sources import Source
