@@ -129,10 +129,11 @@ class Transaction:
 
 @dataclass(frozen=True)
 class LoadData:
-    path: str
+    path: Any                      # the file or glob; a Placeholder for INFILE ?
     table: str
     columns: tuple[str, ...] = ()
     replace: bool = False
+    sync: bool = False             # LOAD DATA ... SYNC INTO TABLE (docs/load_data.md#sync)
 
 
 @dataclass(frozen=True)

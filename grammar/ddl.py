@@ -218,10 +218,11 @@ class _ToAst(SessionRules, MysqlDdlRules, Transformer):
 
     def load_data(self, items):
         replace = any(isinstance(i, Token) and i.type == "REPLACE_KW" for i in items)
+        sync = any(isinstance(i, Token) and i.type == "SYNC_KW" for i in items)
         items = [i for i in items if not isinstance(i, Token) or i.type == "STRING"]
-        path = _unquote_string(str(items[0]))
+        path = items[0] if isinstance(items[0], ast.Placeholder) else _unquote_string(str(items[0]))
         columns = items[2] if len(items) > 2 else ()
-        return ast.LoadData(path=path, table=items[1], columns=columns, replace=replace)
+        return ast.LoadData(path=path, table=items[1], columns=columns, replace=replace, sync=sync)
 
     # -- chunks: SHOW CHUNKS, CALL CHUNKS, ALTER TABLE ... MODIFY COLUMN -----------------------------
     def show_chunks(self, items):

@@ -184,3 +184,12 @@ def test_placeholders_survive_parsing():
 def test_mysql_functions_become_sqlite():
     sql = grammar.parse("SELECT CONCAT(a, b), IF(a, 1, 2) FROM t").expr.sql(dialect="sqlite")
     assert "||" in sql and "IIF(" in sql.upper() or "CASE" in sql.upper()
+
+
+# -- LOAD DATA ... SYNC, INFILE ? -----------------------------------------------------------------
+def test_load_data_sync_and_a_bound_path():
+    assert grammar.parse("LOAD DATA LOCAL INFILE 'vault/**/*' SYNC INTO TABLE notes (path, body)") == \
+        ast.LoadData(path="vault/**/*", table="notes", columns=("path", "body"), sync=True)
+    assert grammar.parse("load data infile ? into table t") == ast.LoadData(path=ast.Placeholder(0), table="t")
+    with pytest.raises(grammar.GrammarError):
+        grammar.parse("LOAD DATA INFILE 'a.md' REPLACE SYNC INTO TABLE t")

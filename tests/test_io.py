@@ -242,9 +242,9 @@ def test_missing_file_unknown_type_and_unknown_table(con, tmp_path):
     with pytest.raises(tesseradb.OperationalError) as info:
         load(cur, tmp_path / "none.csv", "t")
     assert info.value.errno == 29 and "not found" in info.value.msg
-    (tmp_path / "x.txt").write_text("a\n")
-    with pytest.raises(tesseradb.NotSupportedError, match=r"unsupported file type '\.txt'"):
-        load(cur, tmp_path / "x.txt", "t")
+    (tmp_path / "x.xml").write_text("<a/>\n")
+    with pytest.raises(tesseradb.NotSupportedError, match=r"unsupported file type '\.xml'.*or documents"):
+        load(cur, tmp_path / "x.xml", "t")
     with pytest.raises(tesseradb.ProgrammingError, match="table 'nope' does not exist"):
         load(cur, tmp_path / "none.csv", "nope")
 

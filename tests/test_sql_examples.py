@@ -19,6 +19,10 @@ EXPECT = {
                        r"\|\s+1 \| Backup runbook\s+\|\s+2 \|"],
     "chunking_demo.sql": [r"max_chunks=2 merged the overflow", r"\|\s+1 \| Running the database \|\s+3 \|"],
     "load_export.sql": [r"\|\s+2 \| Restoring a snapshot", r"\| Lunch\s+\| Fridays at noon\s+\|"],
+    "documents.sql": [r"4 added, 0 changed, 0 unchanged, 0 removed, 0 skipped",
+                      r"\| runbooks/backups\.md\s+\| Backups\s+\| \[\"ops\", \"storage\"\] \| \{\"owner\": \"infra\"",
+                      r"\| path\s+\| knn_dist\(\) \|\n\+-+\+-+\+\n\| runbooks/certificates\.md",
+                      r"0 added, 0 changed, 4 unchanged, 0 removed, 0 skipped"],
 }
 
 

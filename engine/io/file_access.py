@@ -26,6 +26,7 @@ import stat
 from dataclasses import dataclass
 
 from tesseradb import errors
+from tesseradb.io import globs
 
 def _refused(why: str) -> errors.Error:
     return errors.OperationalError(f"The server is running with the --secure-file-priv option so it "
@@ -72,17 +73,21 @@ class FileAccess:
         return full
 
     # -- reading -----------------------------------------------------------------------------
-    def expand(self, pattern: str) -> list[str]:
-        """The file named, or every regular file a glob pattern ('shards/*.parquet') matches, in name
-        order; refused or "not found" as the rule says."""
+    def expand(self, pattern: str, missing_ok: bool = False) -> list[str]:
+        """The file named, or every regular file a glob pattern ('shards/*.parquet', 'docs/**/*.md')
+        matches, in name order; refused or "not found" (``missing_ok``: []) as the rule says."""
         if not self.confined:
-            return _expand(pattern)
+            return _expand(pattern, missing_ok=missing_ok)
         self._check_enabled()
-        if not glob.has_magic(pattern):
+        if not glob.has_magic(pattern) and not missing_ok:
             return [self._existing(self._inside(pattern), pattern)]
         self._inside(_fixed_prefix(pattern) or ".")      # the folder part may not leave the directory
-        matches = _expand(os.path.join(self.root, pattern), shown=pattern)
+        matches = _expand(os.path.join(self.root, pattern), shown=pattern, missing_ok=missing_ok)
         return [self._inside(p) for p in matches]
+
+    def located(self, pattern: str) -> str:
+        """Where the files of ``pattern`` are looked for: inside the directory when confined."""
+        return os.path.join(self.root, pattern) if self.confined else pattern
 
     def _existing(self, full: str, pattern: str) -> str:
         if not _regular(full):
@@ -127,13 +132,10 @@ def _fixed_prefix(pattern: str) -> str:
     return "/".join(fixed) if fixed or not pattern.startswith("/") else "/"
 
 
-def _expand(pattern: str, shown: str | None = None) -> list[str]:
-    if not glob.has_magic(pattern):
-        if not _regular(pattern):
-            raise not_found(shown or pattern)
-        return [pattern]
-    paths = sorted(p for p in glob.glob(pattern) if _regular(p))
-    if not paths:
+def _expand(pattern: str, shown: str | None = None, missing_ok: bool = False) -> list[str]:
+    """``globs.expand`` (``**`` recursive, never re-entering a folder it is inside), regular files only."""
+    paths = [p for p in globs.expand(pattern) if _regular(p)]
+    if not paths and not missing_ok:
         raise not_found(shown or pattern)
     return paths
 

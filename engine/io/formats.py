@@ -25,12 +25,15 @@ BATCH_BYTES = 4 << 20           # ... or fewer, once their text passes this many
 CSV_BLOCK = 1 << 20             # bytes pyarrow's CSV reader parses at a time
 NULL_MARK = "\\N"               # NULL in .tsv (as mysql writes it) and, besides an empty field, in .csv
 
+DOCUMENTS_TOO = {"LOAD DATA": ", or documents: .md, .markdown, .txt, .html, .htm, .pdf"}
+
+
 def extension(path: str, verb: str) -> str:
     ext = os.path.splitext(path)[1].lower()
     if ext not in (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet"):
         shown = ext or "(none)"
         raise errors.NotSupportedError(f"{verb}: unsupported file type '{shown}' of '{path}'; "
-                                       "use .csv, .tsv, .jsonl or .parquet")
+                                       "use .csv, .tsv, .jsonl or .parquet" + DOCUMENTS_TOO.get(verb, ""))
     return ".jsonl" if ext == ".ndjson" else ext
 
 

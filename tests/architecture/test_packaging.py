@@ -35,7 +35,8 @@ def test_every_folder_with_an_init_is_an_installed_package():
 
 # Modules that import an optional extra's packages (inside functions only, with an error that names
 # the extra when it is missing), and that extra.
-OPTIONAL_EXTRAS = {"tesseradb.io.distributed": "ray",
+OPTIONAL_EXTRAS = {"tesseradb.io.distributed": "ray", "tesseradb.io.documents": "pdf",
+                   "tesseradb.clients.shell.index_cmd": "watch",
                    # tessera mcp: cli.py imports these modules inside main(), naming the extra when missing
                    "tesseradb.clients.mcp.run": "mcp", "tesseradb.clients.mcp.server": "mcp",
                    "tesseradb.clients.mcp.web": "mcp"}

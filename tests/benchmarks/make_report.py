@@ -19,6 +19,7 @@ import report_int8  # noqa: E402
 import report_speed  # noqa: E402
 import report_chunk_reuse  # noqa: E402
 import report_markdown  # noqa: E402
+import report_sync  # noqa: E402
 import report_mcp  # noqa: E402
 
 DOCS = common.REPO / "docs"
@@ -422,6 +423,7 @@ def main() -> None:
     lines += report_markdown.section()
     lines += report_mcp.section()
     lines += engine_notes(ingest, query)
+    lines += [""] + report_sync.section()
     PAGE.write_text("\n".join(lines).rstrip() + "\n")
     print(f"wrote {PAGE}" + (f" and {CHART}" if CHART.exists() else ""))
 

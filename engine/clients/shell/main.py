@@ -74,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["embed"]:           # tessera embed SOURCE OUTPUT [options]: Ray ingest into shards
         from tesseradb.clients.shell.embed_command import main as embed_main
         return embed_main(argv[1:])
+    if argv[:1] == ["index"]:           # tessera index DB DIR [--watch]: a folder of documents, kept in sync
+        from tesseradb.clients.shell.index_cmd import main as index_main
+        return index_main(argv[1:])
     if argv[:1] == ["backup"]:          # tessera backup DB DEST: BACKUP TO, from the command line
         from tesseradb.clients.shell.backup_command import main as backup_main
         return backup_main(argv[1:])

@@ -5,7 +5,7 @@ import secrets
 from collections.abc import Sequence
 
 from tesseradb.grammar import ast
-from tesseradb.storage import catalog
+from tesseradb.storage import catalog, sources
 from tesseradb.storage.catalog import INTERNAL_PREFIXES, quote
 from tesseradb.storage.chunks import create_chunk_table, drop_chunk_table, install_pending_triggers
 
@@ -132,6 +132,7 @@ def drop_table(db: Database, stmt: ast.DropTable, params=None) -> Result:
         fulltext.drop_all(db.store, table)
         db.store.execute(f"DROP TABLE {quote(table.name)}")
         catalog.delete(db.store, table.name)
+        sources.forget_table(db.store, table.name)      # LOAD DATA ... SYNC's bookkeeping of its rows
     return Result(rowcount=0)
 
 

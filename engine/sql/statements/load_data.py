@@ -4,6 +4,8 @@ one write path (``tesseradb.sql.write``), which embeds model-backed columns batc
 The executor runs the whole statement in one transaction, so a bad row anywhere loads nothing."""
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,6 +19,7 @@ from tesseradb.grammar import ast
 from tesseradb.io import shards
 from tesseradb.io.formats import BadRow, Batch, batches, columns_for, convert, extension, pick
 from tesseradb.results import Result
+from tesseradb.sql.statements import load_documents, sync
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql import auto_value, keys
 from tesseradb.sql.statements.update_delete import delete_ids
@@ -75,6 +78,14 @@ def _same_id(value: Any, wanted: int) -> bool:
 
 def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``, inside the statement's transaction."""
+    stmt = load_documents.bind_path(stmt, params)
+    if load_documents.is_document_load(stmt):         # markdown, text, HTML, PDF: one row per file
+        handler = sync.sync if stmt.sync else load_documents.load
+        stmt = dataclasses.replace(stmt, path=db.file_access.located(stmt.path))
+        return handler(db, stmt, db.file_access.expand, _Progress)
+    if stmt.sync:
+        raise UserError("LOAD DATA ... SYNC loads document files (.md, .markdown, .txt, .html, .htm, .pdf)",
+                        errors.NotSupportedError)
     ext = extension(stmt.path, "LOAD DATA")
     table = db.table(stmt.table)
     paths = db.file_access.expand(stmt.path)      # the one expansion: secure_file_priv (io/file_access.py)

@@ -1,0 +1,236 @@
+"""Reading document files for LOAD DATA: markdown, text, HTML and PDF, one row per file.
+
+Each file gives the fields ``path`` (relative to the glob's prefix), ``title``, ``body``, ``modified``,
+``size``, ``sha256`` and its front matter keys (YAML between ``---`` lines, read by python-frontmatter
+and PyYAML's safe loader). Markdown headings come from markdown-it-py, HTML becomes markdown with
+markdownify over a BeautifulSoup tree (scripts and styles dropped), PDF is read by pypdf (the
+optional ``pdf`` extra). A file that cannot be read or decoded raises ``Unreadable`` with the reason;
+the loader skips it with a Warning (``tesseradb.sql.statements.load_documents``)."""
+from __future__ import annotations
+
+import codecs
+import datetime
+import hashlib
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tesseradb import errors
+
+# the reader of each document extension; a .txt file is a document unless the statement has
+# FIELDS or LINES clauses (tesseradb.sql.statements.load_documents.is_document_load)
+KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "html", ".htm": "html",
+         ".pdf": "pdf"}
+FILE_FIELDS = ("path", "title", "body", "modified", "size", "sha256")
+PDF_EXTRA = "reading PDF files needs pypdf: pip install 'tesseradb[pdf]'"
+TITLE_SCAN = 1 << 20            # the first heading is looked for in the first megabyte of markdown
+READ_TRIES = 3                  # a file that changes while it is read is read again, this many times
+
+
+class Unreadable(Exception):
+    """A file that is skipped: the message is the reason."""
+
+
+@dataclass
+class Document:
+    path: str                   # relative to the pattern's prefix, '/'-separated
+    file: str                   # the file as the glob found it
+    title: str
+    body: str
+    modified: str               # 'YYYY-MM-DD HH:MM:SS' UTC, the file's modification time
+    size: int
+    sha256: str
+    front: dict[str, Any] = field(default_factory=dict)     # front matter, as JSON values
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A file's bytes, read whole while its size and modification time stayed the same."""
+    data: bytes
+    sha256: str
+    mtime_ns: int
+    size: int
+
+
+def kind_of(path: str) -> str | None:
+    return KINDS.get(os.path.splitext(path)[1].lower())
+
+
+def snapshot(path: str) -> Snapshot:
+    """Read the file whole; a file changed during the read is read again (``Unreadable`` if it keeps
+    changing), so the hash and the stored text always come from the same bytes."""
+    for _ in range(READ_TRIES):
+        try:
+            with open(path, "rb") as f:
+                before = os.fstat(f.fileno())
+                data = f.read()
+                after = os.fstat(f.fileno())
+        except OSError as exc:
+            raise Unreadable(f"cannot read the file: {exc.strerror or exc}") from None
+        if (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size) == \
+                (after.st_mtime_ns, len(data)):
+            return Snapshot(data, hashlib.sha256(data).hexdigest(), after.st_mtime_ns, len(data))
+    raise Unreadable("the file kept changing while it was read")
+
+
+def parse(path: str, relative: str, snap: Snapshot) -> Document:
+    """The document of one file (``Unreadable`` when it cannot be decoded)."""
+    kind = kind_of(path) or "text"
+    title, body, front = READERS[kind](snap.data)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    modified = datetime.datetime.fromtimestamp(snap.mtime_ns / 1e9, datetime.timezone.utc)
+    return Document(relative, path, title or stem, body, modified.strftime("%Y-%m-%d %H:%M:%S"),
+                    snap.size, snap.sha256, front)
+
+
+# -- text and front matter ---------------------------------------------------------------------------
+def decode(data: bytes) -> str:
+    """UTF-8 (a BOM is dropped; UTF-16 with a BOM is read too), line ends made ``\\n``."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise Unreadable(f"not valid UTF-16 text: {exc.reason} at byte {exc.start}") from None
+    else:
+        if b"\0" in data:
+            raise Unreadable("a binary file (it contains NUL bytes), not text")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise Unreadable(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+                             "cannot be decoded") from None
+    if "\0" in text:
+        raise Unreadable("a binary file (it contains NUL characters), not text")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """(front matter as JSON values, the text after it). No front matter: ({}, text)."""
+    import yaml
+    from frontmatter.default_handlers import YAMLHandler
+    handler = YAMLHandler()
+    if not handler.detect(text):
+        return {}, text
+    try:
+        raw, content = handler.split(text)
+        meta = handler.load(raw)
+    except ValueError:
+        return {}, text                     # an opening '---' with no closing one: a thematic break
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        at = f" (line {where.line + 2})" if where is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise Unreadable(f"its front matter is not valid YAML{at}: {problem}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise Unreadable(f"its front matter is a YAML {type(meta).__name__}, not a mapping of keys to values")
+    return {str(k): json_value(v) for k, v in meta.items()}, content.lstrip("\n")
+
+
+def json_value(value: Any) -> Any:
+    """A YAML value as JSON lines would give it: dates as text, nested values kept."""
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.strftime("%Y-%m-%d %H:%M:%S") if not value.microsecond else value.isoformat(sep=" ")
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [json_value(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def _front_title(front: dict[str, Any]) -> str | None:
+    title = front.get("title")
+    if isinstance(title, (str, int, float)) and not isinstance(title, bool) and str(title).strip():
+        return str(title).strip()
+    return None
+
+
+# -- the readers ------------------------------------------------------------------------------------------
+def read_markdown(data: bytes) -> tuple[str | None, str, dict[str, Any]]:
+    front, body = split_front_matter(decode(data))
+    return _front_title(front) or first_heading(body), body, front
+
+
+def read_text(data: bytes) -> tuple[str | None, str, dict[str, Any]]:
+    front, body = split_front_matter(decode(data))
+    return _front_title(front), body, front
+
+
+def first_heading(markdown: str) -> str | None:
+    """The text of the first ATX or setext heading (markdown-it-py's CommonMark parser)."""
+    from markdown_it import MarkdownIt
+    scan = markdown if len(markdown) <= TITLE_SCAN else markdown[:markdown.rfind("\n", 0, TITLE_SCAN) + 1]
+    tokens = MarkdownIt("commonmark").parse(scan)
+    for n, token in enumerate(tokens[:-1]):
+        if token.type == "heading_open":
+            inline = tokens[n + 1]
+            text = "".join(c.content for c in inline.children or () if c.type in ("text", "code_inline"))
+            if text.strip():
+                return text.strip()
+    return None
+
+
+_DROPPED_TAGS = ("script", "style", "noscript", "template", "head", "svg", "iframe", "object")
+
+
+def read_html(data: bytes) -> tuple[str | None, str, dict[str, Any]]:
+    """Readable text with headings as markdown headings (markdownify); the title is <title>, else
+    the first heading."""
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+    soup = BeautifulSoup(decode(data), "html.parser")
+    title_tag = soup.find("title")
+    title = title_tag.get_text(" ", strip=True) if title_tag is not None else ""
+    for tag in soup.find_all(_DROPPED_TAGS):
+        tag.decompose()
+    if not title:
+        heading = soup.find(re.compile(r"^h[1-6]$"))
+        title = heading.get_text(" ", strip=True) if heading is not None else ""
+    body = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
+    body = re.sub(r"\n{3,}", "\n\n", body).strip("\n") + "\n" if body.strip() else ""
+    return title or None, body, {}
+
+
+def read_pdf(data: bytes) -> tuple[str | None, str, dict[str, Any]]:
+    """The text of every page (pypdf), pages separated by a form feed on its own line, as pdftotext
+    separates them; the title is the PDF's own Title, when it has one."""
+    try:
+        import pypdf
+    except ImportError:
+        raise MissingExtra(PDF_EXTRA) from None
+    import io
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise Unreadable("an encrypted PDF (it needs a password)")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        title = (reader.metadata.title if reader.metadata else None) or None
+    except Unreadable:
+        raise
+    except Exception as exc:        # pypdf raises many kinds for damaged files (PdfReadError, KeyError, ...)
+        raise Unreadable(f"not a readable PDF: {exc}") from None
+    return (str(title).strip() or None) if title else None, "\n\f\n".join(p.strip("\n") for p in pages), {}
+
+
+class MissingExtra(Unreadable):
+    """The reader's library is not installed (the message names the extra to install)."""
+
+
+READERS: dict[str, Callable[[bytes], tuple[str | None, str, dict[str, Any]]]] = {
+    "markdown": read_markdown, "text": read_text, "html": read_html, "pdf": read_pdf,
+}
+
+
+def missing_extra_error(message: str) -> errors.NotSupportedError:
+    return errors.NotSupportedError(f"LOAD DATA: {message}")

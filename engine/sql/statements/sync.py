@@ -1,0 +1,151 @@
+"""``LOAD DATA INFILE 'docs/**/*.md' SYNC INTO TABLE t``: make the table's rows from that folder
+equal to its files. The engine's bookkeeping (``tesseradb.storage.sources``) keeps, for each row a
+SYNC wrote, the folder it came from (the glob's prefix, resolved), its path and the file's sha256.
+A file whose sha256 is unchanged is not touched at all; a changed file's row is replaced (same id;
+chunk reuse embeds only chunk texts not seen before); a new file is inserted; a row from the same
+folder whose path the glob would match but no file has any more is deleted. Rows from other folders
+or other statements are never touched. All in the statement's one transaction."""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tesseradb import errors
+from tesseradb.catalog.tables import Table
+from tesseradb.errors import UserError
+from tesseradb.grammar import ast
+from tesseradb.io import documents, globs
+from tesseradb.io.documents import Document
+from tesseradb.results import Result
+from tesseradb.sql.database import Database
+from tesseradb.sql.statements import load_documents
+from tesseradb.sql.statements.load_documents import FilesOf, Writer
+from tesseradb.storage import sources
+from tesseradb.storage.catalog import quote
+from tesseradb.storage.sources import Source
+
+
+@dataclass
+class _State:
+    """What the table holds now: rows this folder's SYNCs own (by path), and every row's path."""
+    owned: dict[str, Source]
+    others: dict[str, Source]           # paths another folder's SYNC owns
+    paths: dict[str, int]               # every row's path -> id
+    snapshots: dict[str, documents.Snapshot] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
+        ("added", "changed", "unchanged", "removed", "skipped"), 0))
+
+
+def sync(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Callable) -> Result:
+    table = db.table(stmt.table)
+    path_col = _unique_path_column(db, table)
+    pattern = globs.split(stmt.path)
+    if not os.path.isdir(pattern.prefix):
+        raise errors.OperationalError(f"Directory '{pattern.prefix}' not found (Errcode: 2 - No such file "
+                                      "or directory)", errno=29)
+    prefix = os.path.realpath(pattern.prefix)
+    files = load_documents.document_files(stmt, files_of, missing_ok=True)
+    state = _current(db, table, path_col, prefix)
+    writer = Writer(db, table, stmt, progress_of)
+    writer.on_written = lambda written: _record(db, table, path_col, prefix, state, written)
+    seen: set[str] = set()
+    with writer:
+        for n, file in enumerate(files, start=1):
+            rel = globs.relative(pattern, file)
+            seen.add(rel)
+            doc = _changed_document(db, stmt, pattern, file, rel, state, writer)
+            if doc is not None:
+                owner = state.owned.get(rel)
+                writer.add(doc, owner.row_id if owner else None, n / max(len(files), 1))
+    gone = [s for rel, s in state.owned.items() if rel not in seen and globs.matches(pattern, rel)]
+    _remove(db, table, gone)
+    state.counts["removed"] = len(gone)
+    state.counts["skipped"] = writer.skipped
+    db.warn(f"LOAD DATA SYNC '{stmt.path}': " + ", ".join(f"{v} {k}" for k, v in state.counts.items()),
+            code=1000, level="Note")
+    return Result(rowcount=sum(state.counts[k] for k in ("added", "changed", "removed")))
+
+
+def _changed_document(db: Database, stmt: ast.LoadData, pattern: globs.Pattern, file: str, rel: str,
+                      state: _State, writer: Writer) -> Document | None:
+    """The document to write for ``file``, or None when it is unchanged (or skipped)."""
+    if db.check_cancelled():
+        raise errors.Interrupted("Query execution was interrupted")
+    try:
+        snap = documents.snapshot(file)
+    except documents.Unreadable as exc:
+        writer.skip(file, str(exc))
+        return None
+    owner = state.owned.get(rel)
+    if owner is not None and owner.sha256 == snap.sha256:
+        state.counts["unchanged"] += 1
+        return None
+    if owner is None and rel in state.paths:
+        raise _conflict(file, rel, state, prefix_of=pattern.prefix)
+    doc = load_documents.read_document(db, stmt, pattern, file, writer, snap)
+    if doc is not None:
+        state.snapshots[rel] = snap
+        state.counts["changed" if owner is not None else "added"] += 1
+    return doc
+
+
+def _conflict(file: str, rel: str, state: _State, prefix_of: str) -> UserError:
+    other = state.others.get(rel)
+    if other is not None:
+        return UserError(f"LOAD DATA SYNC: '{file}' and '{os.path.join(other.prefix, rel)}' both give path "
+                         f"'{rel}' (the row loaded from '{other.prefix}' is kept)", errors.DuplicateKey)
+    return UserError(f"LOAD DATA SYNC: '{file}' gives path '{rel}', which row {state.paths[rel]} already has "
+                     f"and which no SYNC of '{prefix_of}' loaded; delete that row or sync into another table",
+                     errors.DuplicateKey)
+
+
+def _unique_path_column(db: Database, table: Table) -> str:
+    """The table's ``path`` column, which must have a unique index of its own."""
+    col = table.column("path")
+    if col is not None:
+        for _, name, unique, *_ in db.store.execute(f"PRAGMA index_list({quote(table.name)})"):
+            cols = [r[2] for r in db.store.execute(f"PRAGMA index_info({quote(name)})")]
+            if unique and [c.lower() for c in cols if c] == ["path"]:
+                return col.name
+    raise UserError(f"LOAD DATA ... SYNC needs a unique column 'path' in table '{table.name}' (for example "
+                    "path string UNIQUE): each file's row is found by its path", errors.ProgrammingError)
+
+
+def _current(db: Database, table: Table, path_col: str, prefix: str) -> _State:
+    """The table's rows and the bookkeeping of those a SYNC wrote; entries whose row was deleted or
+    given another path by other statements are dropped (that row is no longer the file's)."""
+    paths = {p: i for i, p in db.store.execute(f"SELECT id, {quote(path_col)} FROM {quote(table.name)} "
+                                               f"WHERE {quote(path_col)} IS NOT NULL")}
+    by_id = {i: p for p, i in paths.items()}
+    entries = sources.of_table(db.store, table.name)
+    stale = [s.row_id for s in entries if by_id.get(s.row_id) != s.path]
+    sources.forget(db.store, table.name, stale)
+    valid = [s for s in entries if by_id.get(s.row_id) == s.path]
+    return _State(owned={s.path: s for s in valid if s.prefix == prefix},
+                  others={s.path: s for s in valid if s.prefix != prefix}, paths=paths)
+
+
+def _record(db: Database, table: Table, path_col: str, prefix: str, state: _State,
+            written: list[tuple[Document, int | None]]) -> None:
+    """After a batch is written: the bookkeeping of its rows (new rows' ids found by their path)."""
+    new = [d.path for d, row_id in written if row_id is None]
+    ids = {d.path: row_id for d, row_id in written if row_id is not None}
+    for start in range(0, len(new), 500):
+        part = new[start:start + 500]
+        ids.update((p, i) for i, p in db.store.execute(
+            f"SELECT id, {quote(path_col)} FROM {quote(table.name)} WHERE {quote(path_col)} IN "
+            f"({','.join('?' * len(part))})", part))
+    entries = []
+    for doc, _ in written:
+        snap = state.snapshots.pop(doc.path)
+        entries.append(Source(ids[doc.path], prefix, doc.path, snap.sha256, snap.mtime_ns, snap.size))
+    sources.record(db.store, table.name, entries)
+
+
+def _remove(db: Database, table: Table, gone: list[Source]) -> None:
+    ids = [s.row_id for s in gone]
+    for start in range(0, len(ids), 500):
+        part = ids[start:start + 500]
+        db.store.execute(f"DELETE FROM {quote(table.name)} WHERE id IN ({','.join('?' * len(part))})", part)
+    sources.forget(db.store, table.name, ids)

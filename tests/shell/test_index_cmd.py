@@ -1,0 +1,127 @@
+"""``tessera index DB DIR [--table T] [--watch]``: a folder of documents as a table, kept in sync."""
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+
+import tesseradb
+from conftest import TESSERA
+
+
+def write_vault(root, pages=3):
+    (root / "ops").mkdir(parents=True)
+    (root / "backups.md").write_text("---\ntitle: Backups\ntags: [ops]\n---\nBackups run nightly at two.\n")
+    (root / "ops" / "tls.md").write_text("# Certificates\n\nRotate the TLS certificate every year.\n")
+    (root / "ops" / "dns.html").write_text("<h1>Resolver</h1><p>Answers are cached for five minutes.</p>")
+    return root
+
+
+def test_index_creates_the_table_syncs_and_searches(run, tmp_path):
+    write_vault(tmp_path / "vault")
+    first = run("index", "notes.db", "vault")
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.splitlines()
+    assert lines[0] == ("CREATE TABLE `docs` (path string UNIQUE, title text, body text, meta json, "
+                        "modified timestamp,")
+    assert "chunk_strategy=" in first.stdout and "from='title,body'" in first.stdout
+    assert lines[-1].startswith("docs: 3 added, 0 changed, 0 unchanged, 0 removed, 0 skipped (")
+    again = run("index", "notes.db", "vault")
+    assert again.returncode == 0
+    assert again.stdout.startswith("docs: 0 added, 0 changed, 3 unchanged, 0 removed, 0 skipped (")
+    con = tesseradb.connect(str(tmp_path / "notes.db"))
+    cur = con.cursor()
+    assert cur.execute("SELECT path, title, meta FROM docs ORDER BY path").fetchall() == [
+        ("backups.md", "Backups", {"tags": ["ops"]}), ("ops/dns.html", "Resolver", {}),
+        ("ops/tls.md", "Certificates", {})]
+    assert cur.execute("SELECT path FROM docs WHERE knn(chunks, 1, 'renew the certificate')").fetchall() == \
+        [("ops/tls.md",)]
+    con.close()
+
+
+def test_index_into_a_named_existing_table_and_errors(run, tmp_path):
+    write_vault(tmp_path / "vault")
+    missing = run("index", "notes.db", "nowhere")
+    assert missing.returncode == 2 and "'nowhere' is not a directory" in missing.stderr
+    con = tesseradb.connect(str(tmp_path / "notes.db"))
+    con.cursor().execute("CREATE TABLE pages (path string, body text)")
+    con.commit()
+    con.close()
+    refused = run("index", "notes.db", "vault", "--table", "pages")
+    assert refused.returncode == 1
+    assert "SYNC needs a unique column 'path' in table 'pages'" in refused.stderr
+    assert "CREATE TABLE" not in refused.stdout
+
+
+class Lines:
+    """The lines a running command prints, read on a thread so that waiting for one can time out."""
+
+    def __init__(self, stream):
+        self.queue: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream) -> None:
+        for line in stream:
+            self.queue.put(line)
+        self.queue.put(None)
+
+    def wait_for(self, text: str, timeout: float = 300) -> str:
+        seen = ""
+        deadline = time.monotonic() + timeout
+        while text not in seen:
+            try:
+                line = self.queue.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                raise AssertionError(f"no {text!r} within {timeout} s in {seen!r}") from None
+            assert line is not None, f"the command ended before {text!r}: {seen!r}"
+            seen += line
+        return seen
+
+
+def test_watch_resyncs_on_changes_and_ctrl_c_stops_it(shell_env, tmp_path):
+    vault = write_vault(tmp_path / "vault")
+    proc = subprocess.Popen([TESSERA, "index", "notes.db", "vault", "--watch", "--debounce", "0.3"],
+                            cwd=tmp_path, env=shell_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = Lines(proc.stdout)
+    try:
+        lines.wait_for("watching vault")
+        (vault / "ops" / "tls.md").write_text("# Certificates\n\nRotate it every six months now.\n")
+        (vault / "new.md").write_text("# Queues\n\nThe queue drains every minute.\n")
+        lines.wait_for("docs: 1 added, 1 changed, 2 unchanged, 0 removed, 0 skipped")
+        os.remove(vault / "backups.md")
+        (vault / "ignored.png").write_bytes(b"\x89PNG")
+        lines.wait_for("docs: 0 added, 0 changed, 3 unchanged, 1 removed, 0 skipped")
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    con = tesseradb.connect(str(tmp_path / "notes.db"))
+    assert con.cursor().execute("SELECT path FROM docs ORDER BY path").fetchall() == \
+        [("new.md",), ("ops/dns.html",), ("ops/tls.md",)]
+    con.close()
+
+
+def test_ctrl_c_during_a_sync_rolls_it_back(shell_env, tmp_path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for n in range(60):
+        (vault / f"page{n:02}.md").write_text(" ".join(f"Page {n} sentence {k} is about topic {n * k}." for k in range(80)))
+    proc = subprocess.Popen([TESSERA, "index", "notes.db", "vault"], cwd=tmp_path, env=shell_env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = Lines(proc.stdout)
+    try:
+        lines.wait_for("overlap_tokens='32');")     # the table exists; the sync is running
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=120) == 130
+        assert "sync interrupted and rolled back" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    con = tesseradb.connect(str(tmp_path / "notes.db"))
+    assert con.cursor().execute("SELECT COUNT(*) FROM docs").fetchone() == (0,)
+    con.close()
