@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import os
+import sys
 import queue
 import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import tesseradb
-from conftest import TESSERA
+TESSERA = str(Path(sys.executable).parent / "tessera")
 
 
 def write_vault(root, pages=3):
