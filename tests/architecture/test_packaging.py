@@ -33,9 +33,12 @@ def test_every_folder_with_an_init_is_an_installed_package():
     assert listed - found == set()
 
 
-# Modules that import an optional extra's packages (inside functions only, with an error that names
-# the extra when it is missing), and that extra.
-OPTIONAL_EXTRAS = {"tesseradb.io.distributed": "ray"}
+# Modules that import an optional extra's packages (inside functions, or -- for the framework
+# integrations, which subclass the framework's classes -- at the top of a module that nothing else in
+# the package imports, with an ImportError that names the extra when it is missing), and that extra.
+OPTIONAL_EXTRAS = {"tesseradb.io.distributed": "ray",
+                   "tesseradb.integrations.langchain._core": "langchain",
+                   "tesseradb.integrations.llama_index._core": "llama-index"}
 
 
 def declared_for(module: str) -> set[str]:
