@@ -103,13 +103,14 @@ def compile_filter(tree: Filter | None, columns: Mapping[str, str], json_column:
     if tree is None:
         return None, []
     params: list[Any] = []
-    return _node(tree, _Target(columns, f"{table}.{json_column}"), params), params
+    return _node(tree, _Target(columns, f"{table}.{json_column}", table), params), params
 
 
 @dataclass
 class _Target:
     columns: Mapping[str, str]
     json: str
+    table: str
 
 
 def _node(tree: Filter, target: _Target, params: list[Any]) -> str:
@@ -128,7 +129,7 @@ def _cond(cond: Cond, target: _Target, params: list[Any]) -> str:
     if cond.op not in OPERATORS:
         raise FilterError(f"unknown filter operator {cond.op!r}")
     _check_operand(cond)
-    column = identifier(cond.column) if cond.column is not None else target.columns.get(cond.key)
+    column = f"{target.table}.{identifier(cond.column)}" if cond.column is not None else target.columns.get(cond.key)
     if column is not None:
         return _column_cond(column, cond, params)
     return _json_cond(target.json, cond, params)

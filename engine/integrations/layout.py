@@ -63,8 +63,13 @@ class Layout:
     def col(self, name: str) -> str:
         return identifier(name)
 
+    def qualified(self, name: str) -> str:
+        """``table.column``: a query's column is never taken for one of the search's own (the knn()
+        join has a ``doc_id``)."""
+        return f"{self.sql}.{identifier(name)}"
+
     def extra_sql(self) -> dict[str, str]:
-        return {key: identifier(column) for key, column in self.extra.items()}
+        return {key: self.qualified(column) for key, column in self.extra.items()}
 
 
 def model_column(name: str, source: str, model: str, chunk_strategy: str, max_tokens: int,

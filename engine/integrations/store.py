@@ -97,7 +97,7 @@ class DocumentStore:
         self.roles = list(roles)                 # further role columns read and written as Row.extra
         self.lock = threading.RLock()
         cols = [layout.id, layout.content, layout.metadata, *self.roles, *layout.extra.values()]
-        self._select = ", ".join(layout.col(c) for c in cols)
+        self._select = ", ".join(layout.qualified(c) for c in cols)
 
     # -- writing -----------------------------------------------------------------------------------
     def split(self, metadata: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -123,13 +123,17 @@ class DocumentStore:
         vector_cols = sorted({c for row in rows for c in row.vectors})
         role_cols = sorted({c for row in rows for c in row.extra})
         names = [self.layout.id, self.layout.content, self.layout.metadata, *role_cols, *extra_cols, *vector_cols]
-        sql = (f"REPLACE INTO {self.layout.sql} ({', '.join(self.layout.col(n) for n in names)}) "
+        # the rows with these ids are deleted, then the batch inserted, in one transaction: REPLACE's
+        # meaning (a new row for the id), which executemany(REPLACE) does not give for a unique key yet
+        sql = (f"INSERT INTO {self.layout.sql} ({', '.join(self.layout.col(n) for n in names)}) "
                f"VALUES ({', '.join('?' * len(names))})")
+        drop = f"DELETE FROM {self.layout.sql} WHERE {self.layout.qualified(self.layout.id)} IN {_IN_JSON}"
         values = [(row.id, row.content, text, *(row.extra.get(c) for c in role_cols),
                    *(cols.get(c) for c in extra_cols), *(row.vectors.get(c) for c in vector_cols))
                   for row, (text, cols) in zip(rows, split)]
         with self.lock:
             try:
+                self.con.execute(drop, [json.dumps([row.id for row in rows])])
                 self.con.executemany(sql, values)
                 self.con.commit()
             except BaseException:
@@ -140,7 +144,7 @@ class DocumentStore:
         """Delete the documents with these ids (all of them with ``ids=None`` and no ``where``)."""
         sql, params = f"DELETE FROM {self.layout.sql}", []
         if ids is not None:
-            sql, params = sql + f" WHERE {self.layout.col(self.layout.id)} IN {_IN_JSON}", [json.dumps(list(ids))]
+            sql, params = sql + f" WHERE {self.layout.qualified(self.layout.id)} IN {_IN_JSON}", [json.dumps(list(ids))]
         elif where is not None and where[0]:
             sql, params = sql + f" WHERE {where[0]}", list(where[1])
         with self.lock:
@@ -162,7 +166,7 @@ class DocumentStore:
         """Documents by id (in the order asked, missing ones left out) or by filter (in row order)."""
         conditions, params = [], []
         if ids is not None:
-            conditions.append(f"{self.layout.col(self.layout.id)} IN {_IN_JSON}")
+            conditions.append(f"{self.layout.qualified(self.layout.id)} IN {_IN_JSON}")
             params.append(json.dumps(list(ids)))
         if where[0]:
             conditions.append(where[0])
@@ -170,7 +174,7 @@ class DocumentStore:
         sql = f"SELECT {self._select} FROM {self.layout.sql}"
         if conditions:
             sql += " WHERE " + " AND ".join(conditions)
-        sql += " ORDER BY id" + (f" LIMIT {int(limit)}" if limit is not None else "")
+        sql += f" ORDER BY {self.layout.sql}.id" + (f" LIMIT {int(limit)}" if limit is not None else "")
         with self.lock:
             hits = [self._hit(row) for row in self.con.execute(sql, params).fetchall()]
         if ids is None:
