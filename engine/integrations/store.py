@@ -30,7 +30,7 @@ _IN_JSON = "(SELECT value FROM json_each(?))"
 @dataclass
 class Passage:
     """The chunk of the document that matched: 1-based ordinal, character offsets, text, and the
-    last Markdown heading before it."""
+    Markdown heading of its section."""
     chunk: int | None
     start: int | None
     end: int | None
@@ -71,14 +71,14 @@ def connect(database: Any) -> tuple[tesseradb.Connection, bool]:
     raise TypeError(f"database must be a path or a tesseradb Connection, not {type(database).__name__}")
 
 
-def heading_before(text: str, offset: int | None) -> str | None:
-    """The last Markdown heading that starts before ``offset`` in ``text``."""
-    if offset is None or not text:
+def heading_of(text: str, start: int | None, end: int | None) -> str | None:
+    """The passage's section: the last Markdown heading of ``text`` that starts before the passage
+    ends (a heading inside the passage counts: a chunk often begins just above its heading)."""
+    if start is None or end is None or not text:
         return None
     found = None
-    for match in _HEADING.finditer(text, 0, max(0, offset) + 1):
-        if match.start() <= offset:
-            found = match.group(1).strip()
+    for match in _HEADING.finditer(text, 0, end):
+        found = match.group(1).strip()
     return found
 
 
@@ -259,7 +259,7 @@ class DocumentStore:
             rest = rest[1:]
         if passages:
             start, end, text = rest[2], rest[3], rest[4]
-            hit.passage = Passage(chunk, start, end, text, heading_before(hit.content, start))
+            hit.passage = Passage(chunk, start, end, text, heading_of(hit.content, start, end))
         if vectors:
             value = rest[-1]
             if column.type == "float_vector_array":

@@ -77,19 +77,21 @@ def test_bad_filters_are_clear_errors(store):
 
 def test_hostile_keys_and_values_are_only_data(tmp_path):
     s = TesseraVectorStore(str(tmp_path / "h.db"))
-    hostile = ["x') OR 1=1 --", 'a"b', "$.team", "*", "' OR '1'='1", "`metadata`", "k; DROP TABLE documents"]
+    hostile = ["x') OR 1=1 --", 'a"b', ".team[0]", "*", "' OR '1'='1", "`metadata`", "k; DROP TABLE documents"]
     s.add_texts(["first", "second", "third"],
-                [{hostile[0]: "v", 'a"b': hostile[4]}, {"$.team": 1, "*": "star"}, {"team": "ops"}],
+                [{hostile[0]: "v", 'a"b': hostile[4]}, {".team[0]": 1, "*": "star", "$team": 2}, {"team": "ops"}],
                 ids=["one", "two'; DELETE FROM documents; --", "three"])
     assert len(s.similarity_search("x", k=10, filter={hostile[0]: "v"})) == 1
     assert ids(s.similarity_search("x", k=10, filter={'a"b': hostile[4]})) == ["one"]
-    assert ids(s.similarity_search("x", k=10, filter={"$.team": 1})) == ["two'; DELETE FROM documents; --"]
+    assert ids(s.similarity_search("x", k=10, filter={".team[0]": 1})) == ["two'; DELETE FROM documents; --"]
+    with pytest.raises(FilterError):          # a key that starts with $ reads as an operator
+        s.similarity_search("x", k=10, filter={"$team": 2})
     assert ids(s.similarity_search("x", k=10, filter={"*": "star"})) == ["two'; DELETE FROM documents; --"]
     for key in hostile[4:]:
         assert s.similarity_search("x", k=10, filter={key: hostile[4]}) == []
         assert s.similarity_search("x", k=10, filter={"team": key}) == []
         assert s.similarity_search("x", k=10, filter={key: {"$ne": "zzz"}}) != []   # nobody has the key
-    assert s.get_by_ids(["two'; DELETE FROM documents; --"])[0].metadata == {"$.team": 1, "*": "star"}
+    assert s.get_by_ids(["two'; DELETE FROM documents; --"])[0].metadata == {".team[0]": 1, "*": "star", "$team": 2}
     assert s.connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0] == 3
     with pytest.raises(ValueError):
         TesseraVectorStore(str(tmp_path / "h.db"), table="documents; DROP TABLE documents")
@@ -164,7 +166,7 @@ def test_scores_distances_and_relevance(store):
     assert distances == sorted(distances) and 0 <= distances[0] < 1
     relevance = store.similarity_search_with_relevance_scores("How do I renew the replication certificate?", k=3)
     assert [d.id for d, _ in relevance] == [d.id for d, _ in with_score]
-    assert all(0 <= r <= 1 for _, r in relevance) and relevance[0][1] == pytest.approx(1 - distances[0])
+    assert all(0 <= r <= 1 for _, r in relevance) and relevance[0][1] == pytest.approx(1 - distances[0] / 2)
     vector = TesseraEmbeddings().embed_query("How do I renew the replication certificate?")
     assert ids(store.similarity_search_by_vector(vector, k=3)) == [d.id for d, _ in with_score]
 
@@ -191,8 +193,8 @@ def test_hybrid_finds_the_rare_word_and_the_retriever_knows_hybrid(store):
 
 
 def test_passages_on_request(tmp_path):
-    page = ("# Operations\n\nBackups run every night at two and are kept for seven days. " * 6
-            + "\n\n## Certificates\n\nTo rotate the replication certificate, request a new one from the "
+    page = ("# Operations\n\n" + "Backups run every night at two and are kept for seven days.\n" * 6
+            + "\n## Certificates\n\nTo rotate the replication certificate, request a new one from the "
             "internal authority, copy it to both hosts and restart replication on the standby first.\n")
     plain = TesseraVectorStore(str(tmp_path / "p.db"), max_tokens=48, overlap_tokens=8)
     plain.add_texts([page], [{"source": "ops.md"}], ids=["ops"])

@@ -80,11 +80,12 @@ class TesseraVectorStore(VectorStore):
         self._store.close()
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        """Relevance in [0, 1] from knn_dist(): cosine and ip ``1 - distance``; l2 (squared) from the
-        Euclidean distance, as LangChain's own functions."""
+        """Relevance in [0, 1] from knn_dist(), larger is closer: cosine and ip ``1 - distance / 2``
+        (that is ``(1 + cos) / 2``; LangChain's ``1 - distance`` goes below 0 past a right angle);
+        l2 (squared distances) through LangChain's Euclidean function."""
         if self._column.similarity == "l2":
             return lambda d: self._euclidean_relevance_score_fn(math.sqrt(max(d, 0.0)))
-        return self._cosine_relevance_score_fn
+        return lambda d: min(1.0, max(0.0, 1.0 - d / 2.0))
 
     @classmethod
     def from_texts(cls, texts: list[str], embedding: Embeddings | None = None,
