@@ -41,19 +41,22 @@ def nodes(embed_model=None):
     return out
 
 
+MODES: dict[int, str] = {}       # store -> how its nodes came: with embeddings or without
+
+
 @pytest.fixture(params=["supplied", "engine"])
 def store(request, tmp_path, embed_model):
     """The same nodes, once with embeddings (the float_vector column) and once without (the engine
     chunks and embeds them)."""
     s = TesseraVectorStore(str(tmp_path / "li.db"))
     s.add(nodes(embed_model if request.param == "supplied" else None))
-    s.mode = request.param
+    MODES[id(s)] = request.param
     yield s
     s.close()
 
 
 def ask(store, embed_model, text, k=6, **kw):
-    embedding = embed_model.get_query_embedding(text) if store.mode == "supplied" else None
+    embedding = embed_model.get_query_embedding(text) if MODES[id(store)] == "supplied" else None
     result = store.query(VectorStoreQuery(query_embedding=embedding, query_str=text, similarity_top_k=k, **kw))
     return result
 
@@ -131,7 +134,7 @@ def test_deletes(store, embed_model):
 
 
 def test_hybrid_alpha_weights_the_sides(store, embed_model):
-    embedding = embed_model.get_query_embedding("USR1") if store.mode == "supplied" else None
+    embedding = embed_model.get_query_embedding("USR1") if MODES[id(store)] == "supplied" else None
 
     def hybrid(alpha):
         return ids(store.query(VectorStoreQuery(query_embedding=embedding, query_str="USR1", similarity_top_k=3,

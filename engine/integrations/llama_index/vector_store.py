@@ -159,9 +159,11 @@ class TesseraVectorStore(BasePydanticVectorStore):
     def _tree(self, filters: MetadataFilters | None, node_ids: list[str] | None = None,
               doc_ids: list[str] | None = None) -> Filter | None:
         parts = [t for t in (to_tree(filters),) if t is not None]
-        if node_ids is not None:
+        # an empty list restricts nothing: VectorStoreIndex passes the ids it keeps itself, none for a
+        # store that keeps the text (as the other stores read it)
+        if node_ids:
             parts.append(Cond("node_id", "in", [str(i) for i in node_ids], column="node_id"))
-        if doc_ids is not None:
+        if doc_ids:
             parts.append(Cond("ref_doc_id", "in", [str(i) for i in doc_ids], column="ref_doc_id"))
         return None if not parts else parts[0] if len(parts) == 1 else AllOf(parts)
 
