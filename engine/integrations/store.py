@@ -194,7 +194,7 @@ class DocumentStore:
             return []
         if isinstance(query, np.ndarray):
             query = query.astype(np.float32)
-        select = self._select + ", knn_dist(), knn_chunk()"
+        select = self._select + ", knn_dist()" + (", knn_chunk()" if passages or vectors else ", NULL")
         if passages:
             select += ", knn_chunk_start(), knn_chunk_end(), knn_chunk_text()"
         if vectors:

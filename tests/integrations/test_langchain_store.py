@@ -142,7 +142,7 @@ def test_two_stores_on_one_file_keep_their_tables(tmp_path):
 
 def test_metadata_round_trips_and_clashing_keys_go_to_json(tmp_path):
     s = TesseraVectorStore(str(tmp_path / "m.db"), create_table=(
-        "CREATE TABLE documents (doc_id string, content text, metadata json, year int, team string, "
+        "CREATE TABLE documents (doc_key string, content text, metadata json, year int, team string, "
         "embedding float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
         "model_name='Xenova/all-MiniLM-L6-v2' from='content')"))
     meta = {"id": 7, "content": "not the text", "year": 2024, "team": "ops", "nested": {"a": [1, 2.5, None]},

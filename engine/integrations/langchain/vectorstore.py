@@ -34,7 +34,7 @@ class TesseraVectorStore(VectorStore):
     def __init__(self, database: Any, table: str = "documents", embedding: Embeddings | None = None, *,
                  create_table: str | None = None, model: str = layouts.DEFAULT_MODEL,
                  chunk_strategy: str = "recursive", max_tokens: int = 256, overlap_tokens: int = 32,
-                 passages: bool = False, id_column: str = "doc_id", content_column: str = "content",
+                 passages: bool = False, id_column: str = "doc_key", content_column: str = "content",
                  metadata_column: str = "metadata", vector_column: str = "embedding"):
         con, owns = connect(database)
         try:
