@@ -113,32 +113,37 @@ class DocumentStore:
         return text, columns
 
     def upsert(self, rows: Sequence[Row]) -> None:
-        """Insert the rows, replacing any row with the same id (the last of repeated ids wins)."""
+        """Insert the rows, replacing any row with the same id (the last of repeated ids wins). In one
+        transaction the rows with these ids are deleted, then the rows inserted in batches (one per set
+        of supplied vector columns: a column left out is embedded by the engine, NULL would not be):
+        REPLACE's meaning, which executemany(REPLACE) does not give for a unique key today."""
         if not rows:
             return
-        last = {row.id: row for row in rows}
-        rows = list(last.values())
-        split = [self.split(row.metadata) for row in rows]
-        extra_cols = sorted({c for _, cols in split for c in cols})
-        vector_cols = sorted({c for row in rows for c in row.vectors})
-        role_cols = sorted({c for row in rows for c in row.extra})
-        names = [self.layout.id, self.layout.content, self.layout.metadata, *role_cols, *extra_cols, *vector_cols]
-        # the rows with these ids are deleted, then the batch inserted, in one transaction: REPLACE's
-        # meaning (a new row for the id), which executemany(REPLACE) does not give for a unique key yet
-        sql = (f"INSERT INTO {self.layout.sql} ({', '.join(self.layout.col(n) for n in names)}) "
-               f"VALUES ({', '.join('?' * len(names))})")
+        rows = list({row.id: row for row in rows}.values())
+        groups: dict[tuple[str, ...], list[Row]] = {}
+        for row in rows:
+            groups.setdefault(tuple(sorted(row.vectors)), []).append(row)
         drop = f"DELETE FROM {self.layout.sql} WHERE {self.layout.qualified(self.layout.id)} IN {_IN_JSON}"
-        values = [(row.id, row.content, text, *(row.extra.get(c) for c in role_cols),
-                   *(cols.get(c) for c in extra_cols), *(row.vectors.get(c) for c in vector_cols))
-                  for row, (text, cols) in zip(rows, split)]
         with self.lock:
             try:
                 self.con.execute(drop, [json.dumps([row.id for row in rows])])
-                self.con.executemany(sql, values)
+                for vector_cols, group in groups.items():
+                    self._insert(group, list(vector_cols))
                 self.con.commit()
             except BaseException:
                 self.con.rollback()
                 raise
+
+    def _insert(self, rows: list[Row], vector_cols: list[str]) -> None:
+        split = [self.split(row.metadata) for row in rows]
+        extra_cols = sorted({c for _, cols in split for c in cols})
+        role_cols = sorted({c for row in rows for c in row.extra})
+        names = [self.layout.id, self.layout.content, self.layout.metadata, *role_cols, *extra_cols, *vector_cols]
+        sql = (f"INSERT INTO {self.layout.sql} ({', '.join(self.layout.col(n) for n in names)}) "
+               f"VALUES ({', '.join('?' * len(names))})")
+        self.con.executemany(sql, [(row.id, row.content, text, *(row.extra.get(c) for c in role_cols),
+                                    *(cols.get(c) for c in extra_cols), *(row.vectors[c] for c in vector_cols))
+                                   for row, (text, cols) in zip(rows, split)])
 
     def delete(self, ids: Iterable[str] | None = None, where: tuple[str | None, list[Any]] | None = None) -> int:
         """Delete the documents with these ids (all of them with ``ids=None`` and no ``where``)."""

@@ -191,3 +191,15 @@ def test_vector_store_index_end_to_end_and_async(tmp_path, embed_model):
     assert {h.node.ref_doc_id for h in asyncio.run(retriever.aretrieve("log files"))} == {"rot", "cert"}
     reopened.delete_ref_doc("rot")
     assert [h.node.ref_doc_id for h in reopened.as_retriever(similarity_top_k=1).retrieve("USR1 log files")] != ["rot"]
+
+
+def test_one_add_with_and_without_embeddings(tmp_path, embed_model):
+    store = TesseraVectorStore(str(tmp_path / "mixed.db"))
+    given = TextNode(id_="given", text="The backup job runs at two.",
+                     embedding=embed_model.get_text_embedding("The backup job runs at two."))
+    store.add([given, TextNode(id_="engine", text="Restores start from the newest snapshot.")])
+    by_text = store.query(VectorStoreQuery(query_str="newest snapshot restore", similarity_top_k=5))
+    by_vector = store.query(VectorStoreQuery(query_embedding=embed_model.get_query_embedding("backup job"),
+                                             similarity_top_k=5))
+    assert by_text.ids == ["engine"] and by_vector.ids == ["given"]
+    store.close()
