@@ -205,6 +205,9 @@ def test_passages_on_request(tmp_path):
     assert doc.page_content == page[details["start"]:details["end"]] and "rotate" in doc.page_content
     assert details["chunk"] > 1 and details["heading"] == "Certificates" and details["score"] < 0.5
     assert doc.metadata["source"] == "ops.md"
+    asked, distance = plain.similarity_search_with_score("rotate the replication certificate", k=1, passages=True)[0]
+    assert asked == doc and distance == details["score"]
+    assert plain.hybrid_search("replication certificate", k=1, passages=True)[0].page_content == doc.page_content
     plain.close(), with_passages.close()
 
 

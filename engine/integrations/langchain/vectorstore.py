@@ -131,44 +131,49 @@ class TesseraVectorStore(VectorStore):
 
     def similarity_search_with_score(self, query: str, k: int = 4, filter: dict | None = None,
                                      **kwargs: Any) -> list[tuple[Document, float]]:
-        """(document, knn_dist()) nearest first: a distance, smaller is nearer (cosine: 0 .. 2)."""
-        hits = self._store.search(self._column, self._query(query), k, self._where(filter), passages=self.passages)
+        """(document, knn_dist()) nearest first: a distance, smaller is nearer (cosine: 0 .. 2).
+        ``passages=True`` (or the store's setting): the matched chunk and its details."""
+        hits = self._store.search(self._column, self._query(query), k, self._where(filter),
+                                  passages=self._passages(kwargs))
         return [(self._document(h), float(h.distance)) for h in hits]
 
     def similarity_search_by_vector(self, embedding: list[float], k: int = 4, filter: dict | None = None,
                                     **kwargs: Any) -> list[Document]:
-        return [doc for doc, _ in self.similarity_search_with_score_by_vector(embedding, k, filter)]
+        return [doc for doc, _ in self.similarity_search_with_score_by_vector(embedding, k, filter, **kwargs)]
 
-    def similarity_search_with_score_by_vector(self, embedding: list[float], k: int = 4,
-                                               filter: dict | None = None) -> list[tuple[Document, float]]:
+    def similarity_search_with_score_by_vector(self, embedding: list[float], k: int = 4, filter: dict | None = None,
+                                               **kwargs: Any) -> list[tuple[Document, float]]:
         hits = self._store.search(self._column, np.asarray(embedding, dtype=np.float32), k, self._where(filter),
-                                  passages=self.passages)
+                                  passages=self._passages(kwargs))
         return [(self._document(h), float(h.distance)) for h in hits]
 
     def max_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
                                       filter: dict | None = None, **kwargs: Any) -> list[Document]:
-        return self._mmr(self._query(query), self._query_vector(query), k, fetch_k, lambda_mult, filter)
+        vector = self._query_vector(query)        # one embedding: knn() and MMR both take the vector
+        return self._mmr(vector, k, fetch_k, lambda_mult, filter, self._passages(kwargs))
 
     def max_marginal_relevance_search_by_vector(self, embedding: list[float], k: int = 4, fetch_k: int = 20,
                                                 lambda_mult: float = 0.5, filter: dict | None = None,
                                                 **kwargs: Any) -> list[Document]:
-        vector = np.asarray(embedding, dtype=np.float32)
-        return self._mmr(vector, vector, k, fetch_k, lambda_mult, filter)
+        return self._mmr(np.asarray(embedding, dtype=np.float32), k, fetch_k, lambda_mult, filter,
+                         self._passages(kwargs))
 
     def hybrid_search(self, query: str, k: int = 4, filter: dict | None = None, **kwargs: Any) -> list[Document]:
-        return [doc for doc, _ in self.hybrid_search_with_score(query, k, filter)]
+        return [doc for doc, _ in self.hybrid_search_with_score(query, k, filter, **kwargs)]
 
-    def hybrid_search_with_score(self, query: str, k: int = 4,
-                                 filter: dict | None = None) -> list[tuple[Document, float]]:
+    def hybrid_search_with_score(self, query: str, k: int = 4, filter: dict | None = None,
+                                 **kwargs: Any) -> list[tuple[Document, float]]:
         """(document, hybrid_score()) best first: a fused score, larger is better. A model-backed
         column uses ``hybrid_match()``; supplied vectors fuse MATCH() over the text with knn()."""
         vector = None if self._column.model else self._query(query)
-        hits = self._store.hybrid(self._column, query, k, self._where(filter), vector=vector, passages=self.passages)
+        hits = self._store.hybrid(self._column, query, k, self._where(filter), vector=vector,
+                                  passages=self._passages(kwargs))
         return [(self._document(h), float(h.score)) for h in hits]
 
     async def ahybrid_search(self, query: str, k: int = 4, filter: dict | None = None,
                              **kwargs: Any) -> list[Document]:
-        return await asyncio.get_running_loop().run_in_executor(None, lambda: self.hybrid_search(query, k, filter))
+        return await asyncio.get_running_loop().run_in_executor(
+            None, lambda: self.hybrid_search(query, k, filter, **kwargs))
 
     def search(self, query: str, search_type: str, **kwargs: Any) -> list[Document]:
         if search_type == "hybrid":
@@ -193,10 +198,14 @@ class TesseraVectorStore(VectorStore):
             return np.asarray(self._embedding.embed_query(query), dtype=np.float32)
         return self._store.con.embed(query, model=self._column.model)
 
-    def _mmr(self, query: Any, vector: np.ndarray, k: int, fetch_k: int, lambda_mult: float,
-             filter: dict | None) -> list[Document]:
-        candidates = [h for h in self._store.search(self._column, query, max(k, fetch_k), self._where(filter),
-                                                    passages=self.passages, vectors=True) if h.vector is not None]
+    def _passages(self, kwargs: dict[str, Any]) -> bool:
+        asked = kwargs.get("passages")
+        return self.passages if asked is None else bool(asked)
+
+    def _mmr(self, vector: np.ndarray, k: int, fetch_k: int, lambda_mult: float, filter: dict | None,
+             passages: bool) -> list[Document]:
+        candidates = [h for h in self._store.search(self._column, vector, max(k, fetch_k), self._where(filter),
+                                                    passages=passages, vectors=True) if h.vector is not None]
         picked = mmr.select(vector, np.array([h.vector for h in candidates]), k, lambda_mult) if candidates else []
         return [self._document(candidates[i]) for i in picked]
 
