@@ -150,7 +150,9 @@ class DocumentStore:
         sql, params = f"DELETE FROM {self.layout.sql}", []
         if ids is not None:
             sql, params = sql + f" WHERE {self.layout.qualified(self.layout.id)} IN {_IN_JSON}", [json.dumps(list(ids))]
-        elif where is not None and where[0]:
+        elif where is not None:
+            if not where[0]:
+                raise ValueError("a delete by filter needs a filter")
             sql, params = sql + f" WHERE {where[0]}", list(where[1])
         with self.lock:
             try:
@@ -166,8 +168,7 @@ class DocumentStore:
         return filter_sql.compile_filter(tree, self.layout.extra_sql(), self.layout.col(self.layout.metadata),
                                          self.layout.sql)
 
-    def get(self, ids: Sequence[str] | None = None, where: tuple[str | None, list[Any]] = (None, []),
-            limit: int | None = None) -> list[Hit]:
+    def get(self, ids: Sequence[str] | None = None, where: tuple[str | None, list[Any]] = (None, [])) -> list[Hit]:
         """Documents by id (in the order asked, missing ones left out) or by filter (in row order)."""
         conditions, params = [], []
         if ids is not None:
@@ -179,7 +180,7 @@ class DocumentStore:
         sql = f"SELECT {self._select} FROM {self.layout.sql}"
         if conditions:
             sql += " WHERE " + " AND ".join(conditions)
-        sql += f" ORDER BY {self.layout.sql}.id" + (f" LIMIT {int(limit)}" if limit is not None else "")
+        sql += f" ORDER BY {self.layout.sql}.id"
         with self.lock:
             hits = [self._hit(row) for row in self.con.execute(sql, params).fetchall()]
         if ids is None:
