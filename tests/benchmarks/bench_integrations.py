@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/benchmarks/bench_integrations.py                # the whole manual
     .venv/bin/python tests/benchmarks/bench_integrations.py --every 4      # a sample (say so when quoting)
+    .venv/bin/python tests/benchmarks/bench_integrations.py --store DB --rounds 3   # the query stage alone
 
 * ``load``: the manual's pages through ``TesseraVectorStore.add_documents`` (table created by the
   store: recursive 256/32, the engine embeds) against ``LOAD DATA`` of the same pages (a JSONL file
@@ -104,11 +105,22 @@ def main() -> None:
     parser.add_argument("--slices", type=int, default=4)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=1, help="time every query this many times")
+    parser.add_argument("--store", help="only the query stage, on a database the store already loaded")
+    parser.add_argument("--out", default="integrations", help="results/<out>.json")
     args = parser.parse_args()
     pages = common.pages()
     pages = pages[::args.every]
     pages = pages[:args.pages] if args.pages else pages
     before = os.getloadavg()
+    if args.store:
+        store = TesseraVectorStore(args.store)
+        loaded_ids = {d for (d,) in store.connection.execute("SELECT doc_key FROM documents").fetchall()}
+        texts = [q.text for q in common.heading_queries([p for p in pages if p.path in loaded_ids])][:args.queries]
+        result = {"query": query(store, texts, args.rounds), "pages_loaded": len(loaded_ids),
+                  "loadavg_before": before, "loadavg_after": os.getloadavg(), "cpus": os.cpu_count()}
+        store.close()
+        _write(args.out, result)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         loaded = load(pages, Path(tmp), args.slices)
         store = loaded.pop("store")
@@ -117,8 +129,12 @@ def main() -> None:
         store.close()
     result = {"load": loaded, "query": queried, "loadavg_before": before, "loadavg_after": os.getloadavg(),
               "cpus": os.cpu_count()}
+    _write(args.out, result)
+
+
+def _write(name: str, result: dict) -> None:
     common.RESULTS.mkdir(exist_ok=True)
-    (common.RESULTS / "integrations.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    (common.RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     log(json.dumps(result, indent=2))
 
 
