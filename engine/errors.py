@@ -1,10 +1,20 @@
-"""The PEP 249 exception tree, with MySQL error numbers and SQLSTATEs.
+"""The PEP 249 exception tree, with MySQL error numbers and SQLSTATEs, and the one translation.
 
 Lower layers raise narrow exceptions (``grammar.GrammarError``, ``storage.StorageError``,
 ``tesseradb.embed.ModelError``, ``UserError`` below, apsw errors); :func:`translate` turns them into
-these classes in one place (``tesseradb.sql.database``).
+these classes in one place, SQLite's wording through the message tables below. Each client calls it
+once (``clients/dbapi.py``).
 """
 from __future__ import annotations
+
+import os
+import re
+
+import apsw
+import sqlglot
+
+from tesseradb.grammar.errors import GrammarError
+from tesseradb.storage.errors import StorageError
 
 
 class Warning(Exception):  # noqa: A001 - PEP 249 name
@@ -146,10 +156,127 @@ class NoSuchFunction(ProgrammingError):
 class UserError(Exception):
     """Raised by engine internals with the exact message a user should see.
 
-    ``kind`` names the public class it becomes (a subclass of :class:`Error`).
+    ``kind`` names the public class it becomes (a subclass of :class:`Error`), always at the raise.
     """
 
-    def __init__(self, msg: str, kind: type[Error] = SqlSyntaxError):
+    def __init__(self, msg: str, kind: type[Error]):
         super().__init__(msg)
         self.msg = msg
         self.kind = kind
+
+
+class ModelFailure(Exception):
+    """Base of the embedding layer's ModelError (``tesseradb.embed.errors``): a model cannot be
+    resolved, verified or loaded; the message is shown verbatim."""
+
+
+class Cancelled(Exception):
+    """Base of the embedding layer's EmbeddingCancelled: the statement was interrupted between batches."""
+
+
+def duplicate_entry(value: str, key: str) -> UserError:
+    """MySQL's 1062, the value included: ``Duplicate entry '5' for key 'r1x'`` (several columns: '1-2')."""
+    return UserError(f"Duplicate entry '{value}' for key '{key}'", DuplicateKey)
+
+
+# -- the one place where internal errors become user errors --- -----------------------------------
+_SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[Error], str]] = [
+    (re.compile(r"no such table: (?:main\.)?(.+)"), NoSuchTable, "table '{0}' does not exist"),
+    (re.compile(r"no such column: (.+?)(?: - should this be a string literal in single-quotes\?)?"),
+     NoSuchColumn, "Unknown column '{0}' in 'field list'"),
+    (re.compile(r"table (\S+) has no column named (.+)"), NoSuchColumn, "Unknown column '{1}' in 'field list'"),
+    (re.compile(r"(?:table|index) (\S+) already exists"), TableExists, "table '{0}' already exists"),
+    (re.compile(r"UNIQUE constraint failed: \S+\.id"), DuplicateKey, "duplicate id"),
+    (re.compile(r"UNIQUE constraint failed: (.+)"), DuplicateKey, "Duplicate entry for unique index on {0}"),
+    (re.compile(r"CHECK constraint failed: (.+)"), DataError, "{0}"),
+    (re.compile(r"integer overflow"), DataError, "Out of range value: integer overflow"),
+    (re.compile(r"NOT NULL constraint failed: \S+\.(.+)"), ConstraintError, "Column '{0}' cannot be null"),
+    (re.compile(r"(.*)"), ProgrammingError, "{0}"),
+]
+
+# SQLite's complaints about the SQL it was given (apsw.SQLError: our translation of a statement), in MySQL's words
+_SQLITE_SQL_ERRORS: list[tuple[re.Pattern[str], type[Error], str]] = [
+    (re.compile(r"no such function: (\w+)"), NoSuchFunction, "FUNCTION {0} does not exist"),
+    (re.compile(r'near "(.*)": syntax error'), NotSupportedError,
+     "This version of tesseradb doesn't yet support this statement: SQLite cannot run its translation "
+     "(near '{0}')"),
+    (re.compile(r"(.+) is not supported.*"), NotSupportedError, "This version of tesseradb doesn't yet "
+     "support '{0}'"),
+]
+
+
+_APSW_CLASSES: list[tuple[type[BaseException], type[Error]]] = [
+    (apsw.BusyError, Busy),
+    (apsw.LockedError, Busy),
+    (apsw.InterruptError, Interrupted),
+    (apsw.FullError, OperationalError),
+    (apsw.IOError, OperationalError),
+    (apsw.CorruptError, InternalError),
+    (apsw.TooBigError, DataError),
+    (apsw.MismatchError, DataError),
+    (apsw.CantOpenError, OperationalError),     # the file: missing folder, a directory, no access
+    (apsw.ReadOnlyError, OperationalError),
+    (apsw.PermissionsError, OperationalError),
+    (apsw.NotADBError, OperationalError),
+]
+
+
+def _from_sqlite(exc: apsw.Error) -> Error:
+    text = re.sub(r"^\w+Error: ", "", str(exc))
+    for cls, kind in _APSW_CLASSES:
+        if isinstance(exc, cls):
+            return kind("Query execution was interrupted" if kind is Interrupted else text)
+    tables = _SQLITE_SQL_ERRORS + _SQLITE_MESSAGES if isinstance(exc, apsw.SQLError) else _SQLITE_MESSAGES
+    for pattern, kind, template in tables:
+        match = pattern.fullmatch(text.strip())
+        if match:
+            return kind(template.format(*[g.strip('"') for g in match.groups()]))
+    return ProgrammingError(text)
+
+
+_PARSER_DIR = os.path.dirname(sqlglot.__file__) + os.sep
+
+
+def _raised_in_parser(exc: BaseException) -> bool:
+    """True when the exception comes from inside sqlglot: it could not handle the input."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.startswith(_PARSER_DIR):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def translate(exc: BaseException) -> BaseException:
+    """Map any exception raised below the engine to the public error tree."""
+    if isinstance(exc, Error):
+        return exc
+    if isinstance(exc, UserError):
+        return exc.kind(exc.msg)
+    if isinstance(exc, GrammarError):
+        return SqlSyntaxError(exc.msg)
+    if isinstance(exc, ModelFailure):
+        return ModelError(str(exc))
+    if isinstance(exc, StorageError):
+        return OperationalError(str(exc))
+    if isinstance(exc, apsw.Error):
+        return _from_sqlite(exc)
+    if isinstance(exc, (KeyboardInterrupt, Cancelled)):
+        return Interrupted("Query execution was interrupted")
+    if isinstance(exc, (MemoryError, RecursionError)):
+        return OperationalError(f"statement too large or too deeply nested ({type(exc).__name__})")
+    if isinstance(exc, UnicodeError):     # a str with lone surrogates cannot be stored as UTF-8
+        return DataError(f"Incorrect string value: not valid UTF-8 ({getattr(exc, 'reason', exc)})")
+    if isinstance(exc, OverflowError):    # e.g. an integer beyond 64 bits bound to SQLite
+        return DataError(f"Out of range value: {exc}")
+    if isinstance(exc, TypeError) and str(exc).startswith("Bad binding argument type"):
+        return ProgrammingError(f"Error binding parameter: {str(exc).split(' - ', 1)[-1]} is not supported")
+    if isinstance(exc, OSError):          # the disk: full, read-only, gone
+        return OperationalError(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, ValueError) and str(exc) == "null character in query":
+        return SqlSyntaxError("syntax error: NUL character in the statement (pass such text as a parameter)")
+    if isinstance(exc, Exception) and _raised_in_parser(exc):
+        return SqlSyntaxError(f"syntax error: the statement could not be parsed ({type(exc).__name__})")
+    if isinstance(exc, Exception):
+        return InternalError(f"internal error: {type(exc).__name__}: {exc}")
+    return exc

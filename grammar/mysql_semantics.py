@@ -1,6 +1,6 @@
 """Where MySQL and SQLite answer the same SQL differently, rewrite the tree so SQLite gives MySQL's
 answer (tests/sql/mysql_semantics.test). Columns of text types compare without case through their
-collation (engine/sql/constraints.py); this module covers what a column cannot: literals.
+collation (engine/sql/mysql/constraints.py); this module covers what a column cannot: literals.
 
 - ``'a' = 'A'`` between two string literals compares without case (MySQL's utf8mb4_0900_ai_ci).
 - ``'10' = 10``: a string literal compared with a number is read as a number (MySQL casts to DOUBLE).

@@ -104,7 +104,7 @@ def parse_query(text: str) -> ast.Query:
         word = text.strip().split(None, 1)[0] if text.strip() else ""
         raise GrammarError(f"syntax error, unexpected '{word[:40]}'")
     expr = rewrite_knn_dist(expr)       # Manticore's @knn_dist is knn_dist(), not a variable
-    # @user and @@system variables are the session's (engine/sql/variables.py replaces them by values)
+    # @user and @@system variables are the session's (engine/sql/mysql/variables.py replaces them by values)
     if (kind == "insert" and expr.expression is None) or (kind == "update" and not expr.expressions):
         raise GrammarError("syntax error, incomplete statement")
     if outfile is not None and kind != "select":

@@ -14,6 +14,7 @@ INSERT INTO books (title, year, summary) VALUES
 SELECT LAST_INSERT_ID(), ROW_COUNT();
 
 SELECT title FROM books WHERE year >= @min_year;
+EXPLAIN SELECT title FROM books WHERE year >= @min_year;    -- the last row names the pass: session_variables
 SHOW COLUMNS FROM books;
 SHOW FULL COLUMNS FROM books LIKE 'y%';
 SHOW TABLE STATUS LIKE 'books';

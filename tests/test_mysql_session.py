@@ -170,7 +170,7 @@ def test_executemany_follows_the_same_insert_rules():
     assert cur.execute("SELECT * FROM u ORDER BY user_id").fetchall() == [(1, "a"), (2, "b")]
     cases = [("INSERT INTO u VALUES (?, ?)", [(1, "q")], "Duplicate entry '1' for key 'PRIMARY'"),
              ("INSERT INTO u (name) VALUES (?)", [("z",)], "Field 'user_id' doesn't have a default value"),
-             ("INSERT INTO u VALUES (?, ?)", [(9, "a")], "Duplicate entry for key 'name'")]
+             ("INSERT INTO u VALUES (?, ?)", [(9, "a")], "Duplicate entry 'a' for key 'name'")]
     for sql, seq, message in cases:
         with pytest.raises(tesseradb.IntegrityError, match=message):
             cur.executemany(sql, seq)

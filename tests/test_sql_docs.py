@@ -2,49 +2,57 @@
 and every docs page that shows SQL is backed by a runnable example in sql_examples/."""
 from __future__ import annotations
 
+import importlib
 import pathlib
 import re
 
 import pytest
 
-from tesseradb.vectors import options as vector_options
+from tesseradb.catalog import vector_columns as vector_options
 from tesseradb.sql.planner import HANDLERS, QUERY_HANDLERS
-from tesseradb.grammar import TYPE_ALIASES, ast
+from tesseradb.catalog import sql_functions
+from tesseradb.sql import passes
+from tesseradb.sql.search import passage_calls
+from tesseradb.grammar import TYPE_ALIASES
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOCS = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md")))
 
-# How each statement node is spelled in the docs (a heading or a code sample must contain it).
-STATEMENT_WORDS = {
-    ast.CreateTable: "CREATE TABLE", ast.DropTable: "DROP TABLE", ast.CreateIndex: "CREATE INDEX",
-    ast.DropIndex: "DROP INDEX", ast.AlterAddColumn: "ADD COLUMN", ast.AlterDropColumn: "DROP COLUMN",
-    ast.TableCommand: "SHOW CREATE TABLE", ast.ShowTables: "SHOW TABLES", ast.ShowWarnings: "SHOW WARNINGS",
-    ast.Transaction: "ROLLBACK", ast.LoadData: "LOAD DATA", ast.Explain: "EXPLAIN",
-    ast.ShowModels: "SHOW MODELS", ast.AlterRebuild: "REBUILD EMBEDDINGS",
-    ast.ShowChunks: "SHOW CHUNKS", ast.CallChunks: "CALL CHUNKS", ast.AlterModifyColumn: "MODIFY COLUMN",
-    ast.SetStatement: "SET NAMES", ast.UseDatabase: "USE main", ast.ShowSession: "SHOW TABLE STATUS",
-    ast.ShowColumns: "SHOW FULL COLUMNS", ast.CreateView: "CREATE OR REPLACE VIEW", ast.DropView: "DROP VIEW", ast.LockTables: "LOCK TABLES",
-}
 TABLE_VERBS = ["DESCRIBE", "TRUNCATE TABLE", "OPTIMIZE TABLE", "CHECK TABLE", "REPAIR TABLE", "SHOW INDEX"]
-FUNCTIONS = ["knn(", "knn_dist()", "LENGTH(", "INTO OUTFILE", "knn_chunk()", "knn_chunk_text()", "knn_chunk_start()",
-             "knn_chunk_end()", "knn_chunks(", "TO_STRING(", "@knn_dist", "REBUILD KNN",
-             "MATCH(", "AGAINST(", "weight()", "HIGHLIGHT(", "SNIPPET(", "hybrid_score()", "hybrid_match(",
-             "fusion_method", "rank_constant", "window_size", "fusion_weights", "field_weights", "morphology"]
+# The engine's SQL functions come from their one table (catalog/sql_functions.py); the other words
+# of its SQL (clauses, OPTIONs, spellings) are listed here.
+FUNCTIONS = [f.spelling for f in sql_functions.FUNCTIONS]
+WORDS = ["INTO OUTFILE", "@knn_dist", "REBUILD KNN", "AGAINST(",
+         "fusion_method", "rank_constant", "window_size", "fusion_weights", "field_weights", "morphology"]
 
 
 @pytest.mark.parametrize("node", sorted(HANDLERS, key=lambda n: n.__name__), ids=lambda n: n.__name__)
 def test_every_statement_is_documented(node):
-    assert STATEMENT_WORDS[node] in DOCS
+    assert HANDLERS[node].doc and HANDLERS[node].doc in DOCS      # its spelling is part of its one entry
 
 
-@pytest.mark.parametrize("word", TABLE_VERBS + [k.upper() for k in QUERY_HANDLERS] + ["REPLACE"])
+@pytest.mark.parametrize("word", TABLE_VERBS + [e.doc for e in QUERY_HANDLERS.values()] + ["REPLACE"])
 def test_every_command_and_query_kind_is_documented(word):
     assert word in DOCS
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("name", FUNCTIONS + WORDS)
 def test_every_sql_extension_function_is_documented(name):
     assert name in DOCS
+
+
+@pytest.mark.parametrize("function", sql_functions.FUNCTIONS, ids=lambda f: f.name)
+def test_every_function_is_on_its_page_and_served_by_a_real_step(function):
+    assert function.spelling in (ROOT / "docs" / function.doc).read_text(encoding="utf-8")
+    room, step = function.served_by.split(".")
+    if room == "passes":
+        assert step in {p.name for p in passes.PASSES}
+    else:
+        importlib.import_module(f"tesseradb.sql.{room}.{step}")
+
+
+def test_the_passage_functions_are_the_ones_the_passage_rewrite_serves():
+    assert passage_calls.NAMES == set(passage_calls.SINGLE) | {passage_calls.LIST}
 
 
 @pytest.mark.parametrize("option", sorted(vector_options.KNOWN_OPTIONS))

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from tesseradb.errors import SqlSyntaxError, UserError
-from tesseradb.vectors.options import (
+from tesseradb.catalog.vector_columns import (
     KNOWN_OPTIONS,
     VectorSpec,
     quote,

@@ -7,7 +7,7 @@ from typing import Any
 from tesseradb.grammar.ast import ColumnDef
 from tesseradb.storage.chunks import ColumnLayout
 
-from tesseradb.vectors.options import VectorSpec
+from tesseradb.catalog.vector_columns import VectorSpec
 
 
 @dataclass(frozen=True)

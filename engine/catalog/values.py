@@ -118,7 +118,7 @@ def literal(node: exp.Expression, bound: dict[str, Any]) -> tuple[bool, Any]:
         try:
             return True, float(text)
         except ValueError:                  # the tokenizer lets through e.g. '0.1e'
-            raise UserError(f"unrecognized token: '{text}'") from None
+            raise UserError(f"unrecognized token: '{text}'", errors.SqlSyntaxError) from None
     if isinstance(node, exp.Null):
         return True, None
     if isinstance(node, exp.Boolean):

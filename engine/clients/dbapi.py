@@ -3,6 +3,7 @@ and MySQL with autocommit off, the first statement that writes opens a transacti
 commit() or rollback()."""
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -21,8 +22,7 @@ from tesseradb.io.export import result_to_arrow
 from tesseradb.results import Result
 from tesseradb.sql import executor
 from tesseradb.sql.database import Database
-from tesseradb.sql import variables
-from tesseradb.sql.executor import translate
+from tesseradb.sql.mysql import variables
 
 apilevel = "2.0"
 threadsafety = 1          # threads may share the module, not connections: one connection per thread
@@ -75,11 +75,22 @@ def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float 
     ``timeout``: seconds a writer waits for another connection's lock before failing.
     ``statement_timeout``: seconds after which a statement is interrupted (None = no limit).
     """
-    try:
+    with public_errors():
         db = Database(path, busy_timeout=timeout, timeout=statement_timeout)
-    except BaseException as exc:  # noqa: BLE001 - translated
-        raise translate(exc) from exc
     return Connection(db, autocommit=autocommit)
+
+
+@contextlib.contextmanager
+def public_errors(db: Database | None = None) -> Iterator[None]:
+    """The client's one translation point: whatever the engine raises leaves as the public PEP 249
+    class (``tesseradb.errors.translate``); after a failed statement SHOW WARNINGS shows its error."""
+    try:
+        yield
+    except BaseException as exc:  # noqa: BLE001 - translated
+        error = errors.translate(exc)
+        if db is not None and isinstance(error, errors.Error):
+            db.record_error(error)
+        raise error from (None if isinstance(exc, errors.Error) else exc)
 
 
 class Connection:
@@ -191,15 +202,13 @@ class Connection:
         self.db.on_progress = callback
 
     def _call(self, fn, *args):
-        try:
+        with public_errors():
             return fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - translated
-            raise translate(exc) from exc
 
     def _run(self, sql: str, params: Any, many: Sequence[Any] | None = None) -> Result:
         with self._lock:
             db = self.db
-            try:
+            with public_errors(db):
                 if many is None:
                     sql, params = lift_literals(sql, params)   # long vector literals become parameters
                 stmt = db.statements.parse(sql)
@@ -215,11 +224,6 @@ class Connection:
                 elif self.autocommit and not self._explicit:
                     db.commit()
                 return result
-            except BaseException as exc:  # noqa: BLE001 - translated
-                error = translate(exc)
-                if isinstance(error, errors.Error):
-                    db.record_error(error)      # SHOW WARNINGS after a failed statement shows the error
-                raise error from (None if isinstance(exc, errors.Error) else exc)
 
     def __enter__(self) -> "Connection":
         return self
@@ -262,10 +266,8 @@ class Row(tuple):
 
 
 def _split(script: str):
-    try:
+    with public_errors():
         return grammar.split(script)
-    except grammar.GrammarError as exc:
-        raise translate(exc) from None
 
 
 class Cursor:

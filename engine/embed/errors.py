@@ -1,10 +1,12 @@
 """Errors raised by the embedding layer (``tesseradb.errors.translate`` maps them to public classes)."""
 from __future__ import annotations
 
+from tesseradb import errors
 
-class ModelError(Exception):
+
+class ModelError(errors.ModelFailure):
     """A model cannot be resolved, verified or loaded. The message is shown to users verbatim."""
 
 
-class EmbeddingCancelled(Exception):
+class EmbeddingCancelled(errors.Cancelled):
     """``Model.embed`` stopped between batches because ``should_stop()`` returned true."""

@@ -9,7 +9,7 @@ from tesseradb import embed
 from tesseradb.embed import chunking
 from tesseradb.embed import reuse
 from tesseradb.embed.planning import plan_document
-from tesseradb.vectors.options import VectorSpec
+from tesseradb.catalog.vector_columns import VectorSpec
 
 from tesseradb.context import Context
 from tesseradb.errors import DataError, UserError

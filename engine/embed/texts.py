@@ -11,8 +11,9 @@ import numpy as np
 
 from tesseradb import embed
 from tesseradb.embed.rows import SINGLE_VECTOR, check_text, embed_plans, plan_text
+from tesseradb import errors
 from tesseradb.errors import UserError
-from tesseradb.vectors import options as vector_options
+from tesseradb.catalog import vector_columns
 
 DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
 SETTINGS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks")
@@ -23,15 +24,16 @@ def _resolve_model(name: str) -> tuple[str, str, int]:
     return info.name, info.fingerprint, info.dims
 
 
-def spec_for(model: str, settings: dict[str, object]) -> vector_options.VectorSpec:
+def spec_for(model: str, settings: dict[str, object]) -> vector_columns.VectorSpec:
     unknown = sorted(set(settings) - set(SETTINGS))
     if unknown:
-        raise UserError(f"embed(): unknown setting '{unknown[0]}'; expected model or one of {', '.join(SETTINGS)}")
+        raise UserError(f"embed(): unknown setting '{unknown[0]}'; expected model or one of {', '.join(SETTINGS)}",
+                        errors.SqlSyntaxError)
     chunked = str(settings.get("chunk_strategy", "truncate")).lower() not in SINGLE_VECTOR
     options = {"knn_type": "hnsw", "hnsw_similarity": "cosine", "from": "text", "model_name": model,
                **{k: str(v) for k, v in settings.items() if v is not None}}
     kind = "float_vector_array" if chunked else "float_vector"
-    specs = vector_options.validate_columns("embed()", [("text", "text", {}), ("v", kind, options)],
+    specs = vector_columns.validate_columns("embed()", [("text", "text", {}), ("v", kind, options)],
                                             resolve_model=_resolve_model)
     return specs["v"]
 
@@ -43,7 +45,7 @@ def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, **settings: ob
     texts = list(texts)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise UserError(f"embed(): text {i + 1} is {type(text).__name__}, not str")
+            raise UserError(f"embed(): text {i + 1} is {type(text).__name__}, not str", errors.SqlSyntaxError)
         check_text(text, f"embed() text {i + 1}")
     engine_model = embed.get_model(spec.model_name)
     plans = [plan_text(engine_model, spec, text) for text in texts]

@@ -35,7 +35,7 @@ from tesseradb.errors import UserError
 from tesseradb.io.shards import SPANS, EmbedSettings, attach
 from tesseradb.storage import catalog
 from tesseradb.storage.rowstore import RowStore
-from tesseradb.vectors.options import validate_columns
+from tesseradb.catalog.vector_columns import validate_columns
 
 READERS = {".parquet": "parquet", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".csv": "csv"}
 BATCH_ROWS = 64          # documents per map_batches call: a few hundred chunks, the model's batches fill

@@ -1,6 +1,6 @@
 """Reading .csv, .tsv, .jsonl and .parquet files in batches (pyarrow streams them) and converting
 each file value to its column's type. A bad value names the file, the line and the column. Used by
-LOAD DATA (``tesseradb.sql.load_data``)."""
+LOAD DATA (``tesseradb.sql.statements.load_data``)."""
 from __future__ import annotations
 
 import csv

@@ -28,7 +28,7 @@ from tesseradb.embed.rows import Embedded, source_text
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.io.formats import BATCH_ROWS, BadRow, Batch, columns_for, convert, pick, read_parquet
-from tesseradb.vectors.options import VectorSpec
+from tesseradb.catalog.vector_columns import VectorSpec
 
 METADATA_KEY = b"tesseradb.shard"
 FORMAT = 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from tesseradb import errors
 from tesseradb.catalog import fulltext, functions
@@ -31,6 +32,8 @@ class Database:
         self._stop = False
         self._deadline: float | None = None
         self.statements = StatementCache()      # parsed SELECTs and their plans (statement_cache.py)
+        self.session: Any = None                # MySQL session state (sql/mysql/variables.py)
+        self.schemas: dict[tuple[str, int], Any] = {}   # INSERT's key facts per schema version (sql/mysql/schema_info.py)
         functions.register(self.store.conn)
         catalog.ensure(self.store)
         self.reload_catalog()

@@ -1,73 +1,87 @@
-"""Statement -> the function that runs it. A table of cases, one small handler module per family."""
+"""Statement -> the function that runs it and whether it writes. A table of cases, one small handler
+module per family (``tesseradb.sql.statements``): a new statement is one entry here."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from tesseradb.grammar import ast
 
-from tesseradb.sql import ddl, dml, load_data, models, query, rebuild, session
-from tesseradb.sql import chunk_listing, modify_column
-from tesseradb.sql import introspection, query_session, variables, views
+from tesseradb.sql.statements import ddl, insert, load_data, query, rebuild, session, show_models
+from tesseradb.sql.statements import chunk_listing, modify_column, update_delete
+from tesseradb.sql.statements import set as set_statements
+from tesseradb.sql.statements import show, views
 
 Handler = Callable[..., Any]
 
-HANDLERS: dict[type, Handler] = {
-    ast.CreateTable: ddl.create_table,
-    ast.DropTable: ddl.drop_table,
-    ast.CreateIndex: ddl.create_index,
-    ast.DropIndex: ddl.drop_index,
-    ast.AlterAddColumn: ddl.alter_add_column,
-    ast.AlterDropColumn: ddl.alter_drop_column,
-    ast.AlterRebuild: rebuild.alter_rebuild,
-    ast.TableCommand: ddl.table_command,
-    ast.ShowTables: ddl.show_tables,
-    ast.ShowWarnings: session.show_warnings,
-    ast.ShowModels: models.show_models,
-    ast.Transaction: session.transaction,
-    ast.LoadData: load_data.load_data,
-    ast.Explain: query.explain,
-    ast.ShowChunks: chunk_listing.show_chunks,
-    ast.CallChunks: chunk_listing.call_chunks,
-    ast.AlterModifyColumn: modify_column.alter_modify_column,
-    # MySQL session and introspection (issue 14)
-    ast.SetStatement: variables.set_statement,
-    ast.UseDatabase: variables.use_database,
-    ast.ShowSession: introspection.show_session,
-    ast.ShowColumns: introspection.show_columns,
-    ast.CreateView: views.create_view,
-    ast.DropView: views.drop_view,
-    ast.LockTables: variables.lock_tables,
-}
-
-QUERY_HANDLERS: dict[str, Handler] = {
-    "select": query.select,
-    "insert": dml.insert,
-    "update": dml.update,
-    "delete": dml.delete,
-}
-# every query sees the session's @variables, information_schema, and sets ROW_COUNT() & co (issue 14)
-QUERY_HANDLERS = {kind: query_session.with_session(h) for kind, h in QUERY_HANDLERS.items()}
-
-# Statements that change the database: they run inside a transaction and a savepoint.
+# Statements that change the database run inside a transaction and a savepoint (the executor).
 # OPTIMIZE only rebuilds the derived FAISS indexes: it commits first (like MySQL's implicit commit)
 # and must see committed data only, so it runs outside the statement transaction.
 READ_ONLY_COMMANDS = {"describe", "show_create", "show_index", "check", "optimize"}
 
 
-def handler_for(stmt: ast.Statement) -> Handler:
+@dataclass(frozen=True)
+class Entry:
+    handler: Handler
+    writes: bool | Callable[[Any], bool] = False     # or a function of the statement
+    doc: str = ""                                    # how docs/ spell it (the docs test looks for it)
+
+
+WRITES, READS = True, False
+
+
+def _table_command_writes(stmt: ast.TableCommand) -> bool:
+    return stmt.verb not in READ_ONLY_COMMANDS
+
+
+HANDLERS: dict[type, Entry] = {
+    ast.CreateTable: Entry(ddl.create_table, WRITES, "CREATE TABLE"),
+    ast.DropTable: Entry(ddl.drop_table, WRITES, "DROP TABLE"),
+    ast.CreateIndex: Entry(ddl.create_index, WRITES, "CREATE INDEX"),
+    ast.DropIndex: Entry(ddl.drop_index, WRITES, "DROP INDEX"),
+    ast.AlterAddColumn: Entry(ddl.alter_add_column, WRITES, "ADD COLUMN"),
+    ast.AlterDropColumn: Entry(ddl.alter_drop_column, WRITES, "DROP COLUMN"),
+    ast.AlterRebuild: Entry(rebuild.alter_rebuild, rebuild.writes, "REBUILD EMBEDDINGS"),
+    ast.TableCommand: Entry(ddl.table_command, _table_command_writes, "SHOW CREATE TABLE"),
+    ast.ShowTables: Entry(ddl.show_tables, READS, "SHOW TABLES"),
+    ast.ShowWarnings: Entry(session.show_warnings, READS, "SHOW WARNINGS"),
+    ast.ShowModels: Entry(show_models.show_models, READS, "SHOW MODELS"),
+    ast.Transaction: Entry(session.transaction, READS, "ROLLBACK"),
+    ast.LoadData: Entry(load_data.load_data, WRITES, "LOAD DATA"),
+    ast.Explain: Entry(query.explain, READS, "EXPLAIN"),
+    ast.ShowChunks: Entry(chunk_listing.show_chunks, READS, "SHOW CHUNKS"),
+    ast.CallChunks: Entry(chunk_listing.call_chunks, READS, "CALL CHUNKS"),
+    ast.AlterModifyColumn: Entry(modify_column.alter_modify_column, WRITES, "MODIFY COLUMN"),
+    # MySQL session and introspection (issue 14)
+    ast.SetStatement: Entry(set_statements.set_statement, READS, "SET NAMES"),
+    ast.UseDatabase: Entry(set_statements.use_database, READS, "USE main"),
+    ast.ShowSession: Entry(show.show_session, READS, "SHOW TABLE STATUS"),
+    ast.ShowColumns: Entry(show.show_columns, READS, "SHOW FULL COLUMNS"),
+    ast.CreateView: Entry(views.create_view, WRITES, "CREATE OR REPLACE VIEW"),
+    ast.DropView: Entry(views.drop_view, WRITES, "DROP VIEW"),
+    ast.LockTables: Entry(set_statements.lock_tables, READS, "LOCK TABLES"),
+}
+
+# every query also goes through the SELECT/DML passes and the session's bookkeeping (executor.run)
+QUERY_HANDLERS: dict[str, Entry] = {
+    "select": Entry(query.select, READS, "SELECT"),
+    "insert": Entry(insert.insert, WRITES, "INSERT"),
+    "update": Entry(update_delete.update, WRITES, "UPDATE"),
+    "delete": Entry(update_delete.delete, WRITES, "DELETE"),
+}
+
+
+def entry_for(stmt: ast.Statement) -> Entry:
     if isinstance(stmt, ast.Query):
         return QUERY_HANDLERS[stmt.kind]
     return HANDLERS[type(stmt)]
 
 
+def handler_for(stmt: ast.Statement) -> Handler:
+    return entry_for(stmt).handler
+
+
 def writes(stmt: ast.Statement) -> bool:
-    if isinstance(stmt, ast.Query):
-        return stmt.kind != "select"
-    if isinstance(stmt, ast.TableCommand):
-        return stmt.verb not in READ_ONLY_COMMANDS
-    if isinstance(stmt, ast.AlterRebuild):
-        return rebuild.writes(stmt)
-    return isinstance(stmt, (ast.CreateTable, ast.DropTable, ast.CreateIndex, ast.DropIndex,
-                             ast.AlterAddColumn, ast.AlterDropColumn, ast.AlterModifyColumn,
-                             ast.LoadData, ast.CreateView, ast.DropView))
+    flag = entry_for(stmt).writes
+    return flag(stmt) if callable(flag) else flag

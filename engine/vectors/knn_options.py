@@ -20,6 +20,7 @@ import numpy as np
 from sqlglot import exp
 
 from tesseradb.catalog.values import literal
+from tesseradb import errors
 from tesseradb.errors import UserError
 
 #: Manticore's LIMIT when a query has none (CSphQuery::m_iLimit) and its max_matches default.
@@ -61,7 +62,7 @@ _OPTIONS = {
 
 def _option_items(node: exp.Expression) -> list[tuple[str, exp.Expression]]:
     if not isinstance(node, exp.Struct):
-        raise UserError("knn() options must be written as {name=value, ...}, e.g. {ef=100}")
+        raise UserError("knn() options must be written as {name=value, ...}, e.g. {ef=100}", errors.SqlSyntaxError)
     items = []
     for item in node.expressions:
         if isinstance(item, (exp.PropertyEQ, exp.EQ)):
@@ -77,7 +78,7 @@ def parse_options(node: exp.Expression, bound: dict[str, Any]) -> KnnOptions:
         ok, value = literal(value_node, bound)
         check, convert = _OPTIONS.get(name, (None, None))
         if check is None or not ok or not check(value):
-            raise UserError(f"Unable to parse KNN option '{name}'")
+            raise UserError(f"Unable to parse KNN option '{name}'", errors.SqlSyntaxError)
         values[name] = convert(value)
     return KnnOptions(**values)
 
@@ -94,13 +95,13 @@ def split_arguments(call: exp.Anonymous) -> KnnArguments:
     """``(col, query)``, ``(col, query, {opts})``, ``(col, k, query)`` or ``(col, k, query, {opts})``."""
     args = list(call.expressions)
     if len(args) not in (2, 3, 4) or not isinstance(args[0], exp.Column):
-        raise UserError("knn() expects (column, [k,] query [, {options}])")
+        raise UserError("knn() expects (column, [k,] query [, {options}])", errors.SqlSyntaxError)
     options = args.pop() if len(args) > 2 and isinstance(args[-1], exp.Struct) else None
     if len(args) == 2:
         return KnnArguments(args[0], None, args[1], options)
     if len(args) == 3:
         return KnnArguments(args[0], args[1], args[2], options)
-    raise UserError("knn() expects (column, [k,] query [, {options}])")
+    raise UserError("knn() expects (column, [k,] query [, {options}])", errors.SqlSyntaxError)
 
 
 def limit_k(select: exp.Expression, bound: dict[str, Any]) -> int:

@@ -7,7 +7,7 @@
 * ``knn_chunks(n)``: every chunk vector of the document compared with the query (all query vectors of
   a document-id query; a chunk's distance is its smallest), ranked by distance, ties by ordinal.
 
-The rows go to TEMP tables that the rewritten query reads (``tesseradb.sql.passage_calls``). Offsets
+The rows go to TEMP tables that the rewritten query reads (``tesseradb.sql.search.passage_calls``). Offsets
 are Python ``str`` indices (code points) into the source text, the ``from`` columns joined with one
 space exactly as the embedder joined them; SQLite's ``substr`` counts the same characters, so the text
 is cut in SQL (a long page is never copied into Python). Spans are what the model saw
@@ -31,7 +31,7 @@ from tesseradb.embed.spans import kept_end, may_be_cut
 
 if TYPE_CHECKING:
     from tesseradb.catalog.tables import Table
-    from tesseradb.vectors.options import VectorSpec
+    from tesseradb.catalog.vector_columns import VectorSpec
 
 TABLE = "_tessera_passages"           # knn_chunks(n): (doc, rank) -> chunk
 BEST_TABLE = "_tessera_passage"       # knn_chunk*(): doc -> the chunk it matched

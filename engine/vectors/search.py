@@ -45,16 +45,17 @@ class KnnRequest:
         alias, table = _owner(args.column, tables)
         spec = table.vectors.get(args.column.name.lower())
         if spec is None:
-            raise UserError(f"KNN index not enabled for attribute '{args.column.name}'")
+            raise UserError(f"KNN index not enabled for attribute '{args.column.name}'", errors.SqlSyntaxError)
         positional = None if args.k is None else _int_arg(args.k, bound, "k")
         if positional is not None and positional <= 0:
-            raise UserError("k parameter must be positive")
+            raise UserError("k parameter must be positive", errors.SqlSyntaxError)
         options = parse_options(args.options, bound) if args.options is not None else KnnOptions()
         k = resolve_k(positional, options, default_k)
         req = cls(table, alias, spec.column, k, None, ef=options.ef, bound=bound, options=options)
         req.query, req.exclude_doc = _query_vectors(db, table, spec, args.query, bound)
         if req.exclude_doc is not None and args.k is None:     # as in Manticore: knn(col, k, doc_id)
-            raise UserError("knn() expects (column, [k,] query [, {options}]); a document id needs k")
+            raise UserError("knn() expects (column, [k,] query [, {options}]); a document id needs k",
+                            errors.SqlSyntaxError)
         return req
 
 
@@ -68,7 +69,7 @@ def _owner(col: exp.Column, tables: dict[str, Table]) -> tuple[str, Table]:
 def _int_arg(node: exp.Expression, bound: dict[str, Any], what: str) -> int:
     ok, value = literal(node, bound)
     if not ok or isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise UserError(f"{what} parameter must be an integer")
+        raise UserError(f"{what} parameter must be an integer", errors.SqlSyntaxError)
     return int(value)
 
 
@@ -76,25 +77,28 @@ def _query_vectors(db: Context, table: Table, spec, node: exp.Expression,
                    bound: dict[str, Any]) -> tuple[np.ndarray, int | None]:
     ok, value = literal(node, bound)
     if not ok:
-        raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?")
+        raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?",
+                        errors.SqlSyntaxError)
     if isinstance(value, str):
         check_text(value, "knn() query")
         if not spec.model_name:
-            raise UserError("Embeddings generation string specified, but embeddings are not loaded")
+            raise UserError("Embeddings generation string specified, but embeddings are not loaded",
+                            errors.SqlSyntaxError)
         return embed.get_model(spec.model_name).embed_query(value).reshape(1, -1).astype(np.float32), None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return _document_vectors(db, table, spec, int(value)), int(value)
     if isinstance(value, (list, tuple, np.ndarray)):
         flat = np.asarray(value, dtype=object).ravel().tolist() if isinstance(value, np.ndarray) else value
         if flat and isinstance(flat[0], (list, tuple)):
-            raise UserError("the knn() query vector must be a single vector, e.g. (0.1, 0.2, 0.3)")
+            raise UserError("the knn() query vector must be a single vector, e.g. (0.1, 0.2, 0.3)",
+                            errors.SqlSyntaxError)
         vec = to_vectors(list(flat), is_array=False, dims=None, normalize=spec.similarity == "cosine",
                          row=1, column=spec.column)
         if vec.shape[1] != spec.dims:
             raise UserError(f"KNN index '{spec.column}' requires a vector of {spec.dims} entries; "
-                            f"{vec.shape[1]} entries specified")
+                            f"{vec.shape[1]} entries specified", errors.SqlSyntaxError)
         return vec, None
-    raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?")
+    raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?", errors.SqlSyntaxError)
 
 
 def _document_vectors(db: Context, table: Table, spec, doc_id: int) -> np.ndarray:

@@ -19,7 +19,9 @@ def graph() -> dict[str, set[str]]:
 def test_the_package_has_the_modules_we_expect():
     # the graph below is only worth something if it sees the code
     assert {"tesseradb", "tesseradb.sql.executor", "tesseradb.storage.rowstore",
-            "tesseradb.grammar.ddl", "tesseradb.clients.dbapi"} <= set(MODULES)
+            "tesseradb.grammar.ddl", "tesseradb.clients.dbapi", "tesseradb.sql.statements.insert",
+            "tesseradb.sql.mysql.keys", "tesseradb.sql.search.select_plan",
+            "tesseradb.catalog.vector_columns"} <= set(MODULES)
     assert len(MODULES) > 40
 
 
@@ -44,28 +46,92 @@ def test_a_cycle_would_be_found():
 LAYERS = [
     ("clients", ("tesseradb", "tesseradb.clients", "tesseradb.integrations")),
     ("sql", ("tesseradb.sql",)),
-    ("services", ("tesseradb.vectors", "tesseradb.io", "tesseradb.embed", "tesseradb.context",
-                  "tesseradb.catalog")),
+    ("io", ("tesseradb.io",)),
+    ("vectors", ("tesseradb.vectors",)),
+    ("embed", ("tesseradb.embed",)),
+    ("context", ("tesseradb.context",)),
+    ("catalog", ("tesseradb.catalog",)),
     ("values", ("tesseradb.results", "tesseradb.errors")),
     ("grammar", ("tesseradb.grammar",)),
     ("storage", ("tesseradb.storage",)),
 ]
 
+# The rooms of the sql layer, top to bottom: the spine (executor, planner, the passes, the one write
+# path, the database, the statement cache) around statements/ (handlers), mysql/ (MySQL's rules) and
+# search/ (planning a SELECT that searches). Rules never call a handler.
+SQL_ROOMS = [
+    ("executor", ("tesseradb.sql.executor",)),
+    ("planner", ("tesseradb.sql.planner",)),
+    ("statements", ("tesseradb.sql.statements",)),
+    ("passes", ("tesseradb.sql.passes",)),
+    ("rules", ("tesseradb.sql.mysql", "tesseradb.sql.search")),
+    ("write", ("tesseradb.sql.write",)),
+    ("database", ("tesseradb.sql.database",)),
+    ("bottom", ("tesseradb.sql.statement_cache", "tesseradb.sql.naming")),
+    ("package", ("tesseradb.sql",)),
+]
 
-def layer_of(module: str) -> int:
+
+def level_of(module: str, layers: list[tuple[str, tuple[str, ...]]] = LAYERS) -> int | None:
     best, level = -1, None
-    for n, (_, prefixes) in enumerate(LAYERS):
+    for n, (_, prefixes) in enumerate(layers):
         for p in prefixes:
             if (module == p or module.startswith(p + ".")) and len(p) > best:
                 best, level = len(p), n
+    return level
+
+
+def layer_of(module: str) -> int:
+    level = level_of(module)
     assert level is not None, module
     return level
 
 
+def upward(g: dict[str, set[str]], layers: list[tuple[str, tuple[str, ...]]]) -> list[str]:
+    """Every edge from a module to one of a higher layer (modules outside ``layers`` left out)."""
+    out = []
+    for m, targets in g.items():
+        for t in targets:
+            lm, lt = level_of(m, layers), level_of(t, layers)
+            if lm is not None and lt is not None and lt < lm:
+                out.append(f"{m} ({layers[lm][0]}) imports {t} ({layers[lt][0]})")
+    return sorted(out)
+
+
+def test_every_module_has_a_layer_and_every_sql_module_a_room():
+    for m in MODULES:
+        assert level_of(m) is not None, m
+        if m.startswith("tesseradb.sql"):
+            assert level_of(m, SQL_ROOMS) is not None, m
+
+
 def test_imports_point_down():
-    upward = [f"{m} ({LAYERS[layer_of(m)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})"
-              for m, targets in graph().items() for t in targets if layer_of(t) < layer_of(m)]
-    assert upward == []
+    assert upward(graph(), LAYERS) == []
+
+
+def test_inside_sql_imports_point_down():
+    assert upward(graph(), SQL_ROOMS) == []
+
+
+def test_mysql_rules_and_search_planning_do_not_import_each_other():
+    bad = [f"{m} imports {t}" for m, targets in graph().items() for t in targets
+           if (m.startswith("tesseradb.sql.mysql") and t.startswith("tesseradb.sql.search"))
+           or (m.startswith("tesseradb.sql.search") and t.startswith("tesseradb.sql.mysql"))]
+    assert bad == []
+
+
+@pytest.mark.parametrize("low, high", [("tesseradb.catalog.tables", "tesseradb.vectors.search"),
+                                       ("tesseradb.embed.rows", "tesseradb.vectors.search"),
+                                       ("tesseradb.vectors.search", "tesseradb.io.formats"),
+                                       ("tesseradb.sql.mysql.keys", "tesseradb.sql.statements.insert"),
+                                       ("tesseradb.sql.search.match", "tesseradb.sql.statements.query"),
+                                       ("tesseradb.sql.write", "tesseradb.sql.search.select_plan")])
+def test_an_upward_edge_would_be_found(low, high):
+    """The check itself: one added arrow up (between the service layers, or from a rule to a
+    handler) is refused."""
+    g = graph()
+    g[low] = g[low] | {high}
+    assert upward(g, LAYERS) + upward(g, SQL_ROOMS)
 
 
 def test_grammar_and_storage_are_siblings():

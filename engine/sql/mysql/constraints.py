@@ -45,7 +45,7 @@ def sqlite_expr(text: str, what: str) -> str:
     try:
         return sqlglot.transpile(text, read="mysql", write="sqlite")[0]
     except (ParseError, TokenError, IndexError):
-        raise UserError(f"syntax error in {what} near '{text[:60]}'") from None
+        raise UserError(f"syntax error in {what} near '{text[:60]}'", errors.SqlSyntaxError) from None
 
 
 _WORD_DEFAULTS = {"CURRENT_TIMESTAMP": "CURRENT_TIMESTAMP", "NOW()": "CURRENT_TIMESTAMP", "TRUE": "1",

@@ -23,10 +23,11 @@ from tesseradb.catalog import fulltext as catalog_fulltext
 from tesseradb.catalog.snippets import CLOSE, OPEN, SnippetOptions
 from tesseradb.catalog.tables import Table
 from tesseradb.catalog.values import literal
+from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.grammar.match import Query, parse
 from tesseradb.grammar.match_fts5 import to_fts5
-from tesseradb.sql.fulltext import TextSide, checked_query, positive_leaves, calls, tables_in_from
+from tesseradb.sql.search.match import TextSide, checked_query, positive_leaves, calls, tables_in_from
 from tesseradb.sql.database import Database
 from tesseradb.storage.fulltext import TextIndex
 
@@ -67,19 +68,19 @@ def _highlight(node: exp.Anonymous, bound: dict[str, Any], sides: list[TextSide]
     options = _struct_options(args.pop(0), bound) if args and isinstance(args[0], exp.Struct) else {}
     texts = [_text(a, bound, "HIGHLIGHT()") for a in args]
     if len(texts) > 2:
-        raise UserError("HIGHLIGHT() expects ([{options}] [, 'fields'] [, 'query'])")
+        raise UserError("HIGHLIGHT() expects ([{options}] [, 'fields'] [, 'query'])", errors.SqlSyntaxError)
     table_alias, table = (sides[0].table_alias, sides[0].table) if sides else _first(tables)
     index = _index(table)
     fields = [f.strip() for f in texts[0].split(",") if f.strip()] if texts and texts[0].strip() else list(index.columns)
     for name in fields:
         if index.column_index(name) is None:
-            raise UserError(f"HIGHLIGHT(): no field '{name}' found in schema")
+            raise UserError(f"HIGHLIGHT(): no field '{name}' found in schema", errors.SqlSyntaxError)
     if len(texts) == 2:
         expression = _marks_for(texts[1], table, index)
     elif sides:
         expression = " OR ".join(f"({s.highlight})" for s in sides if s.highlight) or None
     else:
-        raise UserError("HIGHLIGHT() needs MATCH() in WHERE, or the query as its third argument")
+        raise UserError("HIGHLIGHT() needs MATCH() in WHERE, or the query as its third argument", errors.SqlSyntaxError)
     opts = _options(options)
     if expression is None:
         return exp.Literal.string("")
@@ -92,12 +93,12 @@ def _highlight(node: exp.Anonymous, bound: dict[str, Any], sides: list[TextSide]
 def _snippet(node: exp.Anonymous, bound: dict[str, Any], tables: dict[str, Table]) -> exp.Expression:
     args = list(node.expressions)
     if len(args) < 2 or not isinstance(args[0], exp.Column):
-        raise UserError("SNIPPET() expects (text_column, 'query' [, 'name=value' ...])")
+        raise UserError("SNIPPET() expects (text_column, 'query' [, 'name=value' ...])", errors.SqlSyntaxError)
     col = args[0]
     owner = next(((a, t) for a, t in tables.items() if (not col.table or col.table.lower() == a)
                   and t.column(col.name) is not None), None)
     if owner is None or owner[1].column(col.name).type != "text":
-        raise UserError(f"SNIPPET(): '{col.name}' is not a text column of a table in FROM")
+        raise UserError(f"SNIPPET(): '{col.name}' is not a text column of a table in FROM", errors.SqlSyntaxError)
     table_alias, table = owner
     index = _index(table)
     query = _text(args[1], bound, "SNIPPET()")
@@ -118,20 +119,20 @@ def _marks_for(query: str, table: Table, index: TextIndex) -> str | None:
 def _index(table: Table) -> TextIndex:
     index = catalog_fulltext.text_index(table)
     if index is None:
-        raise UserError(f"table '{table.name}' has no full-text fields (text columns)")
+        raise UserError(f"table '{table.name}' has no full-text fields (text columns)", errors.SqlSyntaxError)
     return index
 
 
 def _first(tables: dict[str, Table]) -> tuple[str, Table]:
     if not tables:
-        raise UserError("HIGHLIGHT() needs a table in FROM")
+        raise UserError("HIGHLIGHT() needs a table in FROM", errors.SqlSyntaxError)
     return next(iter(tables.items()))
 
 
 def _text(node: exp.Expression, bound: dict[str, Any], where: str) -> str:
     ok, value = literal(node, bound)
     if not ok or not isinstance(value, str):
-        raise UserError(f"{where}: expected a string argument")
+        raise UserError(f"{where}: expected a string argument", errors.SqlSyntaxError)
     return value
 
 
@@ -139,7 +140,7 @@ def _options(pairs: dict[str, Any]) -> SnippetOptions:
     try:
         return SnippetOptions.parse(pairs)
     except ValueError as exc:
-        raise UserError(str(exc)) from None
+        raise UserError(str(exc), errors.SqlSyntaxError) from None
 
 
 def _struct_options(node: exp.Struct, bound: dict[str, Any]) -> dict[str, Any]:
@@ -149,7 +150,7 @@ def _struct_options(node: exp.Struct, bound: dict[str, Any]) -> dict[str, Any]:
         name = (item.this.name if is_eq else item.alias).lower()
         ok, value = literal(item.expression if is_eq else item.this, bound)
         if not ok:
-            raise UserError(f"HIGHLIGHT() option {name}: expected a constant")
+            raise UserError(f"HIGHLIGHT() option {name}: expected a constant", errors.SqlSyntaxError)
         out[name] = value
     return out
 
@@ -164,9 +165,9 @@ def _snippet_options(args: list[exp.Expression], bound: dict[str, Any]) -> dict[
         else:
             ok, text = literal(arg, bound)
             if not ok or not isinstance(text, str) or "=" not in text:
-                raise UserError("SNIPPET() options are 'name=value' strings or value AS name")
+                raise UserError("SNIPPET() options are 'name=value' strings or value AS name", errors.SqlSyntaxError)
             name, value = text.split("=", 1)
         if not ok:
-            raise UserError(f"SNIPPET() option {name}: expected a constant")
+            raise UserError(f"SNIPPET() option {name}: expected a constant", errors.SqlSyntaxError)
         out[name.strip().lower()] = value
     return out

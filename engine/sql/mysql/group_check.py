@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from tesseradb import errors
 from tesseradb.errors import UserError
-from tesseradb.sql import variables
+from tesseradb.sql.mysql import variables
 from tesseradb.sql.database import Database
 
 MODE = "ONLY_FULL_GROUP_BY"

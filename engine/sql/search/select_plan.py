@@ -11,12 +11,12 @@ from sqlglot import exp
 
 from tesseradb import errors
 from tesseradb.errors import UserError
-from tesseradb.sql import text_search
+from tesseradb.sql.search import text_search
 from tesseradb.sql.database import Database
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
-from tesseradb.sql import passage_calls
+from tesseradb.sql.search import passage_calls
 
 KNN_TABLE = "_tessera_knn"
 CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "
@@ -51,7 +51,7 @@ def _tables_in_from(db: Database, select: exp.Select) -> dict[str, Any]:
     return out
 
 
-def _rewrite_lengths(db: Database, select: exp.Expression) -> None:
+def rewrite_lengths(db: Database, select: exp.Expression) -> None:
     """LENGTH(vector column) is its number of vectors (arrays) or dimensions (float_vector)."""
     if not isinstance(select, exp.Select):
         return
@@ -72,7 +72,7 @@ def _rewrite_lengths(db: Database, select: exp.Expression) -> None:
 TO_STRING_OF = {"float_vector": "_tessera_vector_text", "float_vector_array": "_tessera_array_text"}
 
 
-def _rewrite_to_string(db: Database, select: exp.Expression) -> None:
+def rewrite_to_string(db: Database, select: exp.Expression) -> None:
     if not isinstance(select, exp.Select):
         return
     tables = _tables_in_from(db, select)
@@ -87,22 +87,8 @@ def _rewrite_to_string(db: Database, select: exp.Expression) -> None:
             node.replace(exp.Anonymous(this=fn, expressions=[arg.copy()]))
 
 
-def _keep_names(select: exp.Expression) -> None:
-    """Projections that the planner rewrites (knn_dist(), LENGTH()) keep the name the user wrote."""
-    if not isinstance(select, exp.Select):
-        return
-    for p in list(select.expressions):
-        if not isinstance(p, (exp.Alias, exp.Column, exp.Star)) and (
-                p.find(exp.Length) is not None or any(_is_call(n, "knn_dist") for n in p.find_all(exp.Anonymous))):
-            p.replace(exp.alias_(p.copy(), p.sql(dialect="sqlite"), quoted=True))
-
-
 def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], options: tuple = ()) -> Planned:
-    expr = expr.copy()
-    _check_internal(expr)
-    _keep_names(expr)
-    _rewrite_lengths(db, expr)
-    _rewrite_to_string(db, expr)
+    """The search planning of a SELECT, after the plan passes (tesseradb.sql.passes.plan), on its tree."""
     text = text_search.plan(db, expr, bound, options)    # MATCH(), weight(), HIGHLIGHT(), hybrid search
     if text is not None:
         passage_calls.reject_outside_knn(expr)     # left only when no knn() side took them (hybrid does)
@@ -111,18 +97,19 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], optio
     dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn_dist")]
     if not knn_calls:
         if dist_calls:      # Manticore's text, with the spelling the user wrote (@knn_dist or knn_dist())
-            raise UserError(f"{dist_calls[0].meta.get('spelling', 'knn_dist()')} is only allowed for KNN() queries")
+            raise UserError(f"{dist_calls[0].meta.get('spelling', 'knn_dist()')} is only allowed for KNN() queries",
+                            errors.SqlSyntaxError)
         passage_calls.reject_outside_knn(expr)
         return Planned(expr.sql(dialect="sqlite"), bound)
     if len(knn_calls) > 1:
-        raise UserError("only one knn() is supported per query")
+        raise UserError("only one knn() is supported per query", errors.SqlSyntaxError)
     call = knn_calls[0]
     if not isinstance(expr, exp.Select) or call not in _conjuncts(expr.args.get("where")):
-        raise UserError("knn() must be a condition of the outer WHERE, ANDed with the others")
+        raise UserError("knn() must be a condition of the outer WHERE, ANDed with the others", errors.SqlSyntaxError)
     return _plan_knn(db, expr, call, bound)
 
 
-def _check_internal(expr: exp.Expression) -> None:
+def check_internal(expr: exp.Expression) -> None:
     """The engine's own tables (catalog, chunk tables) are not part of the user's database."""
     for tbl in expr.find_all(exp.Table):
         if tbl.name.lower().startswith("_tessera_"):

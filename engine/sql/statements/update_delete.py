@@ -1,78 +1,30 @@
-"""INSERT / REPLACE / UPDATE / DELETE statements. SQLite does the relational work; rows are written
-through the one write path (``tesseradb.sql.write``), which adds ids, vectors and chunk rows."""
+"""UPDATE and DELETE statements (INSERT and REPLACE: ``tesseradb.sql.statements.insert``). SQLite does
+the relational work; vectors and chunk rows are written through the one write path
+(``tesseradb.sql.write``)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
+import apsw
 from sqlglot import exp
 
 from tesseradb import errors
-from tesseradb.catalog.tables import Column, Table
+from tesseradb.catalog import sql_functions
+from tesseradb.catalog.tables import Table
 from tesseradb.catalog.types import VECTOR_TYPES, write_value
-from tesseradb.catalog.values import bind, bind_many, evaluate_row
+from tesseradb.catalog.values import bind, evaluate_row
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import passage_calls
-from tesseradb.sql import fulltext
-from tesseradb.sql.select_plan import fill_knn, plan_select
-from tesseradb.sql.write import recompute, store_vectors, supplied_vectors, write_rows
+from tesseradb.sql.mysql import keys
+from tesseradb.sql.search import passage_calls
+from tesseradb.sql.search import match
+from tesseradb.sql.write import recompute, store_vectors, supplied_vectors
 
 
-# -- INSERT / REPLACE ---------------------------------------------------------------------------
-def _target(db: Database, expr: exp.Insert) -> tuple[Table, list[Column]]:
-    target = expr.this
-    names = None
-    if isinstance(target, exp.Schema):
-        names = [i.name for i in target.expressions]
-        target = target.this
-    table = db.table(target.name)
-    if names is None:
-        return table, list(table.columns)
-    columns = []
-    for name in names:
-        col = table.column(name)
-        if col is None:
-            raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
-        if col in columns:
-            raise UserError(f"Column '{name}' specified twice", errors.ProgrammingError)
-        columns.append(col)
-    return table, columns
-
-
-def _rows_of(db: Database, expr: exp.Insert, bound: dict[str, Any]) -> list[list[Any]]:
-    source = expr.expression
-    if isinstance(source, exp.Values):
-        return [evaluate_row(db.store, tup.expressions if isinstance(tup, exp.Tuple) else [tup], bound)
-                for tup in source.expressions]
-    # INSERT ... SELECT may use knn() and LENGTH(v)
-    planned = plan_select(db, source, bound)
-    if planned.prepare is not None:
-        planned.prepare()
-    if planned.knn is not None:
-        fill_knn(db, planned.knn)
-    return [list(r) for r in db.store.execute(planned.sql, planned.bound)]
-
-
-def insert(db: Database, stmt: ast.Query, params=None) -> Result:
-    return insert_many(db, stmt, [params])
-
-
-def insert_many(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Result:
-    """INSERT or REPLACE once per parameter set, as one batch (embedding batched across rows)."""
-    expr: exp.Insert = stmt.expr
-    for unsupported in ("conflict", "ignore", "overwrite"):
-        if expr.args.get(unsupported):
-            raise UserError(f"INSERT with {unsupported.upper()} is not supported; use REPLACE",
-                            errors.NotSupportedError)
-    table, columns = _target(db, expr)
-    rows: list[list[Any]] = []
-    for bound_expr, bound in bind_many(expr, param_sets):
-        rows.extend(_rows_of(db, bound_expr, bound))
-    return write_rows(db, table, columns, rows, replace=stmt.replace)
+KNN_CALLS = sql_functions.names("knn")      # knn(), knn_dist(): only in a SELECT
 
 
 # -- UPDATE -------------------------------------------------------------------------------------
@@ -84,10 +36,17 @@ def update(db: Database, stmt: ast.Query, params=None) -> Result:
         if table.column(name) is None:
             raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
     _no_knn(expr)
-    expr = fulltext.write_filter(db, table, expr, bound)          # WHERE MATCH('q')
+    expr = match.write_filter(db, table, expr, bound)          # WHERE MATCH('q')
     if "id" in sets and table.vectors:     # the chunk rows of the knn columns are keyed by id
-        raise UserError("the id of a row with vector columns cannot be updated; use REPLACE")
+        raise UserError("the id of a row with vector columns cannot be updated; use REPLACE", errors.SqlSyntaxError)
     _convert_sets(table, sets, bound)
+    try:
+        return _apply(db, table, expr, sets, bound)
+    except apsw.ConstraintError as exc:                        # a unique key repeated: MySQL's 1062
+        raise keys.update_duplicate(db, table, expr, bound, exc) from None
+
+
+def _apply(db: Database, table: Table, expr: exp.Update, sets: dict[str, exp.EQ], bound: dict[str, Any]) -> Result:
     vector_sets = {n: e for n, e in sets.items() if table.is_vector(n)}
     stale = [s for s in table.model_columns() if s.column.lower() not in vector_sets
              and any(f.lower() in sets for f in s.from_columns)]
@@ -129,8 +88,8 @@ def _limit_through_ids(expr: exp.Expression) -> exp.Expression:
 
 
 def _no_knn(expr: exp.Expression) -> None:
-    if any(str(n.this).lower() in ("knn", "knn_dist") for n in expr.find_all(exp.Anonymous)):
-        raise UserError("knn() and knn_dist() can only be used in a SELECT")
+    if any(str(n.this).lower() in KNN_CALLS for n in expr.find_all(exp.Anonymous)):
+        raise UserError("knn() and knn_dist() can only be used in a SELECT", errors.SqlSyntaxError)
     passage_calls.reject_outside_knn(expr)
 
 
@@ -161,6 +120,13 @@ def delete(db: Database, stmt: ast.Query, params=None) -> Result:
     expr, bound = bind(stmt.expr, params)
     table = db.table(expr.this.name if isinstance(expr.this, exp.Table) else expr.find(exp.Table).name)
     _no_knn(expr)
-    expr = fulltext.write_filter(db, table, expr, bound)          # WHERE MATCH('q')
+    expr = match.write_filter(db, table, expr, bound)          # WHERE MATCH('q')
     db.store.execute(_limit_through_ids(expr).sql(dialect="sqlite"), bound)
     return Result(rowcount=db.store.changes())
+
+
+def delete_ids(db: Database, table: Table, ids: list[int]) -> int:
+    """Delete rows by id through DELETE (chunks, full-text and vectors go with them): REPLACE's victims."""
+    where = exp.In(this=exp.column("id"), expressions=[exp.Literal.number(i) for i in ids])
+    stmt = ast.Query(expr=exp.delete(exp.to_table(table.name, quoted=True), where=where), kind="delete")
+    return delete(db, stmt).rowcount

@@ -1,5 +1,6 @@
-"""SELECT and EXPLAIN statements: plan (``tesseradb.sql.select_plan``), run the vector search,
-let SQLite run the rest, convert the values back to their declared types."""
+"""SELECT and EXPLAIN statements: plan (the passes of ``tesseradb.sql.passes``, then
+``tesseradb.sql.search.select_plan``), run the vector search, let SQLite run the rest, convert the
+values back to their declared types."""
 from __future__ import annotations
 
 from typing import Any
@@ -14,7 +15,8 @@ from tesseradb.grammar import ast
 from tesseradb.io.export import write_outfile
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.select_plan import CREATE_KNN_TABLE, Planned, fill_knn, plan_select
+from tesseradb.sql import passes
+from tesseradb.sql.search.select_plan import CREATE_KNN_TABLE, Planned, fill_knn
 from tesseradb.sql.statement_cache import reusable
 from tesseradb.vectors.search import explain_knn
 
@@ -26,19 +28,6 @@ def _describe(db: Database, cursor: apsw.Cursor, sql: str, bound: dict[str, Any]
         return [tuple(d) for d in apsw.ext.query_info(db.store.conn, sql, bound).description]
 
 
-def _name_expressions(expr: exp.Expression) -> None:
-    """Result columns computed by an expression are named as the user wrote them (``knn_dist()``,
-    ``COUNT(*)``), as MySQL does, not after the SQL generated for SQLite."""
-    if not isinstance(expr, exp.Select):
-        return
-    named = []
-    for p in expr.expressions:
-        if not isinstance(p, (exp.Alias, exp.Column, exp.Star)):
-            p = exp.alias_(p, p.sql(dialect="mysql", normalize_functions=False), quoted=True)
-        named.append(p)
-    expr.set("expressions", named)
-
-
 def _plan(db: Database, expr: exp.Expression, params: Any, options: tuple) -> Planned:
     """The plan of a SELECT: reused when this parsed tree was planned before (statement_cache)."""
     cached = db.statements.plan_for(expr)
@@ -48,9 +37,7 @@ def _plan(db: Database, expr: exp.Expression, params: Any, options: tuple) -> Pl
         prepare = cached.remake_prepare(db, bound) if cached.remake_prepare is not None else None
         return Planned(cached.sql, bound, knn, prepare=prepare)
     bound_expr, bound = bind(expr, params)
-    bound_expr = bound_expr.copy()
-    _name_expressions(bound_expr)
-    planned = plan_select(db, bound_expr, bound, options)
+    planned = passes.plan(db, bound_expr, bound, options)
     db.statements.keep_plan(expr, reusable(expr, planned))
     return planned
 
@@ -81,9 +68,12 @@ def select(db: Database, stmt: ast.Query, params=None) -> Result:
 def explain(db: Database, stmt: ast.Explain, params=None) -> Result:
     inner = stmt.statement
     rows: list[tuple] = []
+    trace = passes.Trace()
+    if isinstance(inner, ast.Query):
+        inner = passes.prepare(db, inner, params, trace)
     if isinstance(inner, ast.Query) and inner.kind == "select":
         expr, bound = bind(inner.expr, params)
-        planned = plan_select(db, expr, bound, inner.options)
+        planned = passes.plan(db, expr, bound, inner.options, trace)
         if planned.knn is not None:
             rows.extend(explain_knn(db, planned.knn))
             if planned.knn.filter_sql:
@@ -105,6 +95,7 @@ def explain(db: Database, stmt: ast.Explain, params=None) -> Result:
     info = apsw.ext.query_info(db.store.conn, sql, bound, explain_query_plan=True)
     rows.append(("sqlite", sql))
     rows.extend(("plan", _plan_text(step)) for step in _walk(info.query_plan))
+    rows.extend(("pass", name) for name in trace.changed)      # the passes that changed the statement
     return Result(columns=[("step", None), ("detail", None)], rows=rows, rowcount=len(rows))
 
 

@@ -1,7 +1,7 @@
 """The full-text part of planning a SELECT, called by ``select_plan.plan_select``: unwrap the side
 names (``MATCH(...) AS text``), read the OPTIONs, resolve MATCH()/AGAINST conditions, then either plan
-a hybrid search (``tesseradb.sql.hybrid``) or rewrite the query in place for plain MATCH() with
-``weight()`` (``tesseradb.sql.fulltext``) and HIGHLIGHT()/SNIPPET() (``tesseradb.sql.highlight``)."""
+a hybrid search (``tesseradb.sql.search.hybrid``) or rewrite the query in place for plain MATCH() with
+``weight()`` (``tesseradb.sql.search.match``) and HIGHLIGHT()/SNIPPET() (``tesseradb.sql.search.highlight``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -9,26 +9,28 @@ from typing import Any
 from sqlglot import exp
 
 from tesseradb import errors
+from tesseradb.catalog import sql_functions
 from tesseradb.errors import UserError
-from tesseradb.sql import fulltext, highlight, hybrid
+from tesseradb.sql.search import highlight, hybrid, match
 from tesseradb.sql.database import Database
-from tesseradb.sql.fulltext import FUSION_OPTIONS, TextOptions, calls
-from tesseradb.sql.hybrid import HybridPlan
+from tesseradb.sql.search.match import FUSION_OPTIONS, TextOptions, calls
+from tesseradb.sql.search.hybrid import HybridPlan
 
-SEARCH_CALLS = ("knn", "hybrid_match", "hybrid_score", "weight", "highlight", "snippet")
+TEXT_CALLS = sql_functions.names("text", "hybrid")     # MATCH(), weight(), HIGHLIGHT(), hybrid_match(), ...
 
 
 def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: tuple = ()) -> HybridPlan | None:
     """A hybrid plan (run its ``prepare`` before the SQL), or None when ``select`` was rewritten in place."""
     opts = TextOptions.parse(options)
     if not isinstance(select, exp.Select):
-        if fulltext.text_nodes(select) or any(calls(select, n) for n in ("hybrid_match", "hybrid_score")):
-            raise UserError("MATCH() and hybrid search are supported in a plain SELECT, not in UNION and friends")
+        if match.text_nodes(select) or any(calls(select, n) for n in ("hybrid_match", "hybrid_score")):
+            raise UserError("MATCH() and hybrid search are supported in a plain SELECT, not in UNION and friends",
+                            errors.SqlSyntaxError)
         return None
-    if not fulltext.tables_in_from(db, select) and _uses_text_search(select):
+    if not match.tables_in_from(db, select) and _uses_text_search(select):
         _no_such_table(select)
-    names = fulltext.unwrap_aliases(select)
-    sides = fulltext.find_sides(db, select, bound, names)
+    names = match.unwrap_aliases(select)
+    sides = match.find_sides(db, select, bound, names)
     knns, hybrids = calls(select, "knn"), calls(select, "hybrid_match")
     if hybrids or opts.fusion_method:
         if calls(select, "highlight"):
@@ -39,18 +41,20 @@ def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: t
         return hybrid.plan(db, select, bound, opts, sides, knns, hybrids, names)
     unused = sorted(opts.given & FUSION_OPTIONS)
     if unused:
-        raise UserError(f"option {unused[0]} needs OPTION fusion_method='rrf' (hybrid search)")
+        raise UserError(f"option {unused[0]} needs OPTION fusion_method='rrf' (hybrid search)", errors.SqlSyntaxError)
     if calls(select, "hybrid_score"):
-        raise UserError("hybrid_score() is only allowed in hybrid search (OPTION fusion_method='rrf' or hybrid_match())")
+        raise UserError("hybrid_score() is only allowed in hybrid search (OPTION fusion_method='rrf' or hybrid_match())",
+                        errors.SqlSyntaxError)
     if len(knns) > 1:
-        raise UserError("only one knn() is supported per query, unless OPTION fusion_method='rrf' fuses them")
+        raise UserError("only one knn() is supported per query, unless OPTION fusion_method='rrf' fuses them",
+                        errors.SqlSyntaxError)
     highlight.rewrite(db, select, bound, sides)
-    fulltext.apply(select, bound, sides, opts, has_knn=bool(knns))
+    match.apply(select, bound, sides, opts, has_knn=bool(knns))
     return None
 
 
 def _uses_text_search(select: exp.Select) -> bool:
-    return bool(fulltext.text_nodes(select)) or any(calls(select, n) for n in SEARCH_CALLS if n != "knn")
+    return bool(match.text_nodes(select)) or any(calls(select, n) for n in TEXT_CALLS)
 
 
 def _no_such_table(select: exp.Select) -> None:

@@ -1,7 +1,7 @@
 """ALTER TABLE t MODIFY [COLUMN] col <type> <options>: change a model column's chunking in place.
 
 The new definition is checked exactly as CREATE TABLE checks it (the seven chunk rules and the
-rest, ``tesseradb.vectors.options``). Then, in the statement's one transaction: the catalog takes
+rest, ``tesseradb.catalog.vector_columns``). Then, in the statement's one transaction: the catalog takes
 the new definition, every document is cut again and embedded through the write path, where chunk
 reuse (``tesseradb.embed.reuse``) takes every chunk text the same model already embedded from the
 stored vectors (the column's own old chunks included: they are still there when a document's new
@@ -29,15 +29,15 @@ from tesseradb.embed.rows import source_text
 from tesseradb.errors import UserError
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.ddl import resolve_model
+from tesseradb.sql.statements.ddl import resolve_model
 from tesseradb.sql.write import recompute_all
-from tesseradb.vectors import options as vector_options
-from tesseradb.vectors.options import VectorSpec
+from tesseradb.catalog import vector_columns
+from tesseradb.catalog.vector_columns import VectorSpec
 
 
 def _new_spec(table: Table, old: Column, new: Column) -> VectorSpec:
     columns = [new if c is old else c for c in table.columns if c is not ID_COLUMN]
-    specs = vector_options.validate_columns(table.name, [(c.name, c.type, dict(c.options)) for c in columns],
+    specs = vector_columns.validate_columns(table.name, [(c.name, c.type, dict(c.options)) for c in columns],
                                             resolve_model=resolve_model)
     spec = {k.lower(): v for k, v in specs.items()}.get(new.name.lower())
     if new.type != old.type:
@@ -82,7 +82,7 @@ def alter_modify_column(db: Database, stmt: ast.AlterModifyColumn, params=None) 
     if old is None:
         raise UserError(f"Unknown column '{stmt.column.name}' in 'table {table.name}'", errors.NoSuchColumn)
     if old is table.columns[0]:
-        raise UserError("column 'id' is the implicit bigint primary key and cannot be modified")
+        raise UserError("column 'id' is the implicit bigint primary key and cannot be modified", errors.SqlSyntaxError)
     new = column_from_def(stmt.column)
     new = Column(old.name, new.type, new.type_text, new.options)
     spec = _new_spec(table, old, new)

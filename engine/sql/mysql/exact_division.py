@@ -8,7 +8,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from tesseradb.catalog.tables import Table
-from tesseradb.sql.scope import table_scope
+from tesseradb.sql.mysql.scope import table_scope
 
 INCREMENT = 4                                  # MySQL's div_precision_increment default
 EXACT_TYPES = {"int", "bigint", "bool", "timestamp"}

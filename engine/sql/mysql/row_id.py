@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from tesseradb.catalog.tables import Column, Table
 from tesseradb.grammar import ast
-from tesseradb.sql.scope import table_scope
+from tesseradb.sql.mysql.scope import table_scope
 
 INTEGER_TYPES = {"int", "bigint"}
 ALIAS = "alias"

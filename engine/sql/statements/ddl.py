@@ -11,15 +11,15 @@ from tesseradb.storage.chunks import create_chunk_table, drop_chunk_table, insta
 
 from tesseradb import embed, errors
 from tesseradb.catalog import fulltext
-from tesseradb.vectors import options as vector_options
+from tesseradb.catalog import vector_columns
 from tesseradb.errors import UserError
 from tesseradb.catalog.tables import ID_COLUMN, Column, Table, column_from_def
 from tesseradb.catalog.types import TYPES, VECTOR_TYPES
 
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import constraints, row_id
-from tesseradb.sql.integrity import check_table
+from tesseradb.sql.mysql import constraints, row_id, schema_info
+from tesseradb.sql.statements.integrity import check_table
 from tesseradb.sql.write import recompute_all
 
 
@@ -38,20 +38,20 @@ def _column_sql(col: Column, table: str = "") -> str:
     return sql + constraints.column_sql(table, col)    # MySQL NOT NULL / DEFAULT / CHECK
 
 
-def _validate(table: str, columns: Sequence[Column]) -> dict[str, vector_options.VectorSpec]:
+def _validate(table: str, columns: Sequence[Column]) -> dict[str, vector_columns.VectorSpec]:
     seen: set[str] = set()
     for col in columns:
         if col.name.lower() in seen:
             raise UserError(f"Duplicate column name '{col.name}'", errors.DuplicateColumn)
         seen.add(col.name.lower())
     described = [(c.name, c.type, dict(c.options)) for c in columns if c is not ID_COLUMN]
-    specs = vector_options.validate_columns(table, described, resolve_model=resolve_model)
+    specs = vector_columns.validate_columns(table, described, resolve_model=resolve_model)
     return {k.lower(): v for k, v in specs.items()}
 
 
 def _warn_ignored(db: Database, columns: Sequence[Column]) -> None:
     """Manticore's remote-model options (api_key, ...) are accepted and do nothing here: say so."""
-    for note in vector_options.ignored_options([(c.name, c.type, dict(c.options)) for c in columns]):
+    for note in vector_columns.ignored_options([(c.name, c.type, dict(c.options)) for c in columns]):
         db.warn(note, 1287)
 
 
@@ -60,7 +60,8 @@ def _user_columns(defs: Sequence[ast.ColumnDef]) -> list[Column]:
     for d in defs:
         if d.name.lower() == "id":
             if d.type not in ("bigint", "int") or d.options:
-                raise UserError("column 'id' is the implicit bigint primary key and cannot be redefined")
+                raise UserError("column 'id' is the implicit bigint primary key and cannot be redefined",
+                                errors.SqlSyntaxError)
             continue
         columns.append(column_from_def(d))
     return columns
@@ -74,7 +75,7 @@ def _chunk_table_name(table: str, column: str) -> str:
 def create_table(db: Database, stmt: ast.CreateTable, params=None) -> Result:
     name = stmt.table
     if name.lower().startswith(INTERNAL_PREFIXES):
-        raise UserError(f"table name '{name}' is reserved")
+        raise UserError(f"table name '{name}' is reserved", errors.SqlSyntaxError)
     if name.lower() in db.tables:
         if stmt.if_not_exists:
             return Result(rowcount=0)
@@ -84,7 +85,7 @@ def create_table(db: Database, stmt: ast.CreateTable, params=None) -> Result:
     if key is not None:
         columns[0] = row_id.id_column(key)
     text_options = fulltext.table_options(stmt.options)
-    vector_options.check_table_options([o for o in stmt.options if o[0] not in fulltext.TABLE_OPTION_KEYS
+    vector_columns.check_table_options([o for o in stmt.options if o[0] not in fulltext.TABLE_OPTION_KEYS
                                         and not constraints.is_mysql_option(o)])
     specs = _validate(name, columns)
     _warn_ignored(db, columns)
@@ -169,10 +170,11 @@ def alter_drop_column(db: Database, stmt: ast.AlterDropColumn, params=None) -> R
     if col is None:
         raise UserError(f"Unknown column '{stmt.column}' in 'table {table.name}'", errors.NoSuchColumn)
     if col is table.columns[0]:
-        raise UserError("column 'id' cannot be dropped")
+        raise UserError("column 'id' cannot be dropped", errors.SqlSyntaxError)
     users = [s.column for s in table.model_columns() if col.name.lower() in (f.lower() for f in s.from_columns)]
     if users:
-        raise UserError(f"column '{col.name}' is the embedding source of '{users[0]}'; drop that column first")
+        raise UserError(f"column '{col.name}' is the embedding source of '{users[0]}'; drop that column first",
+                        errors.SqlSyntaxError)
     key = col.name.lower()
     if col.type == "text":                      # its triggers name the column: SQLite refuses the drop
         fulltext.drop(db.store, table)
@@ -212,7 +214,7 @@ def show_create(db: Database, table: Table) -> Result:
             continue
         spec = table.vectors.get(col.name.lower())
         if spec is not None:
-            text += " " + vector_options.render_options(spec)
+            text += " " + vector_columns.render_options(spec)
         elif col.options:
             text += " " + " ".join(f"{k}='{v}'" for k, v in col.options)
         text += constraints.column_text(col)
@@ -224,11 +226,7 @@ def show_create(db: Database, table: Table) -> Result:
 
 
 def _indexes(db: Database, table: Table) -> list[tuple[str, bool, list[str]]]:
-    out = []
-    for _, name, unique, _, _ in db.store.execute(f"PRAGMA index_list({quote(table.name)})"):
-        cols = [r[2] for r in db.store.execute(f"PRAGMA index_info({quote(name)})")]
-        out.append((str(name), bool(unique), [str(c) for c in cols]))
-    return sorted(out)
+    return sorted((i.name, i.unique, [str(c) for c in i.columns]) for i in schema_info.indexes(db, table))
 
 
 def quote_ident(name: str) -> str:
@@ -291,7 +289,7 @@ def _index_exists(db: Database, name: str) -> str | None:
 def create_index(db: Database, stmt: ast.CreateIndex, params=None) -> Result:
     table = db.table(stmt.table)
     if stmt.name.lower().startswith(INTERNAL_PREFIXES):
-        raise UserError(f"index name '{stmt.name}' is reserved")
+        raise UserError(f"index name '{stmt.name}' is reserved", errors.SqlSyntaxError)
     if _index_exists(db, stmt.name):
         if stmt.if_not_exists:
             return Result(rowcount=0)
@@ -303,7 +301,7 @@ def create_index(db: Database, stmt: ast.CreateIndex, params=None) -> Result:
             raise UserError(f"Key column '{name}' doesn't exist in table", errors.NoSuchColumn)
         if col.type in VECTOR_TYPES:
             raise UserError(f"column '{col.name}' is a vector column; it is indexed by knn_type='hnsw', "
-                            "not by CREATE INDEX")
+                            "not by CREATE INDEX", errors.SqlSyntaxError)
         parts.append(f"{quote(col.name)} {order}")
     unique = "UNIQUE " if stmt.unique else ""
     db.store.execute(f"CREATE {unique}INDEX {quote(stmt.name)} ON {quote(table.name)} ({', '.join(parts)})")

@@ -6,23 +6,18 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from tesseradb import errors
-from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
-from tesseradb.sql import row_id, variables, views
+from tesseradb.sql.mysql import variables
+from tesseradb.sql.mysql.schema_info import (COLLATION, ENGINE, PRIVILEGES, TEXT_TYPES, column_infos,
+                                             table_status_rows, view_names)
 from tesseradb.sql.database import Database
-from tesseradb.storage.catalog import quote
 
-TEXT_TYPES = {"text", "string", "json"}
-COLLATION = "utf8mb4_0900_ai_ci"
-PRIVILEGES = "select,insert,update,references"
-ENGINE = "SQLite"
 _OPENED = time.monotonic()
 
 
@@ -53,64 +48,6 @@ def _result(columns: list[str], rows: list[tuple]) -> Result:
     return Result(columns=_names(columns), rows=rows, rowcount=len(rows))
 
 
-# -- columns and keys, from SQLite's schema ------------------------------------------------------------
-@dataclass(frozen=True)
-class ColumnInfo:
-    name: str
-    position: int
-    type_text: str
-    type: str
-    nullable: bool
-    key: str                  # PRI, UNI, MUL or ''
-    default: Any
-    extra: str
-    comment: str
-
-
-def _keys(db: Database, table: Table) -> dict[str, str]:
-    """column (lower) -> PRI / UNI / MUL, as MySQL's SHOW COLUMNS marks them."""
-    keys: dict[str, str] = {}
-    for _, name, unique, origin, _ in db.store.execute(f"PRAGMA index_list({quote(table.name)})"):
-        if str(name).startswith("_tessera"):
-            continue
-        cols = [r[2] for r in db.store.execute(f"PRAGMA index_info({quote(name)})")]
-        if not cols or cols[0] is None:
-            continue
-        mark = "PRI" if origin == "pk" else "UNI" if unique and len(cols) == 1 else "MUL"
-        keys.setdefault(str(cols[0]).lower(), mark)
-    return keys
-
-
-def column_infos(db: Database, table: Table) -> list[ColumnInfo]:
-    pragma = {str(r[1]).lower(): r for r in db.store.execute(f"PRAGMA table_info({quote(table.name)})")}
-    keys = _keys(db, table)
-    out = []
-    for n, col in enumerate(table.columns, start=1):
-        row = pragma.get(col.name.lower())
-        pk = bool(row and row[5])
-        notnull = bool(row and row[3]) or pk
-        options = dict(col.options)
-        written = dict(col.constraints).get("default")      # as the user wrote it (MySQL text)
-        default = _default_text(written if written is not None else row[4] if row else None)
-        auto = pk and row_id.auto_increment(table)
-        out.append(ColumnInfo(
-            name=row_id.display_name(table, col), position=n, type_text=row_id.display_type(table, col),
-            type=col.type, nullable=not notnull, key="PRI" if pk else keys.get(col.name.lower(), ""),
-            default=default, extra="auto_increment" if auto else "",
-            comment=options.get("comment", "")))
-    return out
-
-
-def _default_text(value: Any) -> Any:
-    """PRAGMA table_info's default is SQL text: 'abc' -> abc, NULL -> None, numbers as written."""
-    if value is None or str(value).upper() == "NULL":
-        return None
-    text = str(value)
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1].replace(text[0] * 2, text[0])
-    return text
-
-
 # -- handlers -------------------------------------------------------------------------------------------
 def show_columns(db: Database, stmt: ast.ShowColumns, params: Any = None) -> Result:
     _check_database(db, stmt.database)
@@ -131,15 +68,6 @@ def _yes(flag: bool) -> str:
 def _check_database(db: Database, name: str | None) -> None:
     if name is not None and not variables.is_this_database(db, name):
         raise UserError(f"Unknown database '{name}'", errors.UnknownDatabase)
-
-
-def table_status_rows(db: Database) -> list[tuple]:
-    """One row per table: name, engine, rows, next id, comment (SHOW TABLE STATUS, information_schema)."""
-    rows = []
-    for table in sorted(db.tables.values(), key=lambda t: t.name.lower()):
-        count, top = db.store.one(f"SELECT COUNT(*), MAX(id) FROM {quote(table.name)}")
-        rows.append((table.name, count, (top or 0) + 1, table.options.get("comment", "")))
-    return rows
 
 
 def _show_table_status(db: Database, stmt: ast.ShowSession) -> Result:
@@ -201,7 +129,7 @@ def _show_errors(db: Database, stmt: ast.ShowSession) -> Result:
 def _show_full_tables(db: Database, stmt: ast.ShowSession) -> Result:
     _check_database(db, stmt.database)
     rows = [(t.name, "BASE TABLE") for t in db.tables.values()]
-    rows += [(name, "VIEW") for name in views.view_names(db)]
+    rows += [(name, "VIEW") for name in view_names(db)]
     rows = sorted((r for r in rows if like(stmt.like, r[0])), key=lambda r: r[0].lower())
     return _result([f"Tables_in_{variables.database_name(db)}", "Table_type"], rows)
 

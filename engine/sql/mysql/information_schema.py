@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from tesseradb.sql import introspection, variables, views
+from tesseradb.sql.mysql import schema_info, variables
 from tesseradb.sql.database import Database
 
 SCHEMA = "information_schema"
@@ -51,16 +51,16 @@ def prepare(db: Database, expr: exp.Expression) -> None:
 
 
 def _schemata(db: Database) -> list[tuple]:
-    return [(CATALOG, name, "utf8mb4", introspection.COLLATION, None)
+    return [(CATALOG, name, "utf8mb4", schema_info.COLLATION, None)
             for name in (SCHEMA, variables.database_name(db))]
 
 
 def _tables(db: Database) -> list[tuple]:
-    tables = [(CATALOG, variables.database_name(db), name, "BASE TABLE", introspection.ENGINE, 10, "Dynamic", count,
-               None, None, None, next_id, None, None, introspection.COLLATION, "", comment)
-              for name, count, next_id, comment in introspection.table_status_rows(db)]
+    tables = [(CATALOG, variables.database_name(db), name, "BASE TABLE", schema_info.ENGINE, 10, "Dynamic", count,
+               None, None, None, next_id, None, None, schema_info.COLLATION, "", comment)
+              for name, count, next_id, comment in schema_info.table_status_rows(db)]
     return tables + [(CATALOG, variables.database_name(db), name, "VIEW") + (None,) * 12 + ("VIEW",)
-                     for name in views.view_names(db)]
+                     for name in schema_info.view_names(db)]
 
 
 def _data_type(type_text: str) -> str:
@@ -70,12 +70,12 @@ def _data_type(type_text: str) -> str:
 def _columns(db: Database) -> list[tuple]:
     rows = []
     for table in db.tables.values():
-        for i in introspection.column_infos(db, table):
-            text = i.type in introspection.TEXT_TYPES
+        for i in schema_info.column_infos(db, table):
+            text = i.type in schema_info.TEXT_TYPES
             rows.append((CATALOG, variables.database_name(db), table.name, i.name, i.position, i.default,
                          "YES" if i.nullable else "NO", _data_type(i.type_text), None, None, None,
-                         "utf8mb4" if text else None, introspection.COLLATION if text else None,
-                         i.type_text, i.key, i.extra, introspection.PRIVILEGES, i.comment))
+                         "utf8mb4" if text else None, schema_info.COLLATION if text else None,
+                         i.type_text, i.key, i.extra, schema_info.PRIVILEGES, i.comment))
     return rows
 
 
@@ -84,17 +84,13 @@ def _statistics(db: Database) -> list[tuple]:
     for table in db.tables.values():
         rows.append((CATALOG, variables.database_name(db), table.name, 0, variables.database_name(db), "PRIMARY", 1,
                      "id", "A", None, "", "BTREE", ""))
-        for _, name, unique, origin, _ in db.store.execute(f"PRAGMA index_list({_quote(table.name)})"):
-            if origin == "pk" or str(name).startswith("_tessera") or str(name).startswith("sqlite_autoindex"):
+        for index in schema_info.indexes(db, table):
+            if index.origin == "pk" or index.name.startswith(("_tessera", "sqlite_autoindex")):
                 continue
-            for seq, _, column in db.store.execute(f"PRAGMA index_info({_quote(name)})"):
-                rows.append((CATALOG, variables.database_name(db), table.name, 0 if unique else 1,
-                             variables.database_name(db), name, seq + 1, column, "A", None, "YES", "BTREE", ""))
+            for seq, column in enumerate(index.columns):
+                rows.append((CATALOG, variables.database_name(db), table.name, 0 if index.unique else 1,
+                             variables.database_name(db), index.name, seq + 1, column, "A", None, "YES", "BTREE", ""))
     return rows
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 FILLERS = {"SCHEMATA": _schemata, "TABLES": _tables, "COLUMNS": _columns, "STATISTICS": _statistics}

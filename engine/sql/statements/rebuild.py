@@ -13,13 +13,14 @@
 from __future__ import annotations
 
 from tesseradb.catalog.tables import Table
+from tesseradb import errors
 from tesseradb.errors import NoSuchColumn, UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql.write import recompute_all
 from tesseradb.storage.catalog import quote
-from tesseradb.vectors.options import VectorSpec
+from tesseradb.catalog.vector_columns import VectorSpec
 
 
 def _model_columns(table: Table, column: str | None) -> list[VectorSpec]:
@@ -27,16 +28,17 @@ def _model_columns(table: Table, column: str | None) -> list[VectorSpec]:
     if column is None:
         specs = table.model_columns()
         if not specs:
-            raise UserError(f"no embeddings model specified for any attribute of table '{table.name}'")
+            raise UserError(f"no embeddings model specified for any attribute of table '{table.name}'",
+                            errors.SqlSyntaxError)
         return specs
     col = table.column(column)
     if col is None:
         raise UserError(f"attribute '{column}' not found", NoSuchColumn)
     spec = table.vectors.get(col.name.lower())
     if spec is None:
-        raise UserError(f"attribute '{col.name}' is not indexed float_vector")
+        raise UserError(f"attribute '{col.name}' is not indexed float_vector", errors.SqlSyntaxError)
     if not spec.model_name:
-        raise UserError(f"no embeddings model specified for attribute '{col.name}'")
+        raise UserError(f"no embeddings model specified for attribute '{col.name}'", errors.SqlSyntaxError)
     return [spec]
 
 
@@ -60,7 +62,7 @@ def alter_rebuild(db: Database, stmt: ast.AlterRebuild, params=None) -> Result:
     table = db.table(stmt.table)
     if stmt.target == "knn":
         if stmt.column is not None:
-            raise UserError(f"syntax error near '{stmt.column}': REBUILD KNN takes no column")
+            raise UserError(f"syntax error near '{stmt.column}': REBUILD KNN takes no column", errors.SqlSyntaxError)
         return rebuild_knn(db, table)
     return rebuild_embeddings(db, table, stmt.column)
 

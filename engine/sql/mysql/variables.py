@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +19,6 @@ from sqlglot import exp
 from tesseradb import errors
 from tesseradb.catalog.values import bind
 from tesseradb.errors import UserError
-from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 
@@ -136,15 +134,11 @@ class Session:
     found_rows: int = 0
 
 
-_SESSIONS: "weakref.WeakKeyDictionary[Database, Session]" = weakref.WeakKeyDictionary()
-
-
 def session(db: Database) -> Session:
-    """The session state of ``db`` (created on first use)."""
-    state = _SESSIONS.get(db)
-    if state is None:
-        state = _SESSIONS[db] = Session()
-    return state
+    """The session state of ``db`` (created on first use; it lives on the Database)."""
+    if db.session is None:
+        db.session = Session()
+    return db.session
 
 
 def database_name(db: Database) -> str:
@@ -160,34 +154,8 @@ def is_this_database(db: Database, name: str) -> bool:
     return name.strip("`").lower() in (database_name(db).lower(), DATABASE_NAME)
 
 
-# -- SET ----------------------------------------------------------------------------------------------
-def set_statement(db: Database, stmt: ast.SetStatement, params: Any = None) -> Result:
-    for item in stmt.expr.expressions:
-        _set_item(db, item, params)
-    return Result(rowcount=0)
-
-
-def _set_item(db: Database, item: exp.Expression, params: Any) -> None:
-    kind = str(item.args.get("kind") or "").upper()
-    if kind in ("NAMES", "CHARACTER SET", "CHARSET"):
-        _set_names(db, item)
-        return
-    if kind == "TRANSACTION":
-        db.warn("SET TRANSACTION is accepted and changes nothing: every transaction is SERIALIZABLE "
-                "(SQLite)", 1287, "Note")
-        return
-    target, value = item.this, item.this
-    if not isinstance(target, exp.EQ):
-        raise UserError(f"syntax error near '{item.sql(dialect='mysql')[:60]}'")
-    target, value = target.this, target.expression
-    if isinstance(target, exp.Parameter):
-        session(db).user[target.name.lower()] = evaluate(db, value, params)
-        return
-    scope = kind or (str(target.args.get("kind") or "").upper() if isinstance(target, exp.SessionParameter) else "")
-    set_system(db, target.name.lower(), _system_value(value), scope)
-
-
-def _system_value(value: exp.Expression) -> Any:
+# -- SET (the statement's handler: tesseradb.sql.statements.set) -------------------------------------
+def set_value(value: exp.Expression) -> Any:
     if isinstance(value, exp.Literal):
         return value.this if value.is_string else value.to_py()
     if isinstance(value, (exp.Var, exp.Column, exp.Identifier)):
@@ -216,14 +184,14 @@ def set_system(db: Database, name: str, value: Any, scope: str = "") -> None:
                 "(docs/compatibility.md#mysql)", 1287, "Note")
 
 
-def _set_names(db: Database, item: exp.Expression) -> None:
-    charset = _system_value(item.this) if item.this is not None else "utf8mb4"
+def set_names(db: Database, item: exp.Expression) -> None:
+    charset = set_value(item.this) if item.this is not None else "utf8mb4"
     canonical = _charset("character_set_client", charset)
     for name in NAMES:
         session(db).system[name] = canonical
     collate = item.args.get("collate")
     session(db).system["collation_connection"] = (
-        _collation("collation_connection", _system_value(collate)) if collate is not None
+        _collation("collation_connection", set_value(collate)) if collate is not None
         else "utf8mb4_0900_ai_ci")
 
 
@@ -318,22 +286,3 @@ def record(db: Database, kind: str, result: Result) -> None:
         state.row_count = max(result.rowcount, 0)
         if kind == "insert" and result.lastrowid:
             state.last_insert_id = result.lastrowid
-
-
-# -- USE --------------------------------------------------------------------------------------------
-def use_database(db: Database, stmt: ast.UseDatabase, params: Any = None) -> Result:
-    if not is_this_database(db, stmt.name):
-        raise UserError(f"Unknown database '{stmt.name}'", errors.UnknownDatabase)
-    return Result(rowcount=0)
-
-
-# -- LOCK TABLES / UNLOCK TABLES -------------------------------------------------------------------
-def lock_tables(db: Database, stmt: ast.LockTables, params: Any = None) -> Result:
-    """Accepted (mysqldump writes them around its INSERTs): the tables must exist; a write transaction
-    already locks the whole database file, so nothing more is locked."""
-    for name in stmt.tables:
-        db.table(name)
-    if stmt.tables:
-        db.warn("LOCK TABLES is accepted and locks nothing more: a write transaction locks the whole "
-                "database file", 1287, "Note")
-    return Result(rowcount=0)

@@ -82,7 +82,7 @@ class TextOptions:
         out = cls()
         for name, value in options:
             if name not in KNOWN_OPTIONS:
-                raise UserError(f"unknown option '{name}'")
+                raise UserError(f"unknown option '{name}'", errors.SqlSyntaxError)
             out.given.add(name)
             setattr(out, name, _OPTION_READERS[name](name, value))
         return out
@@ -90,30 +90,30 @@ class TextOptions:
 
 def _number(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UserError(f"option {name} needs a number, not '{value}'")
+        raise UserError(f"option {name} needs a number, not '{value}'", errors.SqlSyntaxError)
     return float(value)
 
 
 def _int_at_least(low: int):
     def read(name: str, value: Any) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise UserError(f"option {name} needs an integer >= {low}, not '{value}'")
+            raise UserError(f"option {name} needs an integer >= {low}, not '{value}'", errors.SqlSyntaxError)
         return value
     return read
 
 
 def _weights(name: str, value: Any) -> dict[str, float]:
     if not isinstance(value, tuple):
-        raise UserError(f"option {name} needs a list: {name}=(name=weight, ...)")
+        raise UserError(f"option {name} needs a list: {name}=(name=weight, ...)", errors.SqlSyntaxError)
     weights = {k.lower(): _number(f"{name} {k}", v) for k, v in value}
     if any(w < 0 for w in weights.values()):
-        raise UserError(f"option {name}: weights must not be negative")
+        raise UserError(f"option {name}: weights must not be negative", errors.SqlSyntaxError)
     return weights
 
 
 def _fusion_method(name: str, value: Any) -> str:
     if str(value).lower() != "rrf":
-        raise UserError(f"unknown fusion_method '{value}'; the only method is 'rrf'")
+        raise UserError(f"unknown fusion_method '{value}'; the only method is 'rrf'", errors.SqlSyntaxError)
     return "rrf"
 
 
@@ -132,7 +132,7 @@ def unwrap_aliases(select: exp.Expression) -> dict[int, str]:
     seen = set()
     for name in names.values():
         if name.lower() in seen:
-            raise UserError(f"duplicate name '{name}' for a search in WHERE")
+            raise UserError(f"duplicate name '{name}' for a search in WHERE", errors.SqlSyntaxError)
         seen.add(name.lower())
     return names
 
@@ -150,10 +150,11 @@ def find_sides(db: Database, select: exp.Select, bound: dict[str, Any], names: d
             if isinstance(node, exp.MatchAgainst) and node.find_ancestor(exp.Where) is None:
                 continue            # MySQL's relevance in the select list: weight()
             raise UserError("MATCH() must be a condition of the outer WHERE, ANDed with the others "
-                            "(OR between full-text matches and other conditions is not supported)")
+                            "(OR between full-text matches and other conditions is not supported)",
+                            errors.SqlSyntaxError)
         sides.append(resolve_side(db, node, bound, tables, names.get(id(node))))
     if len({s.table_alias for s in sides}) > 1:
-        raise UserError("MATCH() on more than one table of a join is not supported")
+        raise UserError("MATCH() on more than one table of a join is not supported", errors.SqlSyntaxError)
     return sides
 
 
@@ -170,13 +171,13 @@ def resolve_side(db: Database, node: exp.Expression, bound: dict[str, Any], tabl
     else:
         natural = False
         if len(node.expressions) != 1:
-            raise UserError("MATCH() expects one argument: MATCH('query')")
+            raise UserError("MATCH() expects one argument: MATCH('query')", errors.SqlSyntaxError)
         table_alias, table = _first_table(tables)
         text = _query_text(node.expressions[0], bound)
         tree = checked_query(lambda: parse(text), table)
     index = catalog_fulltext.text_index(table)
     if index is None:
-        raise UserError(f"table '{table.name}' has no full-text fields (text columns)")
+        raise UserError(f"table '{table.name}' has no full-text fields (text columns)", errors.SqlSyntaxError)
     # natural language mode ignores common English words, as MySQL's does (measured: docs/benchmarks.md)
     stop = catalog_fulltext.stopwords(table) | (ENGLISH if natural else frozenset())
     fts = checked_query(lambda: to_fts5(tree, index.columns, stop), table)
@@ -194,13 +195,13 @@ def checked_query(fn, table: Table):
 def _query_text(node: exp.Expression, bound: dict[str, Any]) -> str:
     ok, value = literal(node, bound)
     if not ok or not isinstance(value, str):
-        raise UserError("the full-text query must be a string or a ? parameter")
+        raise UserError("the full-text query must be a string or a ? parameter", errors.SqlSyntaxError)
     return value
 
 
 def _first_table(tables: dict[str, Table]) -> tuple[str, Table]:
     if not tables:
-        raise UserError("MATCH() needs a table in FROM")
+        raise UserError("MATCH() needs a table in FROM", errors.SqlSyntaxError)
     return next(iter(tables.items()))
 
 
@@ -208,16 +209,17 @@ def _against_columns(node: exp.MatchAgainst, tables: dict[str, Table]) -> tuple[
     found = []
     for col in node.expressions:
         if not isinstance(col, exp.Column):
-            raise UserError("MATCH(...) AGAINST needs column names in MATCH()")
+            raise UserError("MATCH(...) AGAINST needs column names in MATCH()", errors.SqlSyntaxError)
         owner = next(((a, t) for a, t in tables.items() if (not col.table or col.table.lower() == a)
                       and t.column(col.name) is not None), None)
         if owner is None:
             raise UserError(f"Unknown column '{col.name}' in 'where clause'", errors.NoSuchColumn)
         if owner[1].column(col.name).type != "text":
-            raise UserError(f"column '{col.name}' is not a full-text field (only text columns are)")
+            raise UserError(f"column '{col.name}' is not a full-text field (only text columns are)",
+                            errors.SqlSyntaxError)
         found.append((owner[0], owner[1], owner[1].column(col.name).name))
     if len({a for a, _, _ in found}) != 1:
-        raise UserError("MATCH(...) AGAINST columns must belong to one table")
+        raise UserError("MATCH(...) AGAINST columns must belong to one table", errors.SqlSyntaxError)
     return found[0][0], found[0][1], [c for _, _, c in found]
 
 
@@ -249,7 +251,7 @@ def combined(sides: list[TextSide]) -> str | None:
 def weight_sql(index: TextIndex, opts: TextOptions) -> exp.Expression:
     for name in opts.field_weights:
         if index.column_index(name) is None:
-            raise UserError(f"field_weights: no field '{name}' found in schema")
+            raise UserError(f"field_weights: no field '{name}' found in schema", errors.SqlSyntaxError)
     args: list[exp.Expression] = [exp.column(index.name, quoted=True)]
     if opts.field_weights:
         args += [exp.Literal.number(opts.field_weights.get(c.lower(), 1.0)) for c in index.columns]
@@ -317,7 +319,7 @@ def replace_scores(select: exp.Expression, values: dict[str, exp.Expression]) ->
     for name, value in values.items():
         for node in calls(select, name):
             if node.expressions:
-                raise UserError(f"{name}() takes no arguments")
+                raise UserError(f"{name}() takes no arguments", errors.SqlSyntaxError)
             node.replace(value.copy())
 
 

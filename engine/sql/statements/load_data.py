@@ -20,6 +20,8 @@ from tesseradb.io import shards
 from tesseradb.io.formats import BadRow, Batch, batches, columns_for, convert, extension, pick
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
+from tesseradb.sql.mysql import keys
+from tesseradb.sql.statements.update_delete import delete_ids
 from tesseradb.sql.write import write_rows
 
 
@@ -122,6 +124,9 @@ def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, pro
             if progress is not None:
                 progress.batch(batch.done)
             try:
+                doomed = keys.conflicts(db, table, [c.name for c in columns], rows, stmt.replace)
+                if doomed:
+                    delete_ids(db, table, doomed)           # REPLACE: the rows the new ones repeat a key of
                 written += write_rows(db, table, columns, rows, replace=stmt.replace).rowcount
             except UserError as exc:
                 raise _place(exc, path, batch, rows, columns) from None

@@ -8,23 +8,16 @@ from typing import Any
 from sqlglot import exp
 
 from tesseradb import errors
+from tesseradb.catalog import sql_functions
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
+from tesseradb.sql.mysql.schema_info import view_named
+from tesseradb.sql.naming import name_as_written
 from tesseradb.storage.catalog import quote
 
-SEARCH_FUNCTIONS = {"knn", "knn_dist", "match", "weight", "highlight", "snippet", "hybrid_score",
-                    "knn_chunk", "knn_chunk_text", "knn_chunks"}
-
-
-def view_names(db: Database) -> list[str]:
-    return [r[0] for r in db.store.execute("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name")]
-
-
-def _exists(db: Database, name: str) -> str | None:
-    row = db.store.one("SELECT name FROM sqlite_master WHERE type = 'view' AND name = ? COLLATE NOCASE", (name,))
-    return row[0] if row else None
+SEARCH_FUNCTIONS = sql_functions.names()      # every function that searches (catalog/sql_functions.py)
 
 
 def _check_body(select: exp.Expression) -> None:
@@ -39,21 +32,10 @@ def _check_body(select: exp.Expression) -> None:
             raise UserError("View's SELECT contains a variable or parameter", errors.ProgrammingError)
 
 
-def _named(select: exp.Expression) -> exp.Expression:
-    """Computed columns are named as MySQL names them: the expression as written."""
-    select = select.copy()
-    if isinstance(select, exp.Select):
-        select.set("expressions", [
-            p if isinstance(p, (exp.Alias, exp.Column, exp.Star))
-            else exp.alias_(p, p.sql(dialect="mysql", normalize_functions=False), quoted=True)
-            for p in select.expressions])
-    return select
-
-
 def create_view(db: Database, stmt: ast.CreateView, params: Any = None) -> Result:
     if stmt.name.lower() in db.tables:
         raise UserError(f"table '{stmt.name}' already exists", errors.TableExists)
-    existing = _exists(db, stmt.name)
+    existing = view_named(db, stmt.name)
     if existing is not None and not stmt.or_replace:
         raise UserError(f"table '{stmt.name}' already exists", errors.TableExists)
     select = stmt.query.expr
@@ -61,13 +43,13 @@ def create_view(db: Database, stmt: ast.CreateView, params: Any = None) -> Resul
     if existing is not None:
         db.store.execute(f"DROP VIEW {quote(existing)}")
     columns = f" ({', '.join(quote(c) for c in stmt.columns)})" if stmt.columns else ""
-    db.store.execute(f"CREATE VIEW {quote(stmt.name)}{columns} AS {_named(select).sql(dialect='sqlite')}")
+    db.store.execute(f"CREATE VIEW {quote(stmt.name)}{columns} AS {name_as_written(select.copy(), nested=False).sql(dialect='sqlite')}")
     list(db.store.execute(f"SELECT * FROM {quote(stmt.name)} LIMIT 0"))   # MySQL checks tables and columns now
     return Result(rowcount=0)
 
 
 def drop_view(db: Database, stmt: ast.DropView, params: Any = None) -> Result:
-    found = {name: _exists(db, name) for name in stmt.names}
+    found = {name: view_named(db, name) for name in stmt.names}
     missing = [n for n, v in found.items() if v is None]
     if missing and not stmt.if_exists:
         raise UserError(f"Unknown table '{', '.join(missing)}'", errors.UnknownTable)

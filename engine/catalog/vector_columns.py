@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tesseradb import errors
 from tesseradb.errors import UserError
 
 VECTOR_TYPES = ("float_vector", "float_vector_array")
@@ -153,7 +154,8 @@ def _check_option_names(table: str, column: str, options: Mapping[str, str]) -> 
         if key not in KNOWN_OPTIONS:
             raise UserError(
                 f"unknown option '{key}' for column '{column}' of table '{table}'; "
-                f"expected one of {', '.join(KNOWN_OPTIONS)}"
+                f"expected one of {', '.join(KNOWN_OPTIONS)}",
+                errors.SqlSyntaxError,
             )
 
 
@@ -175,7 +177,7 @@ def _validate_column(
     quantization = _check_quantization(options)
     if "model_name" not in options:
         if "from" in options:
-            raise UserError("from requires model_name")
+            raise UserError("from requires model_name", errors.SqlSyntaxError)
         return VectorSpec(
             column=name, is_array=type_ == "float_vector_array", knn_type="hnsw",
             dims=numbers["knn_dims"], similarity=similarity,
@@ -205,9 +207,10 @@ def _check_knn_type(type_: str, options: Mapping[str, str]) -> None:
     if "knn_type" not in options:
         return
     if type_ not in VECTOR_TYPES:
-        raise UserError("knn_type='hnsw' can only be used with float_vector and float_vector_array attributes")
+        raise UserError("knn_type='hnsw' can only be used with float_vector and float_vector_array attributes",
+                        errors.SqlSyntaxError)
     if options["knn_type"].strip().lower() != "hnsw":
-        raise UserError(f"Unknown KNN type '{options['knn_type'].upper()}'")
+        raise UserError(f"Unknown KNN type '{options['knn_type'].upper()}'", errors.SqlSyntaxError)
 
 
 def _check_chunk_rules(type_: str, options: Mapping[str, str]) -> None:
@@ -215,29 +218,34 @@ def _check_chunk_rules(type_: str, options: Mapping[str, str]) -> None:
     if not any(key in options for key in CHUNK_OPTIONS):
         return
     if type_ not in VECTOR_TYPES:
-        raise UserError(f"{_CHUNK_NAMES} can only be used with float_vector and float_vector_array attributes")
+        raise UserError(f"{_CHUNK_NAMES} can only be used with float_vector and float_vector_array attributes",
+                        errors.SqlSyntaxError)
     if "knn_type" not in options:
-        raise UserError(f"{_CHUNK_NAMES} require knn_type='hnsw'")
+        raise UserError(f"{_CHUNK_NAMES} require knn_type='hnsw'", errors.SqlSyntaxError)
     if "model_name" not in options:
-        raise UserError(f"{_CHUNK_NAMES} require model_name; explicitly supplied vectors are never chunked")
+        raise UserError(f"{_CHUNK_NAMES} require model_name; explicitly supplied vectors are never chunked",
+                        errors.SqlSyntaxError)
     strategy = options.get("chunk_strategy")
     if strategy is not None and strategy.strip().lower() not in CHUNK_STRATEGIES:
         raise UserError(
-            f"unknown chunk_strategy '{strategy}'; expected truncate, mean, fixed, recursive or sentence"
+            f"unknown chunk_strategy '{strategy}'; expected truncate, mean, fixed, recursive or sentence",
+            errors.SqlSyntaxError,
         )
     has_numbers = any(key in options for key in CHUNK_NUMBERS)
     if has_numbers and strategy is None:
-        raise UserError("max_tokens, overlap_tokens and max_chunks require chunk_strategy")
+        raise UserError("max_tokens, overlap_tokens and max_chunks require chunk_strategy", errors.SqlSyntaxError)
     strategy = (strategy or "truncate").strip().lower()
     if strategy == "truncate" and has_numbers:
-        raise UserError("chunk_strategy='truncate' ignores max_tokens, overlap_tokens and max_chunks")
+        raise UserError("chunk_strategy='truncate' ignores max_tokens, overlap_tokens and max_chunks",
+                        errors.SqlSyntaxError)
     if strategy in MULTI_VECTOR_STRATEGIES and type_ == "float_vector":
         raise UserError(
             f"chunk_strategy='{strategy}' produces several vectors per document "
-            "and requires a float_vector_array attribute"
+            "and requires a float_vector_array attribute",
+            errors.SqlSyntaxError,
         )
     if "overlap_tokens" in options and _is_zero_or_missing(options.get("max_tokens")):
-        raise UserError("overlap_tokens requires an explicit non-zero max_tokens")
+        raise UserError("overlap_tokens requires an explicit non-zero max_tokens", errors.SqlSyntaxError)
 
 
 def _is_zero_or_missing(value: str | None) -> bool:
@@ -255,19 +263,20 @@ def _check_stray_options(type_: str, options: Mapping[str, str]) -> None:
     if stray is None:
         return
     if type_ not in VECTOR_TYPES:
-        raise UserError(f"{stray} can only be used with float_vector and float_vector_array attributes")
+        raise UserError(f"{stray} can only be used with float_vector and float_vector_array attributes",
+                        errors.SqlSyntaxError)
     if "knn_type" not in options:
-        raise UserError(f"{stray} requires knn_type='hnsw'")
+        raise UserError(f"{stray} requires knn_type='hnsw'", errors.SqlSyntaxError)
 
 
 def _parse_number(key: str, value: str) -> int:
     text = value.strip()
     if not _NUMBER.fullmatch(text):
-        raise UserError(f'invalid number "{value}", 0 assumed')
+        raise UserError(f'invalid number "{value}", 0 assumed', errors.SqlSyntaxError)
     number = int(text)
     low, high = NUMBER_RANGES[key]
     if not low <= number <= high:
-        raise UserError(f"{key}: '{value}' is out of range ({low}..{high})")
+        raise UserError(f"{key}: '{value}' is out of range ({low}..{high})", errors.SqlSyntaxError)
     return number
 
 
@@ -275,13 +284,13 @@ def _check_similarity(options: Mapping[str, str]) -> str:
     """Similarity and dims: knn_dims never with a model; both required without one."""
     similarity = options.get("hnsw_similarity")
     if similarity is not None and similarity.strip().lower() not in SIMILARITIES:
-        raise UserError(f"Unknown knn similarity '{similarity.upper()}'")
+        raise UserError(f"Unknown knn similarity '{similarity.upper()}'", errors.SqlSyntaxError)
     if "model_name" in options:
         if "knn_dims" in options:
-            raise UserError("knn_dims can't be used together with model_name")
+            raise UserError("knn_dims can't be used together with model_name", errors.SqlSyntaxError)
         return (similarity or "cosine").strip().lower()
     if "knn_dims" not in options or similarity is None:
-        raise UserError("knn_dims and hnsw_similarity are required if knn_type='hnsw'")
+        raise UserError("knn_dims and hnsw_similarity are required if knn_type='hnsw'", errors.SqlSyntaxError)
     return similarity.strip().lower()
 
 
@@ -289,21 +298,22 @@ def _check_sources(column: str, options: Mapping[str, str], types: Mapping[str, 
     """The ``from`` columns: required, existing, of type text or string. ``from=''`` (written, and
     empty) means every text and string column in table order, as in Manticore."""
     if "from" not in options:
-        raise UserError(f"'from' setting empty for KNN attribute '{column}'")
+        raise UserError(f"'from' setting empty for KNN attribute '{column}'", errors.SqlSyntaxError)
     names = [part for part in _FROM_SEPARATORS.split(options["from"]) if part]
     if not names:
         names = [declared for declared, type_ in types.values() if type_ in STRING_TYPES]
     if not names:
-        raise UserError(f"'from' setting empty for KNN attribute '{column}': the table has no text or string column")
+        raise UserError(f"'from' setting empty for KNN attribute '{column}': the table has no text or string column",
+                        errors.SqlSyntaxError)
     sources = []
     for source in names:
         declared = types.get(source.lower())
         if declared is None:
             if source.lower() == "id":  # the implicit primary key
-                raise UserError(f"embedding source attribute '{source}' is not a string")
-            raise UserError(f"embedding source '{source}' not found")
+                raise UserError(f"embedding source attribute '{source}' is not a string", errors.SqlSyntaxError)
+            raise UserError(f"embedding source '{source}' not found", errors.SqlSyntaxError)
         if declared[1] not in STRING_TYPES:
-            raise UserError(f"embedding source attribute '{source}' is not a string")
+            raise UserError(f"embedding source attribute '{source}' is not a string", errors.SqlSyntaxError)
         sources.append(declared[0])
     return tuple(sources)
 
@@ -314,29 +324,30 @@ def _check_quantization(options: Mapping[str, str]) -> str | None:
         return None
     key = value.strip().lower()
     if key == "4bit":
-        raise UserError("4-bit quantization is no longer supported")
+        raise UserError("4-bit quantization is no longer supported", errors.SqlSyntaxError)
     if key not in QUANTIZATIONS:
-        raise UserError(f"Unknown quantization '{value}'")
+        raise UserError(f"Unknown quantization '{value}'", errors.SqlSyntaxError)
     return QUANTIZATIONS[key]
 
 
 def _check_storage_options(options: Mapping[str, str]) -> None:
     engine = options.get("engine")
     if engine is not None and engine.strip().lower() not in ENGINES:
-        raise UserError(f"unknown engine: {engine}")
+        raise UserError(f"unknown engine: {engine}", errors.SqlSyntaxError)
 
 
 def _check_remote_options(options: Mapping[str, str]) -> None:
     timeout = options.get("api_timeout")
     if timeout is not None and not (timeout.strip().isdigit()):
-        raise UserError(API_TIMEOUT_ERROR)
+        raise UserError(API_TIMEOUT_ERROR, errors.SqlSyntaxError)
 
 
 def check_table_options(options: Sequence[tuple[str, str]]) -> None:
     """Table options after CREATE TABLE's column list: Manticore's ``engine='columnar'|'rowwise'``."""
     for key, value in options:
         if key not in STORAGE_OPTIONS:
-            raise UserError(f"unknown table option '{key}'; expected one of {', '.join(STORAGE_OPTIONS)}")
+            raise UserError(f"unknown table option '{key}'; expected one of {', '.join(STORAGE_OPTIONS)}",
+                            errors.SqlSyntaxError)
         _check_storage_options({key: value})
 
 

@@ -32,19 +32,20 @@ from tesseradb.catalog import fulltext as catalog_fulltext
 from tesseradb.catalog.tables import Table
 from tesseradb.catalog.values import literal
 from tesseradb.embed.rows import check_text
+from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.grammar.match_fts5 import to_fts5
 from tesseradb.grammar.match_mysql import parse_against
 from tesseradb.grammar.stopwords import ENGLISH
 from tesseradb.sql.database import Database
-from tesseradb.sql.fulltext import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
+from tesseradb.sql.search.match import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
                                     resolve_side, tables_in_from, weight_sql)
 from tesseradb.storage.catalog import quote
 from tesseradb.vectors.fusion import RankedList, rrf
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
-from tesseradb.sql import passage_calls
+from tesseradb.sql.search import passage_calls
 
 # hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
 # SQLite both release the GIL; the connection is used by one thread at a time)
@@ -156,11 +157,13 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     where = conjuncts(select.args.get("where"))
     nodes = [s.node for s in sides] + knns + hybrids
     if any(not any(n is c for c in where) for n in nodes):
-        raise UserError("knn(), MATCH() and hybrid_match() must be conditions of the outer WHERE, ANDed with the others")
+        raise UserError("knn(), MATCH() and hybrid_match() must be conditions of the outer WHERE, ANDed with the others",
+                        errors.SqlSyntaxError)
     if hybrids and (sides or knns or len(hybrids) > 1):
-        raise UserError("hybrid_match() cannot be combined with MATCH(), knn() or another hybrid_match()")
+        raise UserError("hybrid_match() cannot be combined with MATCH(), knn() or another hybrid_match()",
+                        errors.SqlSyntaxError)
     if not hybrids and not knns:
-        raise UserError("fusion_method='rrf' needs at least one knn() next to MATCH()")
+        raise UserError("fusion_method='rrf' needs at least one knn() next to MATCH()", errors.SqlSyntaxError)
     limits = exp.Select()
     for clause in ("limit", "offset"):
         if select.args.get(clause) is not None:
@@ -198,7 +201,7 @@ def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, e
         searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound,
                                          None if early is None else (early[0], window)))
     if len(owners) > 1:
-        raise UserError("the searches of a hybrid query must be on one table")
+        raise UserError("the searches of a hybrid query must be on one table", errors.SqlSyntaxError)
     alias = owners.pop()
     return searches, alias, tables[alias]
 
@@ -235,10 +238,10 @@ def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bo
     if args and isinstance(args[-1], exp.Struct):
         k = _struct_k(args.pop(), bound, k)
     if not args or len(args) > 2:
-        raise UserError("hybrid_match() expects ('query' [, column] [, {k=N}])")
+        raise UserError("hybrid_match() expects ('query' [, column] [, {k=N}])", errors.SqlSyntaxError)
     ok, text = literal(args[0], bound)
     if not ok or not isinstance(text, str):
-        raise UserError("hybrid_match(): the query must be a string or a ? parameter")
+        raise UserError("hybrid_match(): the query must be a string or a ? parameter", errors.SqlSyntaxError)
     for alias, table in tables.items():
         models = [s.column for s in table.model_columns()]
         if len(args) == 2:
@@ -248,13 +251,15 @@ def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bo
             spec = table.vectors.get(col.name.lower())
             if spec is None or not spec.model_name:
                 raise UserError(f"hybrid_match(): column '{col.name}' has no model_name and from "
-                                "(auto-embeddings)")
+                                "(auto-embeddings)", errors.SqlSyntaxError)
             return alias, table, spec.column, text, k
         if len(models) == 1:
             return alias, table, models[0], text, k
         if len(models) > 1:
-            raise UserError("hybrid_match(): the table has several auto-embedding columns; name one")
-    raise UserError("hybrid_match() needs a table with an auto-embedding column (model_name and from)")
+            raise UserError("hybrid_match(): the table has several auto-embedding columns; name one",
+                            errors.SqlSyntaxError)
+    raise UserError("hybrid_match() needs a table with an auto-embedding column (model_name and from)",
+                    errors.SqlSyntaxError)
 
 
 def highlight_side(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict[str, Any]) -> TextSide | None:
@@ -275,7 +280,8 @@ def _struct_k(node: exp.Struct, bound: dict[str, Any], default: int) -> int:
         name = (item.this.name if is_eq else item.alias).lower()
         ok, value = literal(item.expression if is_eq else item.this, bound)
         if name != "k" or not ok or isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise UserError(f"hybrid_match(): unknown or bad option '{name}' (only {{k=N}}, N > 0)")
+            raise UserError(f"hybrid_match(): unknown or bad option '{name}' (only {{k=N}}, N > 0)",
+                            errors.SqlSyntaxError)
         k = value
     return k
 
@@ -324,7 +330,7 @@ def _apply_weights(searches: list[Search], opts: TextOptions) -> None:
     for name, weight in opts.fusion_weights.items():
         if name not in named:
             raise UserError(f"fusion_weights: unknown search name '{name}' (name a search with MATCH(...) AS "
-                            "name or knn(...) AS name)")
+                            "name or knn(...) AS name)", errors.SqlSyntaxError)
         named[name].weight = weight
 
 

@@ -26,7 +26,7 @@ from tesseradb.catalog.values import bind
 from tesseradb.embed.rows import check_text, source_text
 from tesseradb.embed.spans import ChunkView, preview, views
 from tesseradb.results import Result
-from tesseradb.vectors import options as vector_options
+from tesseradb.catalog import vector_columns
 
 CHUNK_COLUMNS = [("chunk", "INTEGER"), ("start", "INTEGER"), ("end", "INTEGER"), ("tokens", "INTEGER"),
                  ("text", "TEXT")]
@@ -47,7 +47,8 @@ def _document_ids(db: Any, stmt: ast.ShowChunks, params: Any) -> list[int]:
         if node.name.lower().startswith("_tessera_"):
             raise UserError(f"table '{node.name}' does not exist", errors.NoSuchTable)
     if any(isinstance(n, exp.Anonymous) and str(n.this).lower().startswith("knn") for n in select.find_all(exp.Anonymous)):
-        raise UserError("SHOW CHUNKS chooses documents with WHERE, ORDER BY and LIMIT; knn() belongs in a SELECT")
+        raise UserError("SHOW CHUNKS chooses documents with WHERE, ORDER BY and LIMIT; knn() belongs in a SELECT",
+                        errors.SqlSyntaxError)
     return [r[0] for r in db.store.execute(select.sql(dialect="sqlite"), bound)]
 
 
@@ -58,7 +59,7 @@ def show_chunks(db: Any, stmt: ast.ShowChunks, params: Any = None) -> Result:
         if table.column(stmt.column) is None:
             raise UserError(f"Unknown column '{stmt.column}' in table '{table.name}'", errors.NoSuchColumn)
         raise UserError(f"column '{stmt.column}' has no chunks: SHOW CHUNKS lists the chunks of a "
-                        "KNN-indexed vector column (knn_type='hnsw')")
+                        "KNN-indexed vector column (knn_type='hnsw')", errors.SqlSyntaxError)
     ids = _document_ids(db, stmt, params)
     spans = _stored_spans(db, table.layout(spec.column).chunks, ids)
     texts = _texts(db, table, spec, ids)
@@ -106,16 +107,17 @@ def _call_settings(stmt: ast.CallChunks, params: Any) -> tuple[str, dict[str, st
     values = [_value(a, params) for a in stmt.args]
     if not values or len(values) > 1 + len(POSITIONAL):
         raise UserError("CALL CHUNKS expects (text [, chunk_strategy [, max_tokens [, overlap_tokens "
-                        "[, max_chunks]]]] [, 'model' AS model_name])")
+                        "[, max_chunks]]]] [, 'model' AS model_name])", errors.SqlSyntaxError)
     text = values[0]
     if not isinstance(text, str):
-        raise UserError("CALL CHUNKS: the first argument must be the text to cut")
+        raise UserError("CALL CHUNKS: the first argument must be the text to cut", errors.SqlSyntaxError)
     settings = {key: str(v) for key, v in zip(POSITIONAL, values[1:])}
     for name, value in stmt.options:
         if name not in CALL_OPTIONS:
-            raise UserError(f"CALL CHUNKS: unknown option '{name}'; expected one of {', '.join(CALL_OPTIONS)}")
+            raise UserError(f"CALL CHUNKS: unknown option '{name}'; expected one of {', '.join(CALL_OPTIONS)}",
+                            errors.SqlSyntaxError)
         if name in settings:
-            raise UserError(f"CALL CHUNKS: {name} is given twice")
+            raise UserError(f"CALL CHUNKS: {name} is given twice", errors.SqlSyntaxError)
         settings[name] = str(_value(value, params))
     return text, settings
 
@@ -125,10 +127,10 @@ def _resolve_model(name: str) -> tuple[str, str, int]:
     return info.name, info.fingerprint, info.dims
 
 
-def _checked_spec(settings: dict[str, str]) -> vector_options.VectorSpec:
+def _checked_spec(settings: dict[str, str]) -> vector_columns.VectorSpec:
     """The same rules as CREATE TABLE (docs/vector_columns.md), on a column cut with these settings."""
     options = {"knn_type": "hnsw", "from": "text", "model_name": DEFAULT_MODEL, **settings}
-    specs = vector_options.validate_columns("CALL CHUNKS", [("text", "text", {}), ("chunks", "float_vector_array", options)],
+    specs = vector_columns.validate_columns("CALL CHUNKS", [("text", "text", {}), ("chunks", "float_vector_array", options)],
                                             resolve_model=_resolve_model)
     return specs["chunks"]
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from sqlglot import exp
 
+from tesseradb import errors
+from tesseradb.catalog import sql_functions
 from tesseradb.errors import UserError
 from tesseradb.storage.catalog import quote
 from tesseradb.catalog.values import literal
@@ -21,7 +23,7 @@ from tesseradb.vectors.passages import BEST_TABLE, TABLE, Needs
 #: function -> the column of the best chunk's row it reads
 SINGLE = {"knn_chunk": "chunk", "knn_chunk_text": "text", "knn_chunk_start": "start", "knn_chunk_end": "end"}
 LIST = "knn_chunks"
-NAMES = frozenset(SINGLE) | {LIST}
+NAMES = sql_functions.names("passage")      # catalog/sql_functions.py
 _JSON_ROW = ("json_object('chunk', p.chunk, 'dist', p.dist, 'start', p.start, 'end', p.\"end\", "
              "'text', p.text)")
 
@@ -53,14 +55,15 @@ def reject_outside_knn(expr: exp.Expression) -> None:
     found = calls(expr)
     if found:
         raise UserError(f"{_name(found[0]).upper()}() is only allowed in a query with knn(): "
-                        "it reports the chunk that matched the knn() search")
+                        "it reports the chunk that matched the knn() search", errors.SqlSyntaxError)
 
 
 def _limit(node: exp.Anonymous, bound: dict[str, Any]) -> int:
     args = node.expressions
     ok, value = literal(args[0], bound) if len(args) == 1 else (False, None)
     if not ok or isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UserError("knn_chunks(n) expects one positive integer: the number of chunks to return")
+        raise UserError("knn_chunks(n) expects one positive integer: the number of chunks to return",
+                        errors.SqlSyntaxError)
     return value
 
 
@@ -111,7 +114,7 @@ def _direct(name: str, alias: str, where: Matched) -> exp.Expression:
 def _replacement(node: exp.Anonymous, alias: str, bound: dict[str, Any], where: Matched | None) -> exp.Expression:
     name = _name(node)
     if name != LIST and node.expressions:
-        raise UserError(f"{name.upper()}() takes no arguments")
+        raise UserError(f"{name.upper()}() takes no arguments", errors.SqlSyntaxError)
     if name != LIST and where is not None:
         return _direct(name, alias, where)
     sub = _template(name, _limit(node, bound) if name == LIST else 1).copy()

@@ -1,0 +1,109 @@
+"""INSERT and REPLACE, for execute and executemany alike: resolve the target and its column list,
+evaluate the rows once, let MySQL's key rules (``tesseradb.sql.mysql.keys``) decide which rows to
+replace, skip (with their warning) or turn into updates, then write through the one write path
+(``tesseradb.sql.write``), which adds ids, vectors and chunk rows."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlglot import exp
+
+from tesseradb import errors
+from tesseradb.catalog.tables import Column, Table
+from tesseradb.catalog.values import bind_many, evaluate_row
+from tesseradb.errors import UserError
+from tesseradb.grammar import ast
+from tesseradb.results import Result
+from tesseradb.sql.database import Database
+from tesseradb.sql.mysql import keys
+from tesseradb.sql import passes
+from tesseradb.sql.search.select_plan import fill_knn
+from tesseradb.sql.statements.update_delete import delete_ids, update
+from tesseradb.sql.write import write_rows
+
+
+def insert(db: Database, stmt: ast.Query, params: Any = None) -> Result:
+    return insert_many(db, stmt, [params])
+
+
+def insert_many(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Result:
+    """INSERT or REPLACE once per parameter set, as one batch (embedding batched across rows)."""
+    expr: exp.Insert = stmt.expr
+    if expr.args.get("overwrite"):
+        raise UserError("INSERT with OVERWRITE is not supported; use REPLACE", errors.NotSupportedError)
+    table = db.table(_target_name(expr))               # a missing table says so, with IGNORE too
+    expr = keys.with_column_list(table, expr)
+    keys.check_defaults(db, table, keys.listed(table, expr))
+    columns = _columns(table, expr)
+    if keys.one_at_a_time(expr):
+        return _one_at_a_time(db, table, columns, expr, param_sets)
+    rows: list[list[Any]] = []
+    for bound_expr, bound in bind_many(expr, param_sets):
+        rows.extend(_rows_of(db, bound_expr, bound))
+    doomed = keys.conflicts(db, table, [c.name for c in columns], rows, stmt.replace)
+    deleted = delete_ids(db, table, doomed) if doomed else 0
+    with keys.mysql_errors(db, table):
+        result = write_rows(db, table, columns, rows, replace=stmt.replace)
+    result.rowcount += deleted
+    return result
+
+
+def _target_name(expr: exp.Insert) -> str:
+    return expr.this.this.name if isinstance(expr.this, exp.Schema) else expr.this.name
+
+
+def _columns(table: Table, expr: exp.Insert) -> list[Column]:
+    if not isinstance(expr.this, exp.Schema):
+        return list(table.columns)
+    columns = []
+    for name in (i.name for i in expr.this.expressions):
+        col = table.column(name)
+        if col is None:
+            raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
+        if col in columns:
+            raise UserError(f"Column '{name}' specified twice", errors.ProgrammingError)
+        columns.append(col)
+    return columns
+
+
+def _rows_of(db: Database, expr: exp.Insert, bound: dict[str, Any]) -> list[list[Any]]:
+    source = expr.expression
+    if isinstance(source, exp.Values):
+        return [evaluate_row(db.store, tup.expressions if isinstance(tup, exp.Tuple) else [tup], bound)
+                for tup in source.expressions]
+    # INSERT ... SELECT may use knn() and LENGTH(v)
+    planned = passes.plan(db, source, bound)
+    if planned.prepare is not None:
+        planned.prepare()
+    if planned.knn is not None:
+        fill_knn(db, planned.knn)
+    return [list(r) for r in db.store.execute(planned.sql, planned.bound)]
+
+
+def _one_at_a_time(db: Database, table: Table, columns: list[Column], expr: exp.Insert,
+                   param_sets: Sequence[Any]) -> Result:
+    """INSERT IGNORE / ON DUPLICATE KEY UPDATE: each row is inserted, skipped with its Warning 1062, or
+    turned into the UPDATE of the row it collides with, as keys.collision decides."""
+    if not isinstance(expr.expression, exp.Values):
+        raise UserError("INSERT IGNORE and ON DUPLICATE KEY UPDATE take a VALUES list here; "
+                        "INSERT ... SELECT is not supported with them", errors.NotSupportedError)
+    names = [c.name.lower() for c in columns]
+    total = Result(rowcount=0)
+    for bound_expr, bound in bind_many(expr, param_sets):
+        conflict = bound_expr.args.get("conflict")
+        for row in _rows_of(db, bound_expr, bound):
+            record = dict(zip(names, row))
+            hit = keys.collision(db, table, record)
+            if hit is None:
+                with keys.mysql_errors(db, table):
+                    result = write_rows(db, table, columns, [row])
+                total.rowcount += result.rowcount
+                total.lastrowid = result.lastrowid
+            elif conflict is None:
+                db.warn(hit.warning(), 1062)
+            else:
+                changed = update(db, keys.update_for(table, conflict, record, hit.id), bound or None).rowcount
+                total.rowcount += 2 if changed else 0
+                total.lastrowid = hit.id
+    return total
