@@ -116,7 +116,7 @@ class DocumentStore:
         """Insert the rows, replacing any row with the same id (the last of repeated ids wins). In one
         transaction the rows with these ids are deleted, then the rows inserted in batches (one per set
         of supplied vector columns: a column left out is embedded by the engine, NULL would not be):
-        REPLACE's meaning, which executemany(REPLACE) does not give for a unique key today."""
+        REPLACE's meaning (a new row for the id), with the batches free to differ in their columns."""
         if not rows:
             return
         rows = list({row.id: row for row in rows}.values())
