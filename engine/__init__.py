@@ -8,7 +8,7 @@ from __future__ import annotations
 from tesseradb.clients.dbapi import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Connection, Cursor, Date, DateFromTicks,
                     Row, Time, TimeFromTicks, Timestamp, TimestampFromTicks, apilevel, connect, paramstyle,
                     threadsafety)
-from tesseradb.errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
+from tesseradb.errors import (DatabaseError, DataError, DataTruncatedWarning, Error, IntegrityError, InterfaceError, InternalError,
                      NotSupportedError, OperationalError, ProgrammingError, Warning)
 
 __version__ = "0.1.0"
@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 __all__ = [
     "connect", "Connection", "Cursor", "apilevel", "paramstyle", "threadsafety", "__version__",
     "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
-    "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
+    "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError", "DataTruncatedWarning",
     "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
     "TimeFromTicks", "TimestampFromTicks", "Binary", "Row", "serve", "embed_to_parquet",
 ]

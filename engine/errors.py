@@ -21,6 +21,11 @@ class Warning(Exception):  # noqa: A001 - PEP 249 name
     """PEP 249 Warning."""
 
 
+class DataTruncatedWarning(UserWarning):
+    """Issued with ``warnings.warn`` (once per statement and column) when a model-backed column
+    embedded only part of some documents' text; SHOW WARNINGS lists each document."""
+
+
 class Error(Exception):
     """Base of every error the engine raises. Carries a MySQL ``errno`` and ``sqlstate``."""
 
@@ -153,6 +158,14 @@ class NoSuchFunction(ProgrammingError):
     errno, sqlstate = 1305, "42000"
 
 
+class FileExists(OperationalError):
+    errno, sqlstate = 1086, "HY000"
+
+
+class ActiveTransaction(OperationalError):
+    errno, sqlstate = 1192, "HY000"
+
+
 class UserError(Exception):
     """Raised by engine internals with the exact message a user should see.
 
@@ -163,6 +176,12 @@ class UserError(Exception):
         super().__init__(msg)
         self.msg = msg
         self.kind = kind
+
+
+class ReadOnlyRefused(OperationalError):
+    """A read-only connection (``connect(path, read_only=True)``) refused a statement: MySQL's
+    ER_OPTION_PREVENTS_STATEMENT, as a server running with ``--read-only`` gives it."""
+    errno, sqlstate = 1290, "HY000"
 
 
 class ModelFailure(Exception):
@@ -215,17 +234,23 @@ _APSW_CLASSES: list[tuple[type[BaseException], type[Error]]] = [
     (apsw.TooBigError, DataError),
     (apsw.MismatchError, DataError),
     (apsw.CantOpenError, OperationalError),     # the file: missing folder, a directory, no access
-    (apsw.ReadOnlyError, OperationalError),
+    (apsw.ReadOnlyError, ReadOnlyRefused),     # a read-only connection, or a read-only file
     (apsw.PermissionsError, OperationalError),
     (apsw.NotADBError, OperationalError),
 ]
+
+
+_FIXED_MESSAGES: dict[type[Error], str] = {
+    Interrupted: "Query execution was interrupted",
+    ReadOnlyRefused: "The database is read-only so it cannot execute this statement",
+}
 
 
 def _from_sqlite(exc: apsw.Error) -> Error:
     text = re.sub(r"^\w+Error: ", "", str(exc))
     for cls, kind in _APSW_CLASSES:
         if isinstance(exc, cls):
-            return kind("Query execution was interrupted" if kind is Interrupted else text)
+            return kind(_FIXED_MESSAGES.get(kind, text))
     tables = _SQLITE_SQL_ERRORS + _SQLITE_MESSAGES if isinstance(exc, apsw.SQLError) else _SQLITE_MESSAGES
     for pattern, kind, template in tables:
         match = pattern.fullmatch(text.strip())

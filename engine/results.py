@@ -24,3 +24,4 @@ class Warn:
     level: str
     code: int
     message: str
+    truncated: str | None = None     # the vector column whose text the model cut (DataTruncatedWarning)

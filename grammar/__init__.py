@@ -20,7 +20,7 @@ __all__ = ["parse", "split", "Piece", "GrammarError", "ast", "TYPE_ALIASES"]
 _EXTENSION_WORDS = {
     "create", "drop", "alter", "show", "describe", "desc", "truncate", "optimize", "check",
     "repair", "begin", "start", "commit", "rollback", "load", "call",
-    "use", "lock", "unlock",
+    "use", "lock", "unlock", "backup",
 }
 _QUERY_WORDS = {"select", "insert", "replace", "update", "delete", "with", "("}
 _FIRST_WORD = re.compile(r"\s*(?:(?:--[^\n]*|#[^\n]*)\n\s*|/\*.*?\*/\s*)*(\(|[A-Za-z_]+)", re.DOTALL)

@@ -105,6 +105,12 @@ class ShowModels:
 
 
 @dataclass(frozen=True)
+class Backup:
+    """BACKUP TO 'path': SQLite's online backup of the database into a new file."""
+    path: str
+
+
+@dataclass(frozen=True)
 class Transaction:
     verb: str                      # begin, commit, rollback
 
@@ -163,7 +169,7 @@ class AlterModifyColumn:
 
 Statement = Any
 EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, AlterRebuild, TableCommand,
-                   ShowTables, ShowWarnings, ShowModels, Transaction, LoadData, Explain,
+                   ShowTables, ShowWarnings, ShowModels, Backup, Transaction, LoadData, Explain,
                    ShowChunks, CallChunks, AlterModifyColumn)
 
 

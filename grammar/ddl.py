@@ -1,6 +1,7 @@
 """The Lark grammar for extension statements and its Transformer into :mod:`grammar.ast` nodes."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from lark import Lark, Token, Transformer, UnexpectedEOF, UnexpectedInput
@@ -27,7 +28,11 @@ TYPE_ALIASES = {
     "float_vector": "float_vector", "float_vector_array": "float_vector_array",
 }
 
-_PARSER = Lark.open("ddl.lark", rel_to=__file__, parser="lalr", maybe_placeholders=False)
+@functools.cache
+def _parser() -> Lark:
+    """The LALR parser of ddl.lark, built at the first extension statement (building it is most of
+    what importing the package would otherwise cost)."""
+    return Lark.open("ddl.lark", rel_to=__file__, parser="lalr", maybe_placeholders=False)
 
 
 def _unquote_string(tok: str) -> str:
@@ -185,6 +190,9 @@ class _ToAst(SessionRules, MysqlDdlRules, Transformer):
     def show_models(self, items):
         return ast.ShowModels(like=_unquote_string(str(items[0])) if items else None)
 
+    def backup(self, items):
+        return ast.Backup(path=_unquote_string(str(items[0])))
+
     def transaction(self, _):
         return ast.Transaction("begin")
 
@@ -237,7 +245,7 @@ class _ToAst(SessionRules, MysqlDdlRules, Transformer):
 def parse_extension(text: str) -> ast.Statement:
     """Parse one extension statement; raise GrammarError with position and context."""
     try:
-        tree = _PARSER.parse(text)
+        tree = _parser().parse(text)
     except UnexpectedInput as exc:
         pos = exc.pos_in_stream
         at_end = isinstance(exc, UnexpectedEOF) or getattr(getattr(exc, "token", None), "type", "") == "$END"

@@ -1,4 +1,5 @@
-"""Long numeric vector literals lifted out of SQL text before the parser sees them.
+"""Long numeric vector literals, and the query text of knn(), lifted out of SQL text before the
+parser sees them.
 
 A 384-value vector written in SQL (``knn(v, 10, (0.012, -0.094, ...))``, ``INSERT ... VALUES (1,
 (0.01, ...))``, ``[[...], [...]]``) costs sqlglot hundreds of tokens and nodes to parse, copy and
@@ -14,6 +15,12 @@ What is lifted (outside strings, quoted identifiers and comments):
   (after a name) are never lifted.
 - ``[ ... ]`` holding only numbers and nested brackets (a ``float_vector_array`` literal, ``[]``
   included), in the same places.
+
+- The text argument of ``knn(col, k, 'text')`` / ``knn(col, 'text')``: a single-quoted string that
+  is the whole argument. Every driver that interpolates parameters on the client (PyMySQL, the text
+  protocol) sends a new SQL text per question; with the text lifted, the statement cache sees one
+  statement and reuses its parse and plan. The value is decoded by sqlglot's own MySQL tokenizer,
+  so it is exactly the string the parser would have read.
 
 Tuple elements are bound as Python floats (a vector column stores float32 either way); bracketed
 numbers keep int or float as written. Placeholders follow the statement's own style: ``?`` (values merged with the caller's positional
@@ -33,8 +40,9 @@ NAMED_PREFIX = "_tessera_lit"
 
 _NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 _TOKEN = re.compile(
-    r"""(?P<skip>\s+|'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*"|`(?:[^`]|``)*`"""
+    r"""(?P<skip>\s+|"(?:[^"\\]|\\.|"")*"|`(?:[^`]|``)*`"""
     r"""|--[^\n]*|\#[^\n]*|/\*.*?(?:\*/|\Z))"""
+    r"|(?P<string>'(?:[^'\\]|\\.|'')*')"
     r"|(?P<param>\?|:[A-Za-z_][A-Za-z0-9_]*)"
     r"|(?P<open>[(\[])|(?P<close>[)\]])|(?P<comma>,)"
     r"|(?P<word>[A-Za-z_][A-Za-z0-9_$]*)"
@@ -80,10 +88,16 @@ def _brackets(text: str) -> list | None:
     return stack[0][0]
 
 
+_KNN_CALL = re.compile(r"\bknn\s*\(", re.IGNORECASE)
+_TEXT_ARGUMENTS = {"knn": (1, 2)}      # function -> which argument positions hold a query text
+
+
 def lift(sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None
          ) -> tuple[str, Sequence[Any] | Mapping[str, Any] | None]:
-    """``(sql, params)`` with long numeric literals replaced by placeholders and their values bound."""
-    if len(sql) < MIN_TEXT or sql.count(",") < MIN_VALUES - 1:
+    """``(sql, params)`` with long numeric literals and knn() query texts replaced by placeholders
+    and their values bound."""
+    vectors = len(sql) >= MIN_TEXT and sql.count(",") >= MIN_VALUES - 1
+    if not vectors and ("'" not in sql or not _KNN_CALL.search(sql)):
         return sql, params
     found = _candidates(sql)
     if found is None or not found[0]:
@@ -94,6 +108,10 @@ def lift(sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None
         return sql, params
     if not named and isinstance(params, Mapping) and params:
         return sql, params
+    if named:       # a named plan with lifted names is not reused (statement_cache): keep texts in place
+        spans = [span for span in spans if not isinstance(span[2], str)]
+        if not spans:
+            return sql, params
     return _rewrite(sql, params, spans, named)
 
 
@@ -101,6 +119,8 @@ def _candidates(sql: str) -> tuple[list[tuple[int, int, Any, int]], str | None] 
     """Spans ``(start, end, value, index of the ? before it)`` to lift and the parameter style."""
     spans: list[tuple[int, int, Any, int]] = []
     depth, prev, positional, style = 0, "", 0, None
+    calls: list[list] = []          # per open parenthesis: [the function it calls, argument index]
+    word = ""
     pos, end = 0, len(sql)
     while pos < end:
         match = _TOKEN.match(sql, pos)
@@ -118,6 +138,22 @@ def _candidates(sql: str) -> tuple[list[tuple[int, int, Any, int]], str | None] 
                 spans.append((start, stop, value, positional))
                 pos, prev = stop, "value"
                 continue
+        if kind == "string":
+            if _is_text_argument(calls, prev, sql, match.end()):
+                value = _decode(match.group(kind))
+                if value is not None:
+                    spans.append((start, match.end(), value, positional))
+            prev = "value"
+            pos = match.end()
+            continue
+        if kind == "open":
+            calls.append([word.lower() if prev == "word" else "", 0])
+        elif kind == "close" and calls:
+            calls.pop()
+        elif kind == "comma" and calls:
+            calls[-1][1] += 1
+        if kind == "word":
+            word = match.group(kind)
         if kind == "param":
             this = "positional" if match.group(kind) == "?" else "named"
             if style not in (None, this):
@@ -128,6 +164,27 @@ def _candidates(sql: str) -> tuple[list[tuple[int, int, Any, int]], str | None] 
         prev = match.group(kind) if kind in ("open", "close", "comma") else kind
         pos = match.end()
     return spans, style
+
+
+def _is_text_argument(calls: list[list], prev: str, sql: str, after: int) -> bool:
+    """A string that is the whole query-text argument of knn()."""
+    if not calls or prev not in ("(", ",") or calls[-1][1] not in _TEXT_ARGUMENTS.get(calls[-1][0], ()):
+        return False
+    rest = sql[after:].lstrip()
+    return rest[:1] in (",", ")")
+
+
+def _decode(text: str) -> str | None:
+    """The value of one MySQL string literal, as sqlglot's tokenizer (the parser's) reads it."""
+    from sqlglot.dialects.mysql import MySQL
+    from sqlglot.tokens import TokenType
+    try:
+        tokens = MySQL().tokenize(text)
+    except Exception:  # noqa: BLE001 - not a literal this scanner understands: leave it in the text
+        return None
+    if len(tokens) != 1 or tokens[0].token_type != TokenType.STRING:
+        return None
+    return tokens[0].text
 
 
 def _lift_at(sql: str, start: int) -> tuple[int, Any] | None:

@@ -3,8 +3,9 @@
 SQLite is the source of truth: the document's vectors live in its row (a blob), and the chunk table
 ``_tessera_chunks_<n>`` has one row per vector: (chunk_id, doc_id, ord, start, end). The FAISS index
 is derived from those: it is caught up from SQLite whenever SQLite holds something it lacks (chunk ids
-only grow, so ``max(chunk_id)`` and ``count(*)`` are a watermark), saved beside the database file,
-and rebuilt when its file is missing, stale or corrupt.
+only grow, so ``max(chunk_id)`` and ``count(*)`` are a watermark), saved inside the database file
+(``index_cache``: a closed database is one file), and rebuilt when the saved copy is missing, stale,
+corrupt or of another shape. A ``<db>.tessera/`` folder of release 0.2 is read once and migrated.
 
 Writes inside a transaction are recorded by TEMP triggers into ``temp._tessera_pending``; they roll
 back with the transaction, and after COMMIT they are applied to the index (nothing uncommitted ever
@@ -17,14 +18,19 @@ import logging
 import os
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+import apsw
 import numpy as np
 
+from . import index_cache
 from .blobs import unpack
 from .catalog import quote
 from .errors import StorageError
 from .rowstore import MEMORY, RowStore
-from .vectors import VectorIndex
+
+if TYPE_CHECKING:       # FAISS loads with the first vector index, not with the database
+    from .vectors import VectorIndex
 
 log = logging.getLogger("tesseradb.storage")
 STALE_TEMP_SECONDS = 3600       # an unfinished index save older than this is removed
@@ -183,18 +189,23 @@ def read_chunk_vectors(store: RowStore, layout: ColumnLayout, chunk_ids: np.ndar
 class ColumnIndex:
     """The FAISS index of one vector column, kept in step with committed SQLite data."""
 
-    def __init__(self, store: RowStore, layout: ColumnLayout, directory: str | None):
+    def __init__(self, store: RowStore, layout: ColumnLayout, legacy_directory: str | None = None):
         self.store = store
         self.layout = layout
-        self.path = os.path.join(directory, f"{layout.chunks}.faiss") if directory else None
+        self.name = layout.chunks                 # its saved copy in index_cache
+        self.persistent = store.path != MEMORY    # an in-memory database saves only for BACKUP
+        self.legacy_path = (os.path.join(legacy_directory, f"{layout.chunks}.faiss")
+                            if legacy_directory else None)
         self.index: VectorIndex | None = None
         self.max_id = 0
         self.dirty_on_disk = False
+        self.has_saved = False
         self.saved_size = self.saved_max_id = 0
         self.seen_version: int | None = None
 
     # -- building and catching up ----------------------------------------------------------
     def _new(self) -> VectorIndex:
+        from .vectors import VectorIndex
         lay = self.layout
         index = VectorIndex(lay.dims, lay.metric, m=lay.hnsw_m, ef_construction=lay.ef_construction,
                             quantization=lay.quantization)
@@ -210,31 +221,55 @@ class ColumnIndex:
         row = self.store.one(f"SELECT COALESCE(MAX(chunk_id), 0), COUNT(*) FROM {quote(self.layout.chunks)}")
         return int(row[0]), int(row[1])
 
-    def _load_file(self) -> None:
-        if self.path is None:
-            return
-        self._remove_stale_temps()
-        if not os.path.exists(self.path):
-            return
+    def read_saved(self) -> tuple[VectorIndex, str] | None:
+        """The saved copy inside the database: ``(index, watermark)``, None when there is none;
+        StorageError when it cannot be trusted."""
+        from .vectors import VectorIndex
+        with index_cache.reading(self.store, self.name) as stream:
+            return VectorIndex.load(stream) if stream is not None else None
+
+    def _load_saved(self) -> None:
+        loaded, source = None, "the saved index"
         try:
-            loaded = VectorIndex.load(self.path)
+            loaded = self.read_saved()
         except StorageError as exc:
-            log.warning("index file %s is unusable (%s); rebuilding it from the database", self.path, exc)
-            return
-        if loaded is not None and loaded[0].quantization != self.layout.quantization:
-            log.info("index file %s holds %s vectors, the column asks for %s; rebuilding it",
-                     self.path, loaded[0].quantization, self.layout.quantization)
+            log.warning("%s of %s.%s is unusable (%s); rebuilding it from the table",
+                        source, self.layout.table, self.layout.column, exc)
+        if loaded is None and self.legacy_path is not None:
+            loaded, source = self._load_legacy(), f"index file {self.legacy_path}"
+        if loaded is not None and not self._fits(loaded[0]):
+            log.info("%s holds another shape of index than column %s.%s asks for; rebuilding it",
+                     source, self.layout.table, self.layout.column)
             loaded = None
         if loaded is not None:
             self.index, mark = loaded
             self.index.rescore_source = self.exact_vectors
             self.max_id = int(mark.split(":")[0]) if mark else 0
             self.saved_size, self.saved_max_id = len(self.index), self.max_id
+            self.has_saved = source == "the saved index"
+            self.dirty_on_disk = not self.has_saved      # migrated from a side file: save it inside
+
+    def _fits(self, index: VectorIndex) -> bool:
+        lay = self.layout
+        return (index.quantization, index.dims, index.metric) == (lay.quantization, lay.dims, lay.metric)
+
+    def _load_legacy(self) -> tuple[VectorIndex, str] | None:
+        """A side file of release 0.2 (``<db>.tessera/<chunks>.faiss``), read once to migrate it."""
+        from .vectors import VectorIndex
+        if not self.store.read_only:
+            self._remove_stale_temps()
+        if not os.path.isfile(self.legacy_path):
+            return None
+        try:
+            return VectorIndex.load(self.legacy_path)
+        except (StorageError, OSError) as exc:
+            log.warning("index file %s is unusable (%s); rebuilding it from the database", self.legacy_path, exc)
+            return None
 
     def _remove_stale_temps(self, age: float = STALE_TEMP_SECONDS) -> None:
         """Delete what saves killed half-way left behind (``<file>.<random>.tmp``, never read).
         Only old ones: a fresh one may be another process's save in progress."""
-        folder, base = os.path.split(self.path)
+        folder, base = os.path.split(self.legacy_path)
         cutoff = time.time() - age
         try:
             names = [n for n in os.listdir(folder) if n.startswith(base + ".") and n.endswith(".tmp")]
@@ -253,7 +288,8 @@ class ColumnIndex:
         """Bring the index up to the committed state of SQLite (call outside a write transaction)."""
         from_file = False
         if self.index is None:
-            self._load_file()
+            if self.persistent or index_cache.exists(self.store):
+                self._load_saved()
             from_file = self.index is not None
         if self.index is None:
             self.index, self.max_id = self._new(), 0
@@ -265,8 +301,8 @@ class ColumnIndex:
         if max_id == self.max_id and count == len(self.index):
             return self.index
         if from_file:
-            log.info("index file %s is behind the database (file %d:%d, database %d:%d); catching up from it",
-                     self.path, self.max_id, len(self.index), max_id, count)
+            log.info("the saved index of %s.%s is behind the database (saved %d:%d, table %d:%d); catching up",
+                     self.layout.table, self.layout.column, self.max_id, len(self.index), max_id, count)
         if max_id >= self.max_id and count == len(self.index) + self._count_above(self.max_id):
             self._add_where("WHERE c.chunk_id > ?", (self.max_id,))
         else:
@@ -327,34 +363,54 @@ class ColumnIndex:
         return int(self.store.one(f"SELECT COUNT(*) FROM {quote(self.layout.chunks)} "
                                   "WHERE chunk_id > ? AND chunk_id < ?", (low, high))[0])
 
-    def save(self, *, only_if_far_behind: bool = False) -> None:
-        """Write the index file. With ``only_if_far_behind``, only when the file lags the index by
-        more than a quarter of its vectors or 20,000 of them (the file is a cache: a stale one is
-        caught up from SQLite on open, so saving on every commit would only cost time)."""
-        if self.path is None or self.index is None or not self.dirty_on_disk:
+    def save(self, *, only_if_far_behind: bool = False, force: bool = False) -> None:
+        """Save the index inside the database. With ``only_if_far_behind``, only when the saved copy
+        lags the index by more than a quarter of its vectors or 20,000 of them (it is a cache: a stale
+        one is caught up from SQLite on open, so saving on every commit would only cost time).
+        ``force`` saves an in-memory database too (BACKUP)."""
+        if self.index is None or self.store.read_only or not (self.persistent or force):
             return
-        if only_if_far_behind:
+        if not (self.dirty_on_disk or force and not self.has_saved):
+            return
+        if only_if_far_behind and self.has_saved:
             behind = abs(len(self.index) - self.saved_size) + abs(self.max_id - self.saved_max_id)
-            if behind <= max(len(self.index) // 4, 20_000) and os.path.exists(self.path):
+            if behind <= max(len(self.index) // 4, 20_000):
                 return
+        mark = f"{self.max_id}:{len(self.index)}"
         try:
-            self.index.save(self.path, f"{self.max_id}:{len(self.index)}")
-        except OSError as exc:          # disk full, read-only: the file is a cache, the data is safe
-            log.warning("could not write the index file %s (%s); it is caught up from the database "
-                        "when next loaded", self.path, exc)
+            saved = index_cache.write(self.store, self.name, lambda stream: self.index.save(stream, mark))
+        except (OSError, apsw.Error) as exc:     # disk full: the saved copy is a cache, the data is safe
+            log.warning("could not save the index of %s.%s (%s); it is caught up from the table when next "
+                        "loaded", self.layout.table, self.layout.column, exc)
             return
-        self.dirty_on_disk = False
+        if not saved:                    # locked by another writer, or read-only: next time
+            return
+        self.dirty_on_disk, self.has_saved = False, True
         self.saved_size, self.saved_max_id = len(self.index), self.max_id
+        self._forget_legacy()
+
+    def _forget_legacy(self) -> None:
+        """Once saved inside the database, the 0.2 side file (and its folder, when empty) goes."""
+        if self.legacy_path is None:
+            return
+        for remove in (lambda: os.remove(self.legacy_path), lambda: os.rmdir(os.path.dirname(self.legacy_path))):
+            try:
+                remove()
+            except OSError:
+                pass
+        self.legacy_path = None
 
     def remove_file(self) -> None:
-        if self.path and os.path.exists(self.path):
-            os.remove(self.path)
+        """Forget the saved copy (inside the caller's transaction: a ROLLBACK keeps it)."""
+        index_cache.remove(self.store, self.name)
+        self.has_saved = False
+        if self.legacy_path and os.path.isfile(self.legacy_path):
+            os.remove(self.legacy_path)
 
 
-def index_directory(path: str) -> str | None:
-    """Where the index cache files of the database at ``path`` live."""
+def legacy_index_directory(path: str) -> str | None:
+    """The ``<db>.tessera/`` folder release 0.2 kept index files in, when there is one to migrate."""
     if path == MEMORY or not path:
         return None
     directory = os.path.abspath(path) + ".tessera"
-    os.makedirs(directory, exist_ok=True)
-    return directory
+    return directory if os.path.isdir(directory) else None

@@ -1,4 +1,8 @@
-"""The file format of a saved vector index: one file, written atomically, verified on load.
+"""The format of a saved vector index: one byte stream, written atomically, verified on load.
+
+The stream lives inside the database file (``index_cache``: :func:`save_stream` / :func:`load_stream`);
+a plain file (:func:`save` / :func:`load`) is what release 0.2 kept beside the database in
+``<db>.tessera/``, read once to migrate it.
 
 Layout: a fixed prefix (magic, format version, header length, payload length, sha256 of everything
 after the prefix), then a JSON header, then the caller's arrays (raw bytes, in the caller's order),
@@ -46,6 +50,11 @@ def save(path: str, header: dict[str, Any], arrays: list[bytes], graph: Any) -> 
     _fsync_dir(folder)
 
 
+def save_stream(f: Any, header: dict[str, Any], arrays: list[bytes], graph: Any) -> None:
+    """Write ``header``, ``arrays`` and ``graph`` to the stream ``f`` (``index_cache.CacheWriter``)."""
+    _write(f, json.dumps(header).encode(), arrays, graph)
+
+
 def _write(f: BinaryIO, header: bytes, arrays: list[bytes], graph: Any) -> None:
     f.write(b"\0" * PREFIX.size)
     digest = hashlib.sha256()
@@ -66,7 +75,8 @@ def _write(f: BinaryIO, header: bytes, arrays: list[bytes], graph: Any) -> None:
     f.seek(0)
     f.write(PREFIX.pack(MAGIC, FORMAT_VERSION, len(header), size - len(header), digest.digest()))
     f.flush()
-    os.fsync(f.fileno())
+    if hasattr(f, "fileno"):
+        os.fsync(f.fileno())
 
 
 def load(path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytes], Any] | None:
@@ -79,19 +89,25 @@ def load(path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytes
     except FileNotFoundError:
         return None
     with f:
-        header, payload_len = _read_verified(f, path)
-        try:
-            sizes = array_sizes(header)
-        except (KeyError, TypeError, ValueError) as e:
-            raise IndexCorrupt(path, f"bad header: {e}") from e
-        if any(s < 0 for s in sizes) or sum(sizes) > payload_len:
-            raise IndexCorrupt(path, "count does not fit the file")
-        arrays = [read_exactly(f, size, path) for size in sizes]
-        reader = faiss.PyCallbackIOReader(f.read)
-        try:
-            graph = faiss.read_index(reader)
-        except RuntimeError as e:
-            raise IndexCorrupt(path, f"unreadable graph: {e}") from e
+        return load_stream(f, os.fstat(f.fileno()).st_size, path, array_sizes)
+
+
+def load_stream(f: Any, size: int, path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytes], Any]:
+    """``(header, arrays, graph)`` from the stream ``f`` of ``size`` bytes; IndexCorrupt when it
+    cannot be trusted (``path`` names the index in the error)."""
+    header, payload_len = _read_verified(f, size, path)
+    try:
+        sizes = array_sizes(header)
+    except (KeyError, TypeError, ValueError) as e:
+        raise IndexCorrupt(path, f"bad header: {e}") from e
+    if any(s < 0 for s in sizes) or sum(sizes) > payload_len:
+        raise IndexCorrupt(path, "count does not fit the file")
+    arrays = [read_exactly(f, size, path) for size in sizes]
+    reader = faiss.PyCallbackIOReader(f.read)
+    try:
+        graph = faiss.read_index(reader)
+    except RuntimeError as e:
+        raise IndexCorrupt(path, f"unreadable graph: {e}") from e
     return header, arrays, graph
 
 
@@ -102,7 +118,7 @@ def read_exactly(f: BinaryIO, n: int, path: str) -> bytes:
     return data
 
 
-def _read_verified(f: BinaryIO, path: str) -> tuple[dict[str, Any], int]:
+def _read_verified(f: BinaryIO, size: int, path: str) -> tuple[dict[str, Any], int]:
     """Check magic, version, length and checksum; return the header and the payload length, and
     leave ``f`` at the start of the arrays."""
     magic, version, header_len, payload_len, digest = PREFIX.unpack(read_exactly(f, PREFIX.size, path))
@@ -110,7 +126,6 @@ def _read_verified(f: BinaryIO, path: str) -> tuple[dict[str, Any], int]:
         raise IndexCorrupt(path, "not a tesseradb vector index")
     if version != FORMAT_VERSION:
         raise IndexCorrupt(path, f"format version {version}, expected {FORMAT_VERSION}")
-    size = os.fstat(f.fileno()).st_size
     if size != PREFIX.size + header_len + payload_len:
         raise IndexCorrupt(path, f"file is {size} bytes, expected {PREFIX.size + header_len + payload_len}")
     actual = hashlib.sha256()

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
+import tempfile
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -18,17 +21,27 @@ def _unknown_parameter(exc: KeyError) -> apsw.BindingsError:
                               "a name that starts with $, @ or : as a parameter; quote such a name with backticks")
 
 
+def _open_read_only(path: str) -> apsw.Connection:
+    """The file read-only (``mode=ro``) in a connection that is not: the engine's private in-memory
+    schemas (TEMP tables, information_schema attached as ':memory:') stay writable, the file is not."""
+    if path == MEMORY:
+        return apsw.Connection(path)
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_URI)
+
+
 class RowStore:
     """Owns one apsw connection. Every statement of the engine runs through here."""
 
-    def __init__(self, path: str = MEMORY, *, busy_timeout_ms: int = 5000):
+    def __init__(self, path: str = MEMORY, *, busy_timeout_ms: int = 5000, read_only: bool = False):
         self.path = path
-        self.conn = apsw.Connection(path)
+        self.read_only = read_only      # SQLite opens the file read-only: no statement can change it
+        self.conn = _open_read_only(path) if read_only else apsw.Connection(path)
         self.conn.setbusytimeout(busy_timeout_ms)
         # "x" is an identifier, never a string: an unknown column must be an error, not the text 'x'
         self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
         self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
-        if path != MEMORY:
+        if path != MEMORY and not read_only:
             self.conn.pragma("journal_mode", "wal")
         self.conn.pragma("synchronous", "full")
         self.conn.pragma("recursive_triggers", True)
@@ -89,6 +102,28 @@ class RowStore:
 
     def data_version(self) -> int:
         return self.conn.data_version()
+
+    def backup_to(self, dest: str) -> None:
+        """Copy the whole database into the new file ``dest`` with SQLite's online backup, all pages
+        in one step (one read transaction: the copy is one committed state while others write).
+        Written to a temporary file beside ``dest`` and renamed into place when complete."""
+        folder = os.path.dirname(os.path.abspath(dest))
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(dest) + ".", suffix=".tmp", dir=folder)
+        os.close(fd)
+        try:
+            target = apsw.Connection(tmp)
+            try:
+                with target.backup("main", self.conn, "main") as job:
+                    job.step(-1)
+                target.pragma("journal_mode", "delete")     # a closed copy is exactly one file
+            finally:
+                target.close()
+            os.replace(tmp, dest)
+        except BaseException:
+            for leftover in (tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"):
+                if os.path.exists(leftover):
+                    os.unlink(leftover)
+            raise
 
     def close(self) -> None:
         self.conn.close()

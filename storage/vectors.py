@@ -428,8 +428,9 @@ class VectorIndex:
         x = np.asarray(x, np.float32).reshape(len(found), self.dims)
         return found, self._normalized(x) if self.metric == "cosine" else x
 
-    def save(self, path: str, watermark: str) -> None:
-        """Write the index atomically (see ``index_file``): temp file, fsync, rename, fsync of the folder."""
+    def save(self, target: Any, watermark: str) -> None:
+        """Write the index (see ``index_file``) to ``target``: a stream of ``index_cache`` (inside the
+        database), or a file path (temp file, fsync, rename, fsync of the folder)."""
         with self._lock.read():
             arrays = [self._chunk.view.tobytes(), self._doc.view.tobytes(),
                       np.packbits(self._alive.view, bitorder="little").tobytes(),
@@ -438,12 +439,18 @@ class VectorIndex:
                       "ef_construction": self.ef_construction, "watermark": watermark,
                       "count": self._total, "max_norm": self._max_norm, "quantization": self.quantization,
                       "staged": len(self._staged), "sqnorms": self._sqnorm.n}
-            index_file.save(path, header, arrays, self._index)
+            save = index_file.save if isinstance(target, str) else index_file.save_stream
+            save(target, header, arrays, self._index)
 
     @classmethod
-    def load(cls, path: str) -> tuple[VectorIndex, str] | None:
-        """``(index, watermark)``, or None when no file exists; IndexCorrupt when it cannot be trusted."""
-        loaded = index_file.load(path, _array_sizes)
+    def load(cls, source: Any) -> tuple[VectorIndex, str] | None:
+        """``(index, watermark)`` from a file path or an ``index_cache`` stream; None when no file
+        exists; IndexCorrupt when it cannot be trusted."""
+        if isinstance(source, str):
+            path, loaded = source, index_file.load(source, _array_sizes)
+        else:
+            path = source.name
+            loaded = index_file.load_stream(source, source.size, path, _array_sizes)
         if loaded is None:
             return None
         header, arrays, graph = loaded

@@ -141,3 +141,64 @@ def test_a_bad_literal_gets_the_same_error_as_before(con):
 def test_any_text_is_scanned_without_error(text, params):
     sql, bound = lift(text, params)
     assert sql == text or "?" in sql or ":_tessera_lit" in sql
+
+
+# -- knn() query texts (issue 28): lifted, so a driver's interpolated texts reuse one plan ----------
+@pytest.mark.parametrize("sql, lifted, value", [
+    ("SELECT id FROM d WHERE knn(v, 5, 'rotate the certificate')", "SELECT id FROM d WHERE knn(v, 5, ?)",
+     "rotate the certificate"),
+    ("SELECT id FROM d WHERE KNN ( v , 'it''s \\'quoted\\'' )", "SELECT id FROM d WHERE KNN ( v , ? )",
+     "it's 'quoted'"),
+    ("SELECT id FROM d WHERE knn(v, 5, 'a\\nb') AND tag = 'x'", "SELECT id FROM d WHERE knn(v, 5, ?) AND tag = 'x'",
+     "a\nb"),
+])
+def test_a_knn_text_is_lifted_into_a_parameter(sql, lifted, value):
+    assert lift(sql) == (lifted, [value])
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT 'knn(v, 5, ''x'')' AS a",                             # inside a string
+    "SELECT id FROM d WHERE MATCH('knn(v, 5, x)')",
+    "SELECT id FROM d WHERE knn(v, 5, 'a' 'b')",                  # not the whole argument
+    "SELECT id FROM d WHERE knn(v, 5, CONCAT('a', 'b'))",         # an expression
+    "SELECT id FROM d WHERE other(v, 5, 'text')",
+    "SELECT id FROM d /* knn(v, 5, 'x') */ WHERE tag = 'x'",
+    "SELECT id, knn_dist() FROM d WHERE knn(v, 5, :q) AND tag = 'x'",
+])
+def test_other_strings_stay_in_the_text(sql):
+    assert lift(sql)[0] == sql
+
+
+def test_a_lifted_text_merges_with_the_callers_parameters():
+    assert lift("SELECT id FROM d WHERE tag = ? AND knn(v, ?, 'q') AND n > ?", [1, 2, 3]) == (
+        "SELECT id FROM d WHERE tag = ? AND knn(v, ?, ?) AND n > ?", [1, 2, "q", 3])
+
+
+def test_texts_interpolated_by_a_driver_share_one_cached_plan():
+    c = tesseradb.connect(":memory:")
+    c.execute("CREATE TABLE d (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
+              "model_name='Xenova/all-MiniLM-L6-v2' from='body' chunk_strategy='recursive' max_tokens='64')")
+    c.executemany("INSERT INTO d (id, body) VALUES (?, ?)",
+                  [(1, "rotate the replication certificate"), (2, "flush the binary logs"), (3, "it's a trap")])
+    cache = c.db.statements
+    answers = {}
+    from pymysql.converters import escape_string      # what a driver interpolating parameters sends
+    for text in ["certificate rotation", "binary log flushing", "it's a trap", "a \\ 'quoted' \"text\"\n"]:
+        cur = c.execute(f"SELECT id, knn_dist() AS d FROM d WHERE knn(v, 1, '{escape_string(text)}')")
+        answers[text] = cur.fetchall()
+        assert [d[0] for d in cur.description] == ["id", "d"]
+    assert list(cache._parsed) == ["SELECT id, knn_dist() AS d FROM d WHERE knn(v, 1, ?)"]   # one statement
+    assert answers["certificate rotation"][0][0] == 1 and answers["binary log flushing"][0][0] == 2
+    assert answers["it's a trap"][0][0] == 3
+    same = c.execute("SELECT id, knn_dist() AS d FROM d WHERE knn(v, 1, ?)", ("it's a trap",)).fetchall()
+    assert same == answers["it's a trap"]
+    c.close()
+
+
+@FAST
+@given(st.text(max_size=40))
+def test_a_lifted_text_is_exactly_what_the_driver_escaped(text):
+    from pymysql.converters import escape_string
+    sql = f"SELECT id FROM d WHERE knn(v, 3, '{escape_string(text)}')"
+    lifted, params = lift(sql)
+    assert (lifted, params) == ("SELECT id FROM d WHERE knn(v, 3, ?)", [text])

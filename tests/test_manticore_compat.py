@@ -169,7 +169,7 @@ def test_rebuild_embeddings_uses_the_saved_chunk_settings(con):
 
 
 # -- ALTER TABLE t REBUILD KNN ---------------------------------------------------------------------
-def test_rebuild_knn_rebuilds_a_lost_index_file(tmp_path):
+def test_rebuild_knn_rebuilds_a_lost_saved_index(tmp_path, saved_indexes):
     path = str(tmp_path / "k.db")
     con = tesseradb.connect(path)
     con.execute("CREATE TABLE t (v float_vector knn_type='hnsw' knn_dims='2' hnsw_similarity='l2')")
@@ -177,13 +177,13 @@ def test_rebuild_knn_rebuilds_a_lost_index_file(tmp_path):
     con.commit()
     assert rows(con, "SELECT id FROM t WHERE knn(v, 2, (3, 0))") == [(3,), (2,)]
     con.close()
-    files = list(tmp_path.rglob("*.faiss"))
-    assert files
-    for f in files:
-        f.unlink()
+    saved = saved_indexes(path)
+    assert saved.names()
+    for name in saved.names():
+        saved.delete(name)
     con = tesseradb.connect(path)
     con.execute("ALTER TABLE t REBUILD KNN")
-    assert list(tmp_path.rglob("*.faiss"))                     # written again by the rebuild
+    assert saved.names()                                       # saved again by the rebuild
     assert rows(con, "SELECT id FROM t WHERE knn(v, 2, (3, 0))") == [(3,), (2,)]
     con.close()
 

@@ -2,7 +2,6 @@
 doc-id search, transactions, persistence of the FAISS index, OPTIMIZE, EXPLAIN, errors."""
 from __future__ import annotations
 
-import glob
 import os
 from pathlib import Path
 
@@ -450,18 +449,14 @@ def test_update_of_a_knn_vector_reindexes_it_and_the_id_cannot_change(con):
 
 
 # -- persistence --------------------------------------------------------------------------------------
-def index_files(db_path):
-    return sorted(glob.glob(os.path.join(db_path + ".tessera", "*")))
-
-
-def test_the_index_persists_beside_the_database(db_path):
+def test_the_index_persists_inside_the_database(db_path, saved_indexes):
     con = tesseradb.connect(db_path)
     rng, docs = big_table(con, n=500)
     queries = [rng.normal(size=8).astype(np.float32) for _ in range(3)]
     expected = [rows(con, "SELECT id, knn_dist() FROM big WHERE knn(v, 7, ?) AND tag < 50", [q]) for q in queries]
     con.close()
-    files = index_files(db_path)
-    assert len(files) == 1 and files[0].endswith(".faiss")
+    assert sorted(os.listdir(os.path.dirname(db_path))) == [os.path.basename(db_path)]   # one file
+    assert len(saved_indexes(db_path).names()) == 1
     con = tesseradb.connect(db_path)
     assert [rows(con, "SELECT id, knn_dist() FROM big WHERE knn(v, 7, ?) AND tag < 50", [q]) for q in queries] \
         == expected
@@ -469,39 +464,38 @@ def test_the_index_persists_beside_the_database(db_path):
 
 
 @pytest.mark.parametrize("damage", ["delete", "truncate", "garbage", "stale"])
-def test_a_missing_corrupt_or_stale_index_file_is_rebuilt(db_path, damage):
+def test_a_missing_corrupt_or_stale_saved_index_is_rebuilt(db_path, damage, saved_indexes):
     con = tesseradb.connect(db_path)
     make(con, dims=2)
     con.execute("INSERT INTO t (id, v) VALUES (1, [[0,0]]), (2, [[1,1]]), (3, [[2,2]])")
     con.commit()
     rows(con, "SELECT id FROM t WHERE knn(v, 1, (0,0))")
     con.close()
-    (path,) = index_files(db_path)
+    saved = saved_indexes(db_path)
+    (name,) = saved.names()
+    data = saved.read(name)
     if damage == "delete":
-        os.remove(path)
+        saved.delete(name)
     elif damage == "truncate":
-        with open(path, "r+b") as f:
-            f.truncate(os.path.getsize(path) // 2)
+        saved.write(name, data[:len(data) // 2])
     elif damage == "garbage":
-        with open(path, "r+b") as f:
-            f.seek(os.path.getsize(path) // 2)
-            f.write(b"\xde\xad\xbe\xef" * 8)
-    else:                                              # the file is older than the database
-        stale = open(path, "rb").read()
+        middle = len(data) // 2
+        saved.write(name, data[:middle] + b"\xde\xad\xbe\xef" * 8 + data[middle + 32:])
+    else:                                              # the saved index is older than the rows
         con = tesseradb.connect(db_path)
         con.execute("DELETE FROM t WHERE id = 1")
         con.execute("INSERT INTO t (id, v) VALUES (4, [[0.1,0]])")
         con.commit()
         con.close()
-        open(path, "wb").write(stale)
+        saved.write(name, data)
     con = tesseradb.connect(db_path)
     expected = [(4, pytest.approx(0.01)), (2, 2.0), (3, 8.0)] if damage == "stale" else [(1, 0.0), (2, 2.0), (3, 8.0)]
     assert rows(con, "SELECT id, knn_dist() FROM t WHERE knn(v, 5, (0,0))") == expected
     con.close()
-    assert len(index_files(db_path)) == 1
+    assert len(saved.names()) == 1
 
 
-def test_drop_table_removes_the_index_file(db_path):
+def test_drop_table_removes_the_saved_index(db_path, saved_indexes):
     con = tesseradb.connect(db_path)
     make(con, dims=2)
     con.execute("INSERT INTO t (id, v) VALUES (1, [[0,0]])")
@@ -510,11 +504,11 @@ def test_drop_table_removes_the_index_file(db_path):
     con.close()
     con = tesseradb.connect(db_path)
     rows(con, "SELECT id FROM t WHERE knn(v, 1, (0,0))")
-    assert len(index_files(db_path)) == 1
+    assert len(saved_indexes(db_path).names()) == 1
     con.execute("DROP TABLE t")
     con.commit()
     con.close()
-    assert index_files(db_path) == []
+    assert saved_indexes(db_path).names() == []
 
 
 def test_alter_table_add_and_drop_a_vector_column(con):

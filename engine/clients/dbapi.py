@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import os
+import sys
 import threading
+import warnings as _warnings
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -16,9 +20,7 @@ from tesseradb.grammar import ast
 from tesseradb.grammar.literals import lift as lift_literals
 
 from tesseradb import errors
-from tesseradb.clients import frames
 from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts
-from tesseradb.io.export import result_to_arrow
 from tesseradb.results import Result
 from tesseradb.sql import executor
 from tesseradb.sql.database import Database
@@ -69,14 +71,18 @@ def TimestampFromTicks(ticks: float) -> _dt.datetime:  # noqa: N802 - PEP 249 na
 
 
 def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float = 5.0,
-            statement_timeout: float | None = None) -> "Connection":
+            statement_timeout: float | None = None, read_only: bool = False) -> "Connection":
     """Open (or create) the database at ``path`` (``":memory:"`` for a private in-memory one).
 
     ``timeout``: seconds a writer waits for another connection's lock before failing.
     ``statement_timeout``: seconds after which a statement is interrupted (None = no limit).
+    ``read_only``: open an existing file read-only: every statement that would change the database,
+    write its index files or read or write other files is refused (ERROR 1290).
     """
+    if read_only and path != ":memory:" and not os.path.isfile(path):
+        raise errors.OperationalError(f"cannot open '{path}' read-only: no such database file")
     with public_errors():
-        db = Database(path, busy_timeout=timeout, timeout=statement_timeout)
+        db = Database(path, busy_timeout=timeout, timeout=statement_timeout, read_only=read_only)
     return Connection(db, autocommit=autocommit)
 
 
@@ -133,6 +139,11 @@ class Connection:
         return self._db is None
 
     @property
+    def read_only(self) -> bool:
+        """Whether the connection was opened with ``read_only=True``."""
+        return self.db.read_only
+
+    @property
     def in_transaction(self) -> bool:
         return self.db.store.in_transaction
 
@@ -169,6 +180,12 @@ class Connection:
         for piece in _split(script):
             cur.execute(piece.text)
         return cur
+
+    def backup(self, path: str) -> str:
+        """``BACKUP TO path`` without writing SQL: a consistent copy of the database (saved vector
+        indexes included) into the new file ``path``; returns the statement's message."""
+        with self._lock:
+            return self._call(lambda: executor.run(self.db, ast.Backup(path=str(path)), None)).message
 
     def commit(self) -> None:
         with self._lock:
@@ -223,7 +240,8 @@ class Connection:
                     db.commit()
                 elif self.autocommit and not self._explicit:
                     db.commit()
-                return result
+        _warn_truncated(db.pending_warnings)    # after the statement: a filter that raises it gets it as is
+        return result
 
     def __enter__(self) -> "Connection":
         return self
@@ -235,6 +253,23 @@ class Connection:
             self.commit()
         else:
             self.rollback()
+
+
+def _warn_truncated(warned: list) -> None:
+    """One DataTruncatedWarning per column whose documents the model embedded only in part."""
+    for column, n in Counter(w.truncated for w in warned if w.truncated).items():
+        docs = "1 document" if n == 1 else f"{n:,} documents"
+        _warnings.warn(f"column '{column}': the model embedded only part of the text of {docs} (SHOW WARNINGS "
+                       f"lists them); a chunk_strategy such as 'recursive' embeds all of it",
+                       errors.DataTruncatedWarning, stacklevel=_outside_the_package())
+
+
+def _outside_the_package() -> int:
+    """The stacklevel of the first caller outside tesseradb (warnings then name the user's line)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("tesseradb."):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _stack(vectors: list) -> Any:
@@ -353,16 +388,19 @@ class Cursor:
         if self._result is None or self._result.columns is None:
             raise errors.ProgrammingError("no result set to fetch: execute a SELECT first")
         rest = Result(columns=self._result.columns, rows=self._rest())
+        from tesseradb.io.export import result_to_arrow      # pyarrow loads with the first Arrow result
         return result_to_arrow(rest)
 
     def fetchdf(self):
         """The remaining rows as a pandas DataFrame (pandas: the optional extra ``tesseradb[pandas]``)."""
+        from tesseradb.clients import frames
         return frames.to_pandas(self.fetch_arrow_table())
 
     df = fetchdf
 
     def fetchnumpy(self) -> dict:
         """The remaining rows as {column name: NumPy array}; a vector column is a 2-D float32 array."""
+        from tesseradb.clients import frames
         return frames.to_numpy(self.fetch_arrow_table())
 
     def _rows(self) -> list[tuple]:

@@ -16,11 +16,12 @@ import logging
 import math
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+from tesseradb.embed.bert_config import BertConfig
 
 OPSET = 17
 OUTPUT_NAME = "last_hidden_state"
@@ -31,37 +32,6 @@ FUSED_OPS = ("EmbedLayerNormalization", "Attention", "SkipLayerNormalization", "
 
 class FusionError(RuntimeError):
     """onnxruntime's optimizer did not produce the fused graph we expect (the plain one still works)."""
-
-
-@dataclass(frozen=True)
-class BertConfig:
-    """The shape of a BERT encoder (defaults: all-MiniLM-L6-v2)."""
-
-    num_layers: int = 6
-    hidden: int = 384
-    heads: int = 12
-    intermediate: int = 1536
-    vocab: int = 30522
-    max_positions: int = 512
-    type_vocab: int = 2
-    eps: float = 1e-12
-
-    @classmethod
-    def from_json(cls, cfg: dict) -> BertConfig:
-        return cls(
-            num_layers=int(cfg["num_hidden_layers"]),
-            hidden=int(cfg["hidden_size"]),
-            heads=int(cfg["num_attention_heads"]),
-            intermediate=int(cfg["intermediate_size"]),
-            vocab=int(cfg["vocab_size"]),
-            max_positions=int(cfg["max_position_embeddings"]),
-            type_vocab=int(cfg.get("type_vocab_size", 2)),
-            eps=float(cfg.get("layer_norm_eps", 1e-12)),
-        )
-
-    @property
-    def head_size(self) -> int:
-        return self.hidden // self.heads
 
 
 class _GraphBuilder:

@@ -7,9 +7,7 @@ import logging
 import os
 from pathlib import Path
 
-import onnxruntime as ort
-
-from tesseradb.embed import bert_onnx
+from tesseradb.embed.bert_config import BertConfig
 from tesseradb.embed.cache import CachedGraph, cache_root, load_or_build
 from tesseradb.embed.errors import ModelError
 from tesseradb.embed.integrity import sha256_bytes, verify_files
@@ -28,7 +26,7 @@ EXPECTED_SHA256 = {
     WEIGHTS: "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     TOKENIZER: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
 }
-CONFIG = bert_onnx.BertConfig()  # 6 layers, hidden 384, 12 heads, 1536, vocab 30522, 512 positions
+CONFIG = BertConfig()  # 6 layers, hidden 384, 12 heads, 1536, vocab 30522, 512 positions
 DIMS = CONFIG.hidden
 WINDOW = CONFIG.max_positions - 2  # [CLS] ... [SEP]
 # Bump when the emitted graph changes: the cache file name carries it, so old graphs are not reused.
@@ -92,6 +90,8 @@ def build_graph(weights_bytes: bytes, *, fused: bool = True) -> tuple[bytes, str
     """
     from safetensors.numpy import load as load_safetensors
 
+    from tesseradb.embed import bert_onnx     # onnx loads only when a graph is built
+
     model = bert_onnx.build_bert(load_safetensors(weights_bytes), CONFIG)
     if not fused:
         return model.SerializeToString(), "plain"
@@ -110,6 +110,7 @@ def _build_verified(directory: Path) -> tuple[bytes, dict]:
         raise ModelError(f"model '{NAME}': {WEIGHTS} in {directory} failed verification "
                          f"(sha256 {got}, expected {EXPECTED_SHA256[WEIGHTS]})")
     graph, variant = build_graph(data)
+    import onnxruntime as ort
     return graph, {"model": NAME, "graph_version": GRAPH_VERSION, "variant": variant,
                    "onnxruntime": ort.__version__}
 

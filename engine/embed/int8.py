@@ -20,9 +20,6 @@ import logging
 import tempfile
 from pathlib import Path
 
-import onnx
-import onnxruntime as ort
-
 from tesseradb.embed import default
 from tesseradb.embed.cache import CachedGraph, cache_root, load_or_build
 from tesseradb.embed.errors import ModelError
@@ -55,6 +52,7 @@ class _DropPreprocessHint(logging.Filter):
 
 def quantize(float_graph: bytes) -> bytes:
     """int8 graph bytes for a fused float32 graph (``quantize_dynamic``, the recipe above)."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model = onnx.load_from_string(float_graph)
@@ -74,6 +72,7 @@ def quantize(float_graph: bytes) -> bytes:
 
 
 def _build(directory: Path | None) -> tuple[bytes, dict]:
+    import onnxruntime as ort
     base = default.load_graph(directory)
     if base.meta.get("variant") != "fused":
         raise ModelError(f"model '{NAME}' is quantized from the fused float32 graph, but onnxruntime "

@@ -8,10 +8,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import onnxruntime as ort
-from tokenizers import Encoding, Tokenizer
-from tokenizers.pre_tokenizers import BertPreTokenizer
+
+if TYPE_CHECKING:      # onnxruntime and tokenizers load with the first model (docs/architecture.md)
+    import onnxruntime as ort
+    from tokenizers import Encoding, Tokenizer
 
 from tesseradb.embed.errors import EmbeddingCancelled, ModelError
 
@@ -51,6 +54,7 @@ class ModelInfo:
 
 def load_tokenizer(path: str) -> Tokenizer:
     """The tokenizer with its packaged truncation and padding switched off."""
+    from tokenizers import Tokenizer
     try:
         tok = Tokenizer.from_file(path)
     except Exception as exc:  # tokenizers raises a bare Exception for malformed files
@@ -106,6 +110,7 @@ class Model:
         self._tokenizer = load_tokenizer(tokenizer_path)
         self._specials = self._tokenizer.num_special_tokens_to_add(is_pair=False)
         # a text cut after whitespace tokenizes to the same tokens only under a BERT-style pre-tokenizer
+        from tokenizers.pre_tokenizers import BertPreTokenizer
         self.splits_on_whitespace = isinstance(self._tokenizer.pre_tokenizer, BertPreTokenizer)
         self._embed_tokenizer = load_tokenizer(tokenizer_path)
         self._embed_tokenizer.enable_truncation(max_length=self.window + self._specials)
@@ -295,6 +300,7 @@ def cpu_count() -> int:
 
 
 def session_options(threads: int | None = None) -> ort.SessionOptions:
+    import onnxruntime as ort
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads or cpu_count()
     options.inter_op_num_threads = 1
@@ -305,6 +311,7 @@ def session_options(threads: int | None = None) -> ort.SessionOptions:
 
 
 def _create_session(graph: bytes | str, name: str, threads: int | None = None) -> ort.InferenceSession:
+    import onnxruntime as ort
     try:
         session = ort.InferenceSession(graph, session_options(threads), providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own exception types, not exported uniformly

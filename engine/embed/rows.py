@@ -99,7 +99,7 @@ def _warn_about_loss(db: Context, spec: VectorSpec, plan: chunking.ChunkPlan, la
     kept = plan.total_tokens - plan.dropped_tokens
     if plan.merged_overflow:
         db.warn(f"{label}, column '{spec.column}': max_chunks={spec.max_chunks} merged the overflow into "
-                f"the last chunk; the model saw {kept} of {plan.total_tokens} tokens")
+                f"the last chunk; the model saw {kept} of {plan.total_tokens} tokens", truncated=spec.column)
     else:
         db.warn(f"{label}, column '{spec.column}': text has {plan.total_tokens} tokens and "
-                f"chunk_strategy='{spec.chunk_strategy}' kept {kept} (the model window)")
+                f"chunk_strategy='{spec.chunk_strategy}' kept {kept} (the model window)", truncated=spec.column)

@@ -14,15 +14,17 @@ from tesseradb.errors import UserError
 from tesseradb.results import Warn
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
-from tesseradb.storage.chunks import ColumnIndex, index_directory, install_pending_triggers
+from tesseradb.storage.chunks import ColumnIndex, install_pending_triggers, legacy_index_directory
 from tesseradb.storage.rowstore import MEMORY, RowStore
 
 
 class Database:
-    def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None):
+    def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None,
+                 read_only: bool = False):
         self.path = path
-        self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000))
-        self.index_dir = index_directory(path)
+        self.read_only = read_only      # statements that write are refused (sql/read_only.py)
+        self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000), read_only=read_only)
+        self.legacy_index_dir = legacy_index_directory(path)    # release 0.2's side files, migrated
         self.timeout = timeout
         self.tables: dict[str, Table] = {}
         self.indexes: dict[tuple[str, str], ColumnIndex] = {}
@@ -35,9 +37,10 @@ class Database:
         self.session: Any = None                # MySQL session state (sql/mysql/variables.py)
         self.schemas: dict[tuple[str, int], Any] = {}   # INSERT's key facts per schema version (sql/mysql/schema_info.py)
         functions.register(self.store.conn)
-        catalog.ensure(self.store)
+        catalog.ensure(self.store)      # read-only: a no-op on a tesseradb file, refused on another
         self.reload_catalog()
-        fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
+        if not read_only:
+            fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
 
     # -- catalog ---------------------------------------------------------------------------
     def reload_catalog(self) -> None:
@@ -66,15 +69,15 @@ class Database:
         key = (table.name.lower(), column.lower())
         idx = self.indexes.get(key)
         if idx is None or idx.layout != table.layout(column):
-            idx = self.indexes[key] = ColumnIndex(self.store, table.layout(column), self.index_dir)
+            idx = self.indexes[key] = ColumnIndex(self.store, table.layout(column), self.legacy_index_dir)
         return idx
 
     def record_error(self, error: errors.Error) -> None:
         """Like MySQL: after a failed statement, SHOW WARNINGS lists its error."""
         self.warnings = [Warn("Error", error.errno, error.msg)]
 
-    def warn(self, message: str, code: int = 1265, level: str = "Warning") -> None:
-        self.pending_warnings.append(Warn(level, code, message))
+    def warn(self, message: str, code: int = 1265, level: str = "Warning", *, truncated: str | None = None) -> None:
+        self.pending_warnings.append(Warn(level, code, message, truncated))
 
     # -- running statements ----------------------------------------------------------------
     def start_statement(self) -> None:
@@ -150,9 +153,9 @@ class Database:
                     adds, dels = by_chunks[layout.chunks]
                     idx.apply_committed(sorted(adds - dels), sorted(dels - adds))
 
-    def save_indexes(self) -> None:
+    def save_indexes(self, *, force: bool = False) -> None:
         for idx in self.indexes.values():
-            idx.save()
+            idx.save(force=force)
 
     def close(self) -> None:
         try:

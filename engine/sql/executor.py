@@ -8,7 +8,7 @@ from typing import Any
 from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
-from tesseradb.sql import passes
+from tesseradb.sql import passes, read_only
 from tesseradb.sql.mysql import variables
 from tesseradb.sql.planner import Handler, handler_for, writes
 from tesseradb.sql.statements.insert import insert_many
@@ -16,6 +16,8 @@ from tesseradb.sql.statements.insert import insert_many
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
+    if db.read_only:
+        read_only.check(stmt)
     if isinstance(stmt, ast.Query):
         handler = _as_query(handler)
     db.start_statement()
@@ -44,6 +46,8 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
 def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     """executemany: one statement, many parameter sets, one savepoint (INSERTs embed as one batch)."""
     seq = list(seq)
+    if db.read_only:
+        read_only.check(stmt)
     db.start_statement()        # catalog synced, warnings cleared, interrupt flag and time limit armed
     began = bool(seq) and not db.store.in_transaction
     if began:

@@ -2,18 +2,28 @@
 module per family (``tesseradb.sql.statements``): a new statement is one entry here."""
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from tesseradb.grammar import ast
 
-from tesseradb.sql.statements import ddl, insert, load_data, query, rebuild, session, show_models
+from tesseradb.sql.statements import backup, ddl, insert, query, rebuild, session, show_models
 from tesseradb.sql.statements import chunk_listing, modify_column, update_delete
 from tesseradb.sql.statements import set as set_statements
 from tesseradb.sql.statements import show, views
 
 Handler = Callable[..., Any]
+
+
+def _on_first_use(module: str, name: str) -> Handler:
+    """A handler whose module (and what it imports: pyarrow for LOAD DATA) loads when first run,
+    so that start-up and plain SQL do not pay for it."""
+    def run(*args: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args)
+    return run
+
 
 # Statements that change the database run inside a transaction and a savepoint (the executor).
 # OPTIMIZE only rebuilds the derived FAISS indexes: it commits first (like MySQL's implicit commit)
@@ -48,7 +58,7 @@ HANDLERS: dict[type, Entry] = {
     ast.ShowWarnings: Entry(session.show_warnings, READS, "SHOW WARNINGS"),
     ast.ShowModels: Entry(show_models.show_models, READS, "SHOW MODELS"),
     ast.Transaction: Entry(session.transaction, READS, "ROLLBACK"),
-    ast.LoadData: Entry(load_data.load_data, WRITES, "LOAD DATA"),
+    ast.LoadData: Entry(_on_first_use("tesseradb.sql.statements.load_data", "load_data"), WRITES, "LOAD DATA"),
     ast.Explain: Entry(query.explain, READS, "EXPLAIN"),
     ast.ShowChunks: Entry(chunk_listing.show_chunks, READS, "SHOW CHUNKS"),
     ast.CallChunks: Entry(chunk_listing.call_chunks, READS, "CALL CHUNKS"),
@@ -61,6 +71,8 @@ HANDLERS: dict[type, Entry] = {
     ast.CreateView: Entry(views.create_view, WRITES, "CREATE OR REPLACE VIEW"),
     ast.DropView: Entry(views.drop_view, WRITES, "DROP VIEW"),
     ast.LockTables: Entry(set_statements.lock_tables, READS, "LOCK TABLES"),
+    # outside the statement transaction: it copies committed data, saving the indexes first
+    ast.Backup: Entry(backup.backup, READS, "BACKUP TO"),
 }
 
 # every query also goes through the SELECT/DML passes and the session's bookkeeping (executor.run)

@@ -143,11 +143,12 @@ def test_grammar_and_storage_are_siblings():
 
 
 def test_the_clients_use_the_public_api_only():
-    """The shell and the server are clients like any other: tesseradb's public names and errors."""
+    """The shell, the server and tessera mcp are clients like any other: tesseradb's public names and errors."""
     allowed = ("tesseradb", "tesseradb.errors", "tesseradb.results")
+    programs = ("tesseradb.clients.shell", "tesseradb.clients.server", "tesseradb.clients.mcp")
     bad = [f"{m} imports {t}" for m, targets in graph().items()
-           if m.startswith(("tesseradb.clients.shell", "tesseradb.clients.server"))
-           for t in targets if not t.startswith(("tesseradb.clients.shell", "tesseradb.clients.server"))
+           if m.startswith(programs)
+           for t in targets if not t.startswith(programs)
            and t not in allowed]
     assert bad == []
 

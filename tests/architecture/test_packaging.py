@@ -37,6 +37,9 @@ def test_every_folder_with_an_init_is_an_installed_package():
 # integrations, which subclass the framework's classes -- at the top of a module that nothing else in
 # the package imports, with an ImportError that names the extra when it is missing), and that extra.
 OPTIONAL_EXTRAS = {"tesseradb.io.distributed": "ray",
+                   # tessera mcp: cli.py imports these modules inside main(), naming the extra when missing
+                   "tesseradb.clients.mcp.run": "mcp", "tesseradb.clients.mcp.server": "mcp",
+                   "tesseradb.clients.mcp.web": "mcp",
                    "tesseradb.integrations.langchain._core": "langchain",
                    "tesseradb.integrations.llama_index._core": "llama-index"}
 

@@ -34,6 +34,7 @@ import common  # noqa: E402
 from common import CACHE, log, percentile  # noqa: E402
 
 from tesseradb.storage.blobs import pack_vector  # noqa: E402
+from tesseradb.storage import index_cache  # noqa: E402
 from tesseradb.storage.chunks import ColumnIndex, ColumnLayout, create_chunk_table  # noqa: E402
 from tesseradb.storage.rowstore import RowStore  # noqa: E402
 
@@ -78,20 +79,20 @@ def database(n: int, x: np.ndarray) -> RowStore:
 
 
 def build(store: RowStore, n: int, quantization: str) -> tuple[ColumnIndex, dict]:
-    folder = CACHE / f"quantize-{n}-{quantization}"
-    folder.mkdir(parents=True, exist_ok=True)
-    col = ColumnIndex(store, layout(quantization), str(folder))
-    had_file = Path(col.path).exists()
+    col = ColumnIndex(store, layout(quantization))
+    col.name = f"{col.name}-{quantization}"        # one saved index per quantization, inside the database
+    had_saved = index_cache.current(store, col.name) is not None
     started = time.perf_counter()
     col.catch_up()
     seconds = time.perf_counter() - started
-    if had_file:
-        info = {"build": "loaded from the cache directory (built by an earlier run)", "load_s": seconds}
+    if had_saved:
+        info = {"build": "loaded from inside the database (built by an earlier run)", "load_s": seconds}
     else:
         info = {"build_s": seconds, "vectors_per_s": n / seconds}
         col.save()
     info["footprint_bytes"] = col.index.footprint()
-    info["file_bytes"] = Path(col.path).stat().st_size
+    info["saved_bytes"] = int(store.one(f"SELECT SUM(length(data)) FROM {index_cache.TABLE} WHERE name = ? AND gen = ?",
+                                        (col.name, index_cache.current(store, col.name)))[0])
     return col, info
 
 
@@ -122,6 +123,9 @@ def run_size(n: int, args: argparse.Namespace, before: dict) -> dict:
         if "build" in info:         # loaded: keep the build time an earlier run measured
             info.update({k: v for k, v in before.get(quantization, {}).items() if k in ("build_s", "vectors_per_s")})
         modes = MODES if quantization != "none" else MODES[:1]
+        if quantization != "none" and args.oversampling:
+            modes = modes + [(f"rescore, oversampling {o}", {"rescore": True, "oversampling": float(o)})
+                             for o in args.oversampling.split(",")]
         for name, kw in modes:
             info[name] = measure(col, q, truth, **kw)
             log(f"  {n} {quantization} {name}: p50 {info[name]['p50_ms']:.3f} ms p99 {info[name]['p99_ms']:.3f} ms "
@@ -138,6 +142,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100000", help="comma-separated numbers of vectors")
     ap.add_argument("--queries", type=int, default=300)
+    ap.add_argument("--oversampling", default="", help="also measure these oversampling factors (comma-separated)")
     ap.add_argument("--quantizations", default=",".join(QUANTIZATIONS))
     args = ap.parse_args()
     result = common.load_result("quantize_index") or {}

@@ -17,6 +17,7 @@ import report_hybrid  # noqa: E402
 import report_int8  # noqa: E402
 import report_speed  # noqa: E402
 import report_chunk_reuse  # noqa: E402
+import report_mcp  # noqa: E402
 
 DOCS = common.REPO / "docs"
 PAGE = DOCS / "benchmarks.md"
@@ -334,6 +335,7 @@ def main() -> None:
              f"{PY}/bench_int8.py --no-speed --ingest-every 3 --out int8_ingest_quiet   # a fourth, quieter",
              f"{PY}/bench_memory.py --big-document 20   # one 20 MB document with max_chunks",
              f"{PY}/bench_ray_ingest.py --every 6 --workers 1,2   # Ray ingest (tessera embed's pipeline) per worker",
+             f"{PY}/bench_mcp.py                      # tessera mcp: search over stdio vs in-process",
              f"{PY}/make_report.py                               # this page and its chart",
              "```", "",
              "Vectors and the loaded database are kept in `~/.cache/tesseradb-bench` (`TESSERA_BENCH_CACHE`): "
@@ -413,6 +415,7 @@ def main() -> None:
     lines += report_speed.section()
     lines += report_int8.section()
     lines += report_hybrid.section(common.load_result("hybrid")) + [""]
+    lines += report_mcp.section()
     lines += engine_notes(ingest, query)
     PAGE.write_text("\n".join(lines).rstrip() + "\n")
     print(f"wrote {PAGE}" + (f" and {CHART}" if CHART.exists() else ""))

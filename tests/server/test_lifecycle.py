@@ -1,7 +1,6 @@
 """`tessera serve` as a process: it starts, serves, and stops cleanly on SIGTERM / Ctrl-C."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 
@@ -12,7 +11,7 @@ from tests.server.support import SERVE, connect, load_docs
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_signal_rolls_back_saves_indexes_and_exits_0(start_process, db_file, sig):
+def test_signal_rolls_back_saves_indexes_and_exits_0(start_process, db_file, sig, saved_indexes):
     proc = start_process(db_file)
     load_docs(proc.port)
     with connect(proc.port) as c, c.cursor() as cur:
@@ -23,8 +22,7 @@ def test_signal_rolls_back_saves_indexes_and_exits_0(start_process, db_file, sig
     code, err = proc.stop(sig)
     assert code == 0, err
     assert "stopping: rolling back open transactions, saving indexes" in err and "stopped" in err
-    index_files = os.listdir(db_file + ".tessera")
-    assert index_files, "the vector index was not saved"
+    assert saved_indexes(db_file).names(), "the vector index was not saved"
     restarted = start_process(db_file)
     with connect(restarted.port) as c, c.cursor() as cur:
         cur.execute("SELECT title FROM docs ORDER BY id")

@@ -1,4 +1,4 @@
-"""Crash safety: SIGKILL while loading, a torn/stale/corrupt index file, a full disk during COMMIT.
+"""Crash safety: SIGKILL while loading, a torn/stale/corrupt saved index, a full disk during COMMIT.
 
 The crash-kill rounds run a child (stress_worker.py load) that writes the batches of stress_plan and
 acknowledges each COMMIT; the test kills it with SIGKILL at a random moment, reopens the database and
@@ -172,15 +172,14 @@ def test_sigkill_rounds_lose_nothing_committed(tmp_path):
         stats["rounds"] += 1
         stats["acked"] += len(acked)
         stats["model_rounds"] += model
-    leftovers = [n for n in os.listdir(path + ".tessera") if n.endswith(".tmp")]
     stats["rows"] = len(exp.t)
     stats["model_rows"] = len(exp.m)
-    stats["leftover_index_temp_files"] = len(leftovers)
+    stats["leftover_unfinished_index_parts"] = _unfinished_parts(path)
     print("\ncrash-kill rounds:", json.dumps(stats))
     assert stats["acked"] > ROUNDS    # the rounds did commit work before being killed
 
 
-# -- the index file: a cache that is checked and rebuilt ----------------------------------------
+# -- the saved index: a cache inside the database, checked and rebuilt ------------------------------
 def _build(path: str, n: int = 300, version: int = 0) -> None:
     con = tesseradb.connect(path)
     for sql in SCHEMA[:1]:
@@ -190,14 +189,35 @@ def _build(path: str, n: int = 300, version: int = 0) -> None:
     con.commit()
     con.execute("SELECT id FROM t WHERE knn(v, 1, ?)", ([0.0] * DIMS,)).fetchall()   # load the index
     con.execute("SELECT id FROM t WHERE knn(a, 1, (1, 1, 1, 1))").fetchall()
-    con.close()                                                                      # saves its files
+    con.close()                                                                      # saves them inside
 
 
-def _index_file(path: str, column: str) -> str:
+def _index_name(path: str, column: str) -> str:
     con = tesseradb.connect(path)
     chunks = con.db.tables["t"].layout(column).chunks
     con.close()
-    return os.path.join(path + ".tessera", chunks + ".faiss")
+    return chunks
+
+
+def _saved_len(path: str, column: str = "v") -> int | None:
+    con = tesseradb.connect(path)
+    try:
+        loaded = con.db.column_index(con.db.table("t"), column).read_saved()
+        return None if loaded is None else len(loaded[0])
+    finally:
+        con.close()
+
+
+def _unfinished_parts(path: str) -> int:
+    from tesseradb.storage import index_cache
+    con = tesseradb.connect(path)
+    try:
+        if not index_cache.exists(con.db.store):
+            return 0
+        return con.db.store.one(f"SELECT COUNT(*) FROM {index_cache.TABLE} c WHERE NOT EXISTS "
+                                f"(SELECT 1 FROM {index_cache.HEAD} h WHERE h.name = c.name AND h.gen = c.gen)")[0]
+    finally:
+        con.close()
 
 
 def _knn_matches_rows(path: str) -> None:
@@ -212,8 +232,8 @@ def _knn_matches_rows(path: str) -> None:
     con.close()
 
 
-def _damage(file: str, how: str) -> None:
-    data = bytearray(open(file, "rb").read())
+def _damage(data: bytes, how: str) -> bytes:
+    data = bytearray(data)
     if how == "truncated":
         data = data[: len(data) // 2]
     elif how == "torn":                   # a block that never reached the disk
@@ -227,17 +247,16 @@ def _damage(file: str, how: str) -> None:
         data = bytearray()
     elif how == "header":
         data[:8] = b"NOTMAGIC"
-    with open(file, "wb") as f:
-        f.write(data)
+    return bytes(data)
 
 
 @pytest.mark.parametrize("how", ["truncated", "torn", "bitflip", "garbage", "empty", "header"])
-def test_corrupt_index_file_is_detected_and_rebuilt(tmp_path, caplog, how):
+def test_a_corrupt_saved_index_is_detected_and_rebuilt(tmp_path, caplog, how, saved_indexes):
     path = str(tmp_path / "idx.db")
     _build(path)
-    file = _index_file(path, "v")
-    assert VectorIndex.load(file) is not None
-    _damage(file, how)
+    name, saved = _index_name(path, "v"), saved_indexes(path)
+    assert _saved_len(path) == 300
+    saved.write(name, _damage(saved.read(name), how))
     with caplog.at_level(logging.INFO, logger="tesseradb.storage"):
         con = tesseradb.connect(path)
         check = con.execute("CHECK TABLE t").fetchall()
@@ -245,17 +264,15 @@ def test_corrupt_index_file_is_detected_and_rebuilt(tmp_path, caplog, how):
         _knn_matches_rows(path)
     assert any("unusable" in r.getMessage() and "rebuilding" in r.getMessage() for r in caplog.records), \
         [r.getMessage() for r in caplog.records]
-    assert any("index file" in row[3] and "unusable" in row[3] for row in check), check
-    loaded = VectorIndex.load(file)         # rewritten on close: whole and current again
-    assert loaded is not None and len(loaded[0]) == 300
+    assert any("saved index" in row[3] and "unusable" in row[3] for row in check), check
+    assert _saved_len(path) == 300          # saved again on close: whole and current again
 
 
-def test_stale_index_file_is_caught_up_with_a_note(tmp_path, caplog):
+def test_a_stale_saved_index_is_caught_up_with_a_note(tmp_path, caplog, saved_indexes):
     path = str(tmp_path / "stale.db")
     _build(path)
-    file = _index_file(path, "v")
-    old = file + ".old"
-    shutil.copy(file, old)
+    name, saved = _index_name(path, "v"), saved_indexes(path)
+    old = saved.read(name)
     con = tesseradb.connect(path)
     con.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
                     [(i, f"doc {i}", i, vec(i, 0)) for i in range(301, 351)])
@@ -264,19 +281,20 @@ def test_stale_index_file_is_caught_up_with_a_note(tmp_path, caplog):
     con.commit()
     con.execute("SELECT id FROM t WHERE knn(v, 1, ?)", ([0.0] * DIMS,)).fetchall()
     con.close()
-    os.replace(old, file)                      # the file from before those commits
+    saved.write(name, old)                      # the saved index from before those commits
     with caplog.at_level(logging.INFO, logger="tesseradb.storage"):
         _knn_matches_rows(path)
     assert any("behind the database" in r.getMessage() for r in caplog.records), \
         [r.getMessage() for r in caplog.records]
 
 
-def test_index_file_of_another_database_is_found_by_check_and_fixed_by_repair(tmp_path):
+def test_a_saved_index_of_another_database_is_found_by_check_and_fixed_by_repair(tmp_path, saved_indexes):
     """Same watermark, other vectors: the watermark cannot tell; CHECK TABLE can."""
     ours, theirs = str(tmp_path / "ours.db"), str(tmp_path / "theirs.db")
     _build(ours, version=0)
     _build(theirs, version=1)
-    shutil.copy(_index_file(theirs, "v"), _index_file(ours, "v"))
+    name = _index_name(ours, "v")
+    saved_indexes(ours).write(name, saved_indexes(theirs).read(_index_name(theirs, "v")))
     con = tesseradb.connect(ours)
     check = con.execute("CHECK TABLE t").fetchall()
     assert check[-1][2:] == ("error", "Corrupt")
@@ -289,19 +307,47 @@ def test_index_file_of_another_database_is_found_by_check_and_fixed_by_repair(tm
     _knn_matches_rows(ours)
 
 
-def test_leftover_temp_files_of_a_killed_save_are_ignored_then_removed(tmp_path):
-    path = str(tmp_path / "tmpfiles.db")
+def test_parts_of_a_killed_save_are_ignored_then_removed(tmp_path, saved_indexes):
+    from tesseradb.storage import index_cache
+    path = str(tmp_path / "unfinished.db")
     _build(path)
-    file = _index_file(path, "v")
-    old, fresh = file + ".abc123.tmp", file + ".def456.tmp"
-    for name in (old, fresh):                       # what saves killed mid-write leave
-        with open(name, "wb") as f:
-            f.write(open(file, "rb").read()[:1000])
-    two_hours_ago = time.time() - 7200
-    os.utime(old, (two_hours_ago, two_hours_ago))
-    _knn_matches_rows(path)
-    assert not os.path.exists(old)                   # an old one is removed when the index loads
-    assert os.path.exists(fresh)                     # a fresh one may be a save in progress
+    name = _index_name(path, "v")
+    con = tesseradb.connect(path)
+    gen = index_cache.current(con.db.store, name)
+    con.db.store.execute(f"INSERT INTO {index_cache.TABLE} (name, gen, part, data) VALUES (?, ?, 1, ?)",
+                         (name, gen + 1, b"half of a save that was killed"))     # what a killed save leaves
+    con.close()
+    assert _unfinished_parts(path) == 1
+    _knn_matches_rows(path)                          # the current generation is used
+    con = tesseradb.connect(path)
+    con.executemany("INSERT INTO t (id, title, n, v) VALUES (?, ?, ?, ?)",
+                    [(i, f"doc {i}", i, vec(i, 0)) for i in range(301, 311)])
+    con.commit()
+    con.execute("SELECT id FROM t WHERE knn(v, 1, ?)", ([0.0] * DIMS,)).fetchall()
+    con.close()                                      # the next save removes them
+    assert _unfinished_parts(path) == 0
+    assert _saved_len(path) == 310
+
+
+def test_a_release_0_2_index_folder_in_any_state_opens(tmp_path, caplog):
+    """The 0.2 side folder is only read to migrate it: whatever is there, the database opens."""
+    path = str(tmp_path / "legacy.db")
+    _build(path)
+    for state in ("file", "fifo", "garbage", "empty-folder"):
+        folder = path + ".tessera"
+        shutil.rmtree(folder, ignore_errors=True)
+        if os.path.isfile(folder):
+            os.remove(folder)
+        if state == "file":
+            open(folder, "w").write("not a folder")
+        else:
+            os.mkdir(folder)
+            target = os.path.join(folder, _index_name(path, "v") + ".faiss")
+            if state == "fifo":
+                os.mkfifo(target)
+            elif state == "garbage":
+                open(target, "wb").write(b"garbage" * 100)
+        _knn_matches_rows(path)
 
 
 # -- a full disk ----------------------------------------------------------------------------------
@@ -336,7 +382,7 @@ def test_disk_full_during_commit_is_an_error_and_loses_nothing(tmp_path):
     print(f"\ndisk full: {len(committed)} rows committed before '{report['msg']}'")
 
 
-def test_an_index_file_that_cannot_be_written_is_only_a_warning(tmp_path, monkeypatch, caplog):
+def test_an_index_that_cannot_be_saved_is_only_a_warning(tmp_path, monkeypatch, caplog):
     path = str(tmp_path / "nosave.db")
     _build(path)
     con = tesseradb.connect(path)
@@ -345,12 +391,12 @@ def test_an_index_file_that_cannot_be_written_is_only_a_warning(tmp_path, monkey
     con.commit()
     con.execute("SELECT id FROM t WHERE knn(v, 1, ?)", ([0.0] * DIMS,)).fetchall()
 
-    def full(self, path, watermark):
+    def full(self, target, watermark):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(VectorIndex, "save", full)
     with caplog.at_level(logging.WARNING, logger="tesseradb.storage"):
-        con.close()                                   # no error: the file is a cache
-    assert any("could not write the index file" in r.getMessage() for r in caplog.records)
+        con.close()                                   # no error: the saved index is a cache
+    assert any("could not save the index" in r.getMessage() for r in caplog.records)
     monkeypatch.undo()
     _knn_matches_rows(path)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 import tesseradb
 from tesseradb.clients.server import config
@@ -37,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    warnings.filterwarnings("ignore", category=tesseradb.DataTruncatedWarning)   # clients get SHOW WARNINGS
     try:
         password = config.read_password(args.password_file) if args.password_file else None
         return serve(args.database, connect=tesseradb.connect, host=args.host, port=args.port, user=args.user, password=password,

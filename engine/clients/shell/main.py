@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 import tesseradb
 from tesseradb.clients.shell.progress import Progress
@@ -52,10 +53,17 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["embed"]:           # tessera embed SOURCE OUTPUT [options]: Ray ingest into shards
         from tesseradb.clients.shell.embed_command import main as embed_main
         return embed_main(argv[1:])
+    if argv[:1] == ["backup"]:          # tessera backup DB DEST: BACKUP TO, from the command line
+        from tesseradb.clients.shell.backup_command import main as backup_main
+        return backup_main(argv[1:])
+    if argv[:1] == ["mcp"]:             # tessera mcp DB [options]: MCP tools for LLM agents
+        from tesseradb.clients.mcp.cli import main as mcp_main
+        return mcp_main(argv[1:])
     if argv[:1] == ["serve"]:           # tessera serve DB [options]: the MySQL-protocol server
         from tesseradb.clients.server.cli import main as serve_main
         return serve_main(argv[1:])
     args = parser().parse_args(argv)
+    warnings.filterwarnings("ignore", category=tesseradb.DataTruncatedWarning)   # the shell counts warnings itself
     interactive = sys.stdin.isatty() and args.execute is None and not args.batch
     if args.database is None:
         sys.stderr.write(MEMORY_NOTE)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,7 +30,6 @@ from tesseradb.catalog import fulltext as catalog_fulltext
 from tesseradb.storage.catalog import quote
 from tesseradb.storage.chunks import ColumnLayout, create_chunk_table, install_pending_triggers
 from tesseradb.storage.errors import StorageError
-from tesseradb.storage.vectors import VectorIndex
 
 from tesseradb.catalog.tables import Table
 from tesseradb.results import Result
@@ -260,13 +258,12 @@ def _check_index(db: Database, table: Table, state: ColumnState) -> None:
     if state.missing_table:
         return
     idx = db.column_index(table, layout.column)
-    if idx.path is not None and os.path.exists(idx.path):
-        try:
-            VectorIndex.load(idx.path)
-        except StorageError as exc:
-            state.file_problem = getattr(exc, "reason", str(exc))
-            state.problems.append(f"{col}: the index file {os.path.basename(idx.path)} is unusable "
-                                  f"({state.file_problem}); it is rebuilt from the table when next loaded")
+    try:
+        idx.read_saved()
+    except StorageError as exc:
+        state.file_problem = getattr(exc, "reason", str(exc))
+        state.problems.append(f"{col}: the saved index is unusable ({state.file_problem}); it is rebuilt "
+                              "from the table when next loaded")
     if _pending_here(db, layout):
         state.notes.append(f"{col}: the open transaction has changed this column; the index holds "
                            "committed data only and was not compared (COMMIT, then CHECK again)")

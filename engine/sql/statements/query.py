@@ -12,7 +12,6 @@ from sqlglot import exp
 from tesseradb.catalog.types import reader_for
 from tesseradb.catalog.values import bind
 from tesseradb.grammar import ast
-from tesseradb.io.export import write_outfile
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql import passes
@@ -61,6 +60,7 @@ def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple =
 def select(db: Database, stmt: ast.Query, params=None) -> Result:
     result = run_select(db, stmt.expr, params, stmt.options)
     if stmt.outfile:
+        from tesseradb.io.export import write_outfile     # pyarrow loads with the first export
         return write_outfile(stmt.outfile, result)
     return result
 

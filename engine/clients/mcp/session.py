@@ -1,0 +1,83 @@
+"""The state of one ``tessera mcp`` process: its connections, the tables it shows, its options."""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+
+import tesseradb
+from tesseradb.clients.mcp import schema
+from tesseradb.clients.mcp.schema import TableInfo
+
+
+CATALOG_SECONDS = 10.0          # how long the tables read at the last look are trusted
+
+
+class ToolFailure(Exception):
+    """A request the tool refuses; the message tells the agent what to send instead."""
+
+
+@dataclass
+class Session:
+    path: str
+    only: list[str] | None = None           # --table: the tables the tools show (None: all)
+    allow_writes: bool = False
+    sync_root: str | None = None            # --allow-sync DIR, resolved
+    timeout: float | None = None            # statement_timeout of both connections
+    reader: tesseradb.Connection | None = None
+    writer: tesseradb.Connection | None = None
+    tables: dict[str, TableInfo] = field(default_factory=dict)
+    loaded_at: float = 0.0
+
+    def open(self) -> None:
+        """Connect (in the thread that will run every statement) and read the catalog."""
+        self.reader = tesseradb.connect(self.path, read_only=True, statement_timeout=self.timeout)
+        if self.allow_writes:
+            self.writer = tesseradb.connect(self.path, autocommit=True, statement_timeout=self.timeout)
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.tables = schema.load(self.reader, self.only)
+        self.loaded_at = time.monotonic()
+
+    def current_tables(self) -> dict[str, TableInfo]:
+        """The catalog as last read, read again when older than CATALOG_SECONDS. Not on every call:
+        SHOW and DESCRIBE make the engine drop its cached query plans, which a search reuses."""
+        if time.monotonic() - self.loaded_at > CATALOG_SECONDS:
+            self.refresh()
+        return self.tables
+
+    def close(self) -> None:
+        for con in (self.writer, self.reader):
+            if con is not None:
+                con.close()
+
+    @property
+    def name(self) -> str:
+        return os.path.splitext(os.path.basename(self.path))[0] or "tessera"
+
+    def table(self, name: str | None, *, searchable: bool = False) -> TableInfo:
+        """The table an agent named, or the only (searchable) one when it named none."""
+        tables = self.current_tables()
+        if name is not None and str(name).lower() not in tables:
+            self.refresh()              # created since the catalog was read?
+            tables = self.tables
+        candidates = [t for t in tables.values() if not searchable or t.search_column or t.text_columns]
+        if name is None:
+            if len(candidates) == 1:
+                return candidates[0]
+            listed = ", ".join(t.name for t in candidates) or "none"
+            raise ToolFailure(f"name a table: this database has several ({listed})" if candidates
+                              else "this database has no table that can be searched")
+        info = tables.get(str(name).lower())
+        if info is None:
+            listed = ", ".join(t.name for t in tables.values()) or "none"
+            raise ToolFailure(f"unknown table {name!r} (tables: {listed})")
+        if searchable and info not in candidates:
+            raise ToolFailure(f"table '{info.name}' has no text or model-backed vector column to search")
+        return info
+
+    def write_connection(self) -> tesseradb.Connection:
+        if self.writer is None:
+            raise ToolFailure("the server is read-only: start it with --allow-writes to change documents")
+        return self.writer

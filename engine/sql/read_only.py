@@ -1,0 +1,81 @@
+"""What a read-only connection (``tesseradb.connect(path, read_only=True)``) may run.
+
+SQLite opens the file read-only, so no statement can change it whatever this module says. This
+module refuses earlier, with one clear MySQL error, everything that would write the file or write or
+read other files: the index caches (OPTIMIZE, REBUILD), INTO OUTFILE, LOAD DATA. It is an allow-list
+of parsed statement kinds, never a look at the SQL text: a statement kind added later is refused
+until it is listed here as reading only.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tesseradb import errors
+from tesseradb.grammar import ast
+
+MESSAGE = "The database is open read-only (read_only=True) so it cannot execute this statement"
+
+# statement kind -> None when it only reads, else why it is refused (a function of the statement)
+Reason = Callable[[object], "str | None"]
+
+
+def _query(stmt: ast.Query) -> str | None:
+    if stmt.outfile is not None:
+        return "INTO OUTFILE writes a file"
+    return None if stmt.kind == "select" else f"{stmt.kind.upper()} changes the database"
+
+
+READ_ONLY_TABLE_COMMANDS = {"describe", "show_create", "show_index"}
+TABLE_COMMAND_REASONS = {
+    # FTS5's integrity-check is an INSERT into the index table: SQLite counts it as a write
+    "check": "CHECK TABLE runs the full-text integrity check, which SQLite counts as a write",
+}
+
+
+def _table_command(stmt: ast.TableCommand) -> str | None:
+    if stmt.verb in READ_ONLY_TABLE_COMMANDS:
+        return None
+    return TABLE_COMMAND_REASONS.get(stmt.verb, f"{stmt.verb.upper()} TABLE changes the database or its index files")
+
+
+def _reads(_stmt: object) -> None:
+    return None
+
+
+ALLOWED: dict[type, Reason] = {
+    ast.Query: _query,
+    ast.TableCommand: _table_command,
+    ast.ShowTables: _reads,
+    ast.ShowWarnings: _reads,
+    ast.ShowModels: _reads,
+    ast.ShowChunks: _reads,
+    ast.CallChunks: _reads,          # cuts a text given in the statement; stores nothing
+    ast.ShowSession: _reads,
+    ast.ShowColumns: _reads,
+    ast.Explain: _reads,             # EXPLAIN plans; it does not run the statement
+    ast.Transaction: _reads,
+    ast.SetStatement: _reads,        # session variables only
+    ast.UseDatabase: _reads,
+}
+
+REFUSED_KINDS: dict[type, str] = {
+    ast.LoadData: "LOAD DATA reads files and writes the database",
+}
+
+
+def check(stmt: ast.Statement) -> None:
+    """Raise ReadOnlyRefused unless ``stmt`` only reads the database."""
+    reason_of = ALLOWED.get(type(stmt))
+    if reason_of is None:
+        why = REFUSED_KINDS.get(type(stmt), f"{_spoken(type(stmt).__name__)} changes the database")
+    else:
+        why = reason_of(stmt)
+        if why is None:
+            return
+    raise errors.ReadOnlyRefused(f"{MESSAGE}: {why}")
+
+
+def _spoken(name: str) -> str:
+    """CreateTable -> CREATE TABLE."""
+    return re.sub(r"(?<!^)(?=[A-Z])", " ", name).upper()
