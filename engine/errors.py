@@ -158,6 +158,11 @@ class NoSuchFunction(ProgrammingError):
     errno, sqlstate = 1305, "42000"
 
 
+class WrongDateValue(DataError):
+    """``Incorrect datetime value: 'x'`` (a DATE/DATETIME/TIME column, or a timestamp comparison)."""
+    errno, sqlstate = 1292, "22007"
+
+
 class FileExists(OperationalError):
     errno, sqlstate = 1086, "HY000"
 
@@ -286,7 +291,9 @@ def translate(exc: BaseException) -> BaseException:
         return OperationalError(str(exc))
     if isinstance(exc, apsw.Error):
         return _from_sqlite(exc)
-    if isinstance(exc, (KeyboardInterrupt, Cancelled)):
+    if isinstance(exc, KeyboardInterrupt):
+        return exc          # Ctrl-C: the statement was rolled back; KeyboardInterrupt, as sqlite3 raises
+    if isinstance(exc, Cancelled):
         return Interrupted("Query execution was interrupted")
     if isinstance(exc, (MemoryError, RecursionError)):
         return OperationalError(f"statement too large or too deeply nested ({type(exc).__name__})")

@@ -6,10 +6,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+class QualifiedName(str):
+    """A table name written ``db.table``: equal to the table's name, carrying the database's (the engine
+    accepts only its own database's name, or ``main``)."""
+    schema: str
+
+    def __new__(cls, name: str, schema: str) -> "QualifiedName":
+        obj = super().__new__(cls, name)
+        obj.schema = schema
+        return obj
+
+
 @dataclass(frozen=True)
 class ColumnDef:
     name: str
-    type: str                      # canonical type: text, string, int, bigint, float, bool, json, timestamp, float_vector, float_vector_array
+    type: str                      # canonical type: text, string, int, bigint, float, bool, json, timestamp, date, datetime, time, float_vector, float_vector_array
     type_text: str                 # as the user wrote it, e.g. "varchar(255)"
     options: tuple[tuple[str, str], ...] = ()   # (lower-cased key, value) in the order written
     # MySQL column constraints in the order written: (kind, value), kind one of not_null, null, default
@@ -92,6 +103,7 @@ class TableCommand:
 @dataclass(frozen=True)
 class ShowTables:
     like: str | None = None
+    database: str | None = None    # SHOW TABLES FROM db
 
 
 @dataclass(frozen=True)
@@ -162,6 +174,13 @@ class CallChunks:
 
 
 @dataclass(frozen=True)
+class CallEvaluate:
+    """CALL EVALUATE('<SELECT ... ?>', '<questions table>'): positional arguments (docs/evaluation.md)."""
+    args: tuple[Any, ...]
+    options: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
 class AlterModifyColumn:
     table: str
     column: ColumnDef
@@ -170,7 +189,7 @@ class AlterModifyColumn:
 Statement = Any
 EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, AlterRebuild, TableCommand,
                    ShowTables, ShowWarnings, ShowModels, Backup, Transaction, LoadData, Explain,
-                   ShowChunks, CallChunks, AlterModifyColumn)
+                   ShowChunks, CallChunks, CallEvaluate, AlterModifyColumn)
 
 
 # -- MySQL session and introspection statements (docs/compatibility.md#mysql) ----------------------
@@ -206,6 +225,22 @@ class ShowColumns:
     full: bool = False
     like: str | None = None
     database: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateTableAs:
+    """CREATE TABLE t [AS] SELECT ...: the columns and rows of the SELECT."""
+    table: str
+    query: Any                     # Query (kind select)
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CreateTableLike:
+    """CREATE TABLE t LIKE u: u's columns, types, constraints and vector options, no rows."""
+    table: str
+    source: str
+    if_not_exists: bool = False
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ TYPE_ALIASES = {
     "float": "float", "double": "float", "real": "float", "decimal": "float", "numeric": "float",
     "bool": "bool", "boolean": "bool",
     "json": "json",
-    "timestamp": "timestamp", "datetime": "timestamp", "date": "timestamp",
+    "timestamp": "timestamp", "datetime": "datetime", "date": "date", "time": "time",
     "float_vector": "float_vector", "float_vector_array": "float_vector_array",
 }
 
@@ -70,6 +70,9 @@ class _TableOption:
 class _ToAst(SessionRules, MysqlDdlRules, Transformer):
     def ident(self, items):
         return str(items[0])
+
+    def qualified_name(self, items):
+        return ast.QualifiedName(items[1], items[0])
 
     def quoted_ident(self, items):
         return str(items[0])[1:-1].replace("``", "`")
@@ -176,13 +179,18 @@ class _ToAst(SessionRules, MysqlDdlRules, Transformer):
         return ast.TableCommand(verb="describe", table=items[-1])
 
     def show_index(self, items):
-        return ast.TableCommand(verb="show_index", table=items[-1])
+        names = [i for i in items if isinstance(i, str) and not isinstance(i, Token)]
+        table = ast.QualifiedName(names[0], names[1]) if len(names) > 1 else names[0]
+        return ast.TableCommand(verb="show_index", table=table)
 
     def show_create(self, items):
         return ast.TableCommand(verb="show_create", table=items[-1])
 
     def show_tables(self, items):
-        return ast.ShowTables(like=_unquote_string(str(items[0])) if items else None)
+        strings = [i for i in items if isinstance(i, Token) and i.type == "STRING"]
+        names = [i for i in items if isinstance(i, str) and not isinstance(i, Token)]
+        return ast.ShowTables(like=_unquote_string(str(strings[0])) if strings else None,
+                              database=names[0] if names else None)
 
     def show_warnings(self, _):
         return ast.ShowWarnings()
@@ -233,6 +241,10 @@ class _ToAst(SessionRules, MysqlDdlRules, Transformer):
         args = tuple(i for i in items if not isinstance(i, tuple))
         options = tuple(i for i in items if isinstance(i, tuple))
         return ast.CallChunks(args=args, options=options)
+
+    def call_evaluate(self, items):
+        return ast.CallEvaluate(args=tuple(i for i in items if not isinstance(i, tuple)),
+                                options=tuple(i for i in items if isinstance(i, tuple)))
 
     def alter_modify(self, items):
         items = [i for i in items if not isinstance(i, Token)]

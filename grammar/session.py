@@ -37,6 +37,13 @@ class SessionRules:
     def show_errors(self, items):
         return ast.ShowSession("errors")
 
+    def show_probe(self, items):
+        word = str(items[0]).split()[-1].lower()
+        return ast.ShowSession(word, like=_option(items, "like"))
+
+    def show_charset(self, items):
+        return ast.ShowSession("charset", like=_option(items, "like"))
+
     def show_columns(self, items):
         full = any(isinstance(i, Token) and i.type == "FULL_KW" for i in items)
         names = _names(items)
@@ -58,6 +65,18 @@ class SessionRules:
         columns = next((i for i in items if isinstance(i, tuple)), ())
         name = next(i for i in items if isinstance(i, str) and not isinstance(i, Token))
         return ast.CreateView(name, query, columns, replace)
+
+    def create_table_as(self, items):
+        body = next(str(i) for i in items if isinstance(i, Token) and i.type == "VIEW_BODY")
+        query = parse_query(body)
+        if query.kind != "select" or query.outfile is not None:
+            raise GrammarError("CREATE TABLE ... AS takes a SELECT")
+        name = next(i for i in items if isinstance(i, str) and not isinstance(i, Token) and i != "if_not_exists")
+        return ast.CreateTableAs(name, query, if_not_exists="if_not_exists" in items)
+
+    def create_table_like(self, items):
+        names = [i for i in items if isinstance(i, str) and not isinstance(i, Token) and i != "if_not_exists"]
+        return ast.CreateTableLike(names[0], names[1], if_not_exists="if_not_exists" in items)
 
     def drop_view(self, items):
         names = tuple(i for i in items if isinstance(i, str) and not isinstance(i, Token) and i != "if_exists")

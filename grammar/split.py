@@ -3,13 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlglot.dialects.mysql import MySQL
-from sqlglot.errors import TokenError
 from sqlglot.tokens import TokenType
 
-from .errors import GrammarError
-
-_TOKENIZER = MySQL().tokenizer_class()
+from .lexing import DEFAULT, Lexing
 
 
 @dataclass(frozen=True)
@@ -18,12 +14,9 @@ class Piece:
     line: int      # 1-based line where it starts in the script
 
 
-def split(script: str) -> list[Piece]:
-    """Statements of ``script`` in order; empty statements are dropped."""
-    try:
-        tokens = _TOKENIZER.tokenize(script)
-    except TokenError as exc:
-        raise GrammarError(f"syntax error: {exc}") from None
+def split(script: str, lexing: Lexing = DEFAULT) -> list[Piece]:
+    """Statements of ``script`` in order (read with the session's ``lexing``); empty ones are dropped."""
+    tokens = lexing.tokenize(script)
     pieces: list[Piece] = []
     first = None
     last = None

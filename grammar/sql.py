@@ -8,7 +8,10 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, ParseError, TokenError
 
-from . import ast, mysql_semantics
+from sqlglot.tokens import TokenType
+
+from . import ast, mysql_semantics, written_names
+from .lexing import DEFAULT
 
 # sqlglot reports constructs it drops or falls back on (FOR UPDATE, unknown SET forms) as log warnings;
 # with no handler configured Python would print them to stderr in the middle of the shell's output.
@@ -25,17 +28,38 @@ QUERY_KINDS: dict[type, str] = {
 }
 
 _REPLACE = re.compile(r"^\s*REPLACE(\s+INTO)?\b", re.IGNORECASE)
-_OUTFILE = re.compile(r"\bINTO\s+OUTFILE\s+('(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.|\"\")*\")", re.IGNORECASE)
+_FILE_TARGETS = {"OUTFILE", "DUMPFILE"}
 
 
 def _strip_outfile(text: str) -> tuple[str, str | None]:
-    """Lift ``INTO OUTFILE 'path'`` out of a SELECT (sqlglot's MySQL parser has no node for it)."""
-    match = _OUTFILE.search(text)
-    if match is None:
-        return text, None
-    literal = match.group(1)
-    path = literal[1:-1].replace(literal[0] * 2, literal[0])
-    return text[:match.start()] + text[match.end():], path
+    """Lift ``INTO OUTFILE 'path'`` out of a SELECT (sqlglot's MySQL parser has no node for it), found
+    on the tokenizer's tokens: words inside strings, quoted names and comments are never clauses."""
+    if "outfile" not in text.lower() and "dumpfile" not in text.lower():
+        return text, None                  # most statements: no tokenizing pass here
+    tokens = DEFAULT.tokenize(text)
+    for i, tok in enumerate(tokens[:-1]):
+        if tok.token_type != TokenType.INTO or tokens[i + 1].token_type != TokenType.VAR:
+            continue
+        word = tokens[i + 1].text.upper()
+        if word not in _FILE_TARGETS:
+            continue
+        if word == "DUMPFILE":
+            raise GrammarError("SELECT ... INTO DUMPFILE is not supported: use INTO OUTFILE 'file.csv'")
+        path = tokens[i + 2] if i + 2 < len(tokens) else None
+        if path is None or path.token_type != TokenType.STRING:
+            raise GrammarError("syntax error, INTO OUTFILE needs a quoted file name")
+        return text[:tok.start] + " " + text[path.end + 1:], path.text
+    return text, None
+
+
+def _nul_strings(expr: exp.Expression) -> exp.Expression:
+    """A string literal holding NUL (``'a\\0b'``, what PyMySQL sends for a NUL in a value) becomes
+    ``CAST(X'..' AS TEXT)``: SQLite's SQL text cannot hold a NUL inside a quoted string."""
+    for node in list(expr.find_all(exp.Literal)):
+        if node.is_string and "\0" in node.this:
+            blob = exp.HexString(this=node.this.encode("utf-8").hex())
+            node.replace(exp.Cast(this=blob, to=exp.DataType.build("TEXT")))
+    return expr
 
 
 def _unparenthesize(expr: exp.Expression) -> exp.Expression:
@@ -103,7 +127,9 @@ def parse_query(text: str) -> ast.Query:
     if kind is None:
         word = text.strip().split(None, 1)[0] if text.strip() else ""
         raise GrammarError(f"syntax error, unexpected '{word[:40]}'")
+    expr = written_names.attach(text, expr)     # IFNULL(NULL, 1) is named as written
     expr = rewrite_knn_dist(expr)       # Manticore's @knn_dist is knn_dist(), not a variable
+    expr = _nul_strings(expr)
     # @user and @@system variables are the session's (engine/sql/mysql/variables.py replaces them by values)
     if (kind == "insert" and expr.expression is None) or (kind == "update" and not expr.expressions):
         raise GrammarError("syntax error, incomplete statement")

@@ -57,7 +57,8 @@ class ColumnLayout:
 def create_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
     c, t = quote(layout.chunks), quote(layout.table)
     store.execute(f"CREATE TABLE {c} (chunk_id INTEGER PRIMARY KEY AUTOINCREMENT, "
-                  "doc_id INTEGER NOT NULL, ord INTEGER NOT NULL, start INTEGER, \"end\" INTEGER, text_key TEXT)")
+                  "doc_id INTEGER NOT NULL, ord INTEGER NOT NULL, start INTEGER, \"end\" INTEGER, text_key TEXT, "
+                  + ", ".join(f"{name} {type_}" for name, type_ in LOCATION_COLUMNS) + ")")
     store.execute(f"CREATE INDEX {quote(layout.chunks + '_doc')} ON {c} (doc_id)")
     store.execute(f"CREATE INDEX {quote(layout.chunks + '_key')} ON {c} (text_key)")
     store.execute(f"CREATE TRIGGER {quote(layout.chunks + '_del')} AFTER DELETE ON {t} "
@@ -83,9 +84,20 @@ def install_pending_triggers(store: RowStore, layout: ColumnLayout) -> None:
                       f"INSERT INTO _tessera_pending VALUES ('{name}', {row}.chunk_id, {row}.doc_id, {added}); END")
 
 
+#: Where a chunk sits in its document's text (``tesseradb.embed.chunk_context``): its heading path, its
+#: section's span, and the context line the model read before it (NULL: none).
+LOCATION_COLUMNS = (("heading", "TEXT"), ("sec_start", "INTEGER"), ("sec_end", "INTEGER"), ("context", "TEXT"))
+
+
 def write_chunks(store: RowStore, layout: ColumnLayout, rows: list[tuple]) -> None:
-    """rows: (doc_id, ord, start, end) or (doc_id, ord, start, end, text_key); the key (see
-    ``tesseradb.embed.reuse``) names the exact text a model embedded into the chunk's vector."""
+    """rows: (doc_id, ord, start, end), (doc_id, ord, start, end, text_key), or that followed by the
+    :data:`LOCATION_COLUMNS`; the key (see ``tesseradb.embed.reuse``) names the exact text a model
+    embedded into the chunk's vector."""
+    if rows and len(rows[0]) == 5 + len(LOCATION_COLUMNS):
+        names = ", ".join(name for name, _ in LOCATION_COLUMNS)
+        store.executemany(f"INSERT INTO {quote(layout.chunks)} (doc_id, ord, start, \"end\", text_key, {names}) "
+                          f"VALUES ({', '.join('?' * len(rows[0]))})", rows)
+        return
     if rows and len(rows[0]) == 5:
         ensure_key_column(store, layout)
         store.executemany(f"INSERT INTO {quote(layout.chunks)} (doc_id, ord, start, \"end\", text_key) "
@@ -105,6 +117,21 @@ def ensure_key_column(store: RowStore, layout: ColumnLayout) -> None:
         return
     store.execute(f"ALTER TABLE {quote(layout.chunks)} ADD COLUMN text_key TEXT")
     store.execute(f"CREATE INDEX IF NOT EXISTS {quote(layout.chunks + '_key')} ON {quote(layout.chunks)} (text_key)")
+
+
+def has_location_columns(store: RowStore, chunks: str) -> bool:
+    return any(r[1] == "heading" for r in store.execute(f"PRAGMA table_info({quote(chunks)})"))
+
+
+def add_location_columns(store: RowStore, layout: ColumnLayout) -> bool:
+    """A chunk table of a release before heading paths gets the location columns (and the key column);
+    True when it was such a table."""
+    ensure_key_column(store, layout)
+    if has_location_columns(store, layout.chunks):
+        return False
+    for name, type_ in LOCATION_COLUMNS:
+        store.execute(f"ALTER TABLE {quote(layout.chunks)} ADD COLUMN {name} {type_}")
+    return True
 
 
 def find_keys(store: RowStore, layout: ColumnLayout, keys: list[str]) -> list[tuple[str, int, int]]:
@@ -202,6 +229,7 @@ class ColumnIndex:
         self.has_saved = False
         self.saved_size = self.saved_max_id = 0
         self.seen_version: int | None = None
+        self.problem: str | None = None      # why the file could not be used (the index was rebuilt)
 
     # -- building and catching up ----------------------------------------------------------
     def _new(self) -> VectorIndex:
@@ -233,11 +261,19 @@ class ColumnIndex:
         try:
             loaded = self.read_saved()
         except StorageError as exc:
+            self.problem = getattr(exc, "reason", None) or str(exc)
             log.warning("%s of %s.%s is unusable (%s); rebuilding it from the table",
                         source, self.layout.table, self.layout.column, exc)
         if loaded is None and self.legacy_path is not None:
             loaded, source = self._load_legacy(), f"index file {self.legacy_path}"
+        foreign = self._foreign(loaded)
+        if foreign:
+            self.problem = foreign
+            log.warning("%s of %s.%s is unusable (%s); rebuilding it from the table",
+                        source, self.layout.table, self.layout.column, foreign)
+            loaded = None
         if loaded is not None and not self._fits(loaded[0]):
+            self.problem = "it holds another shape of index than the column"
             log.info("%s holds another shape of index than column %s.%s asks for; rebuilding it",
                      source, self.layout.table, self.layout.column)
             loaded = None
@@ -249,6 +285,13 @@ class ColumnIndex:
             self.has_saved = source == "the saved index"
             self.dirty_on_disk = not self.has_saved      # migrated from a side file: save it inside
 
+    def _foreign(self, loaded) -> str | None:
+        """Why a whole saved index is another column's (its watermark names its chunk table), or None."""
+        parts = loaded[1].split(":") if loaded is not None else []
+        if len(parts) > 2 and parts[2] != self.layout.chunks:
+            return f"it is the index of another column ({parts[2]})"
+        return None
+
     def _fits(self, index: VectorIndex) -> bool:
         lay = self.layout
         return (index.quantization, index.dims, index.metric) == (lay.quantization, lay.dims, lay.metric)
@@ -258,8 +301,8 @@ class ColumnIndex:
         from .vectors import VectorIndex
         if not self.store.read_only:
             self._remove_stale_temps()
-        if not os.path.isfile(self.legacy_path):
-            return None
+        if os.path.islink(self.legacy_path) or not os.path.isfile(self.legacy_path):
+            return None             # never followed, never opened blocking: a FIFO, a folder, a link
         try:
             return VectorIndex.load(self.legacy_path)
         except (StorageError, OSError) as exc:
@@ -376,7 +419,7 @@ class ColumnIndex:
             behind = abs(len(self.index) - self.saved_size) + abs(self.max_id - self.saved_max_id)
             if behind <= max(len(self.index) // 4, 20_000):
                 return
-        mark = f"{self.max_id}:{len(self.index)}"
+        mark = f"{self.max_id}:{len(self.index)}:{self.layout.chunks}"
         try:
             saved = index_cache.write(self.store, self.name, lambda stream: self.index.save(stream, mark))
         except (OSError, apsw.Error) as exc:     # disk full: the saved copy is a cache, the data is safe
@@ -387,6 +430,7 @@ class ColumnIndex:
             return
         self.dirty_on_disk, self.has_saved = False, True
         self.saved_size, self.saved_max_id = len(self.index), self.max_id
+        self.problem = None             # the saved copy is this index again
         self._forget_legacy()
 
     def _forget_legacy(self) -> None:

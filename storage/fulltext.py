@@ -16,6 +16,7 @@ character, as in Manticore's default ``charset_table`` (``max_matches`` is one w
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -43,6 +44,16 @@ def chunk_fts_name(chunks: str) -> str:
 
 def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def built_tokenizer(store: RowStore, name: str) -> str | None:
+    """The ``tokenize=`` an existing FTS5 table was created with (None: no such table, or none given)."""
+    row = store.one("SELECT sql FROM sqlite_master WHERE name = ?", (name,))
+    found = _TOKENIZE.search(row[0] or "") if row else None
+    return found.group(1).replace("''", "'") if found else None
+
+
+_TOKENIZE = re.compile(r"tokenize='((?:[^']|'')*)'")
 
 
 def _exists(store: RowStore, name: str) -> bool:
@@ -160,24 +171,30 @@ class ChunkTextIndex(_Fts5Index):
     chunks: str                         # the column's chunk table
     sources: tuple[str, ...]            # the column's ``from`` columns, in order
     tokenize: str
+    separator: str = "' '"              # SQL: how the ``from`` columns are joined (a blank line for markdown)
 
     @property
     def name(self) -> str:
         return chunk_fts_name(self.chunks)
 
     def source_sql(self, row: str = "") -> str:
-        """The ``from`` text as SQL: the columns joined by one space, NULL as '' (as the embedder does)."""
-        return " || ' ' || ".join(f"COALESCE(CAST({row}{quote(c)} AS TEXT), '')" for c in self.sources)
+        """The ``from`` text as SQL: the columns joined by the separator, NULL as '' (as the embedder does)."""
+        return f" || {self.separator} || ".join(f"COALESCE(CAST({row}{quote(c)} AS TEXT), '')" for c in self.sources)
 
     def _span_sql(self, chunk: str, row: str) -> str:
         return f"substr({self.source_sql(row)}, {chunk}start + 1, {chunk}\"end\" - {chunk}start)"
+
+    def _indexed_sql(self, chunk: str, row: str) -> str:
+        """What a chunk's entry indexes: its context line and a line break when it has one
+        (``chunk_context='heading'``: what the model read), then its span of the ``from`` text."""
+        return f"COALESCE({chunk}context || char(10), '') || {self._span_sql(chunk, row)}"
 
     def create(self, store: RowStore) -> None:
         f, c, t = quote(self.name), quote(self.chunks), quote(self.table)
         store.execute(f"CREATE VIRTUAL TABLE {f} USING fts5(body, content='', contentless_delete=1, "
                       f"tokenize={_sql_string(self.tokenize)})")
         store.execute(f"CREATE TRIGGER {quote(self.name + '_ai')} AFTER INSERT ON {c} WHEN NEW.start IS NOT NULL "
-                      f"BEGIN INSERT INTO {f} (rowid, body) SELECT NEW.chunk_id, {self._span_sql('NEW.', 'r.')} "
+                      f"BEGIN INSERT INTO {f} (rowid, body) SELECT NEW.chunk_id, {self._indexed_sql('NEW.', 'r.')} "
                       f"FROM {t} r WHERE r.id = NEW.doc_id; END")
         store.execute(f"CREATE TRIGGER {quote(self.name + '_ad')} AFTER DELETE ON {c} "
                       f"BEGIN DELETE FROM {f} WHERE rowid = OLD.chunk_id; END")
@@ -192,7 +209,7 @@ class ChunkTextIndex(_Fts5Index):
                             f"AND start IS NOT NULL ORDER BY chunk_id LIMIT {REBUILD_BATCH})", (last,))
             if not row or row[0] is None:
                 break
-            store.execute(f"INSERT INTO {f} (rowid, body) SELECT k.chunk_id, {self._span_sql('k.', 'r.')} "
+            store.execute(f"INSERT INTO {f} (rowid, body) SELECT k.chunk_id, {self._indexed_sql('k.', 'r.')} "
                           f"FROM {c} k JOIN {t} r ON r.id = k.doc_id WHERE k.chunk_id > ? AND k.chunk_id <= ? "
                           "AND k.start IS NOT NULL", (last, row[0]))
             done, last = done + int(row[1]), int(row[0])

@@ -10,12 +10,18 @@ then the FAISS graph as ``faiss.write_index`` writes it. A save goes to a temp f
 folder, is fsynced, renamed over the old file, and the folder is fsynced: a crash leaves the old
 file or the new one, never a torn one. A load checks magic, version, length and checksum before it
 trusts a byte; anything wrong is :class:`IndexCorrupt` (the index is a cache, the caller rebuilds).
+
+Opening never blocks and never follows a link: the name is examined with ``lstat`` first, and a
+directory, FIFO, socket, device or symbolic link in the file's place is :class:`IndexCorrupt` (a
+FIFO opened for reading would wait for a writer forever); the open itself is non-blocking and
+``O_NOFOLLOW``, and the opened file must be a regular one. An unreadable file is IndexCorrupt too.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import stat
 import struct
 import tempfile
 from collections.abc import Callable
@@ -84,9 +90,8 @@ def load(path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytes
 
     ``array_sizes(header)`` gives the byte length of each array stored after the header.
     """
-    try:
-        f = open(path, "rb")
-    except FileNotFoundError:
+    f = open_regular(path)
+    if f is None:
         return None
     with f:
         return load_stream(f, os.fstat(f.fileno()).st_size, path, array_sizes)
@@ -109,6 +114,42 @@ def load_stream(f: Any, size: int, path: str, array_sizes: ArraySizes) -> tuple[
     except RuntimeError as e:
         raise IndexCorrupt(path, f"unreadable graph: {e}") from e
     return header, arrays, graph
+
+
+KINDS = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+         (stat.S_ISLNK, "a symbolic link (not followed)"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device")]
+
+
+def kind_of(mode: int) -> str | None:
+    """What a non-regular file is ('a FIFO' ...), or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: str) -> BinaryIO | None:
+    """The file at ``path`` opened for reading, None when nothing is there; IndexCorrupt when the
+    name holds anything but a readable regular file. Never blocks, never follows a symlink."""
+    try:
+        kind = kind_of(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise IndexCorrupt(path, f"cannot be examined ({exc.strerror})") from None
+    if kind is not None:
+        raise IndexCorrupt(path, f"is {kind}, not an index file")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise IndexCorrupt(path, f"cannot be read ({exc.strerror})") from None
+    kind = kind_of(os.fstat(fd).st_mode)      # swapped between lstat and open
+    if kind is not None:
+        os.close(fd)
+        raise IndexCorrupt(path, f"is {kind}, not an index file")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
 
 
 def read_exactly(f: BinaryIO, n: int, path: str) -> bytes:

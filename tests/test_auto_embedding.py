@@ -188,7 +188,7 @@ def test_unknown_model_is_an_error_at_create_and_creates_nothing(cur):
     (f"v float_vector_array knn_type='hnsw' model_name='{MODEL}' from='title' chunk_strategy='fixed' "
      "overlap_tokens='16'", "overlap_tokens requires an explicit non-zero max_tokens"),
     (f"v float_vector_array knn_type='hnsw' model_name='{MODEL}' from='title' chunk_strategy='paragraph'",
-     "unknown chunk_strategy 'paragraph'; expected truncate, mean, fixed, recursive or sentence"),
+     "unknown chunk_strategy 'paragraph'; expected truncate, mean, fixed, recursive, sentence or markdown"),
     (f"v float_vector_array knn_type='hnsw' model_name='{MODEL}'", "'from' setting empty for KNN attribute 'v'"),
     (f"v float_vector_array knn_type='hnsw' model_name='{MODEL}' from='nope'", "embedding source 'nope' not found"),
     (f"v float_vector_array knn_type='hnsw' model_name='{MODEL}' knn_dims='384' from='title'",

@@ -40,14 +40,15 @@ def test_show_chunks_lists_the_stored_spans(cur, model, strategy, numbers):
                 f"model_name='{MODEL}' from='title,body' chunk_strategy='{strategy}' {opts})")
     cur.execute("INSERT INTO d (id, title, body) VALUES (1, 'Ops ⚙', ?), (2, 'short', 'text'), (3, 'x', 'y')", [TEXT])
     rows = cur.execute("SHOW CHUNKS FROM d.v WHERE id = ?", [1]).fetchall()
-    assert [d[0] for d in cur.description] == ["id", "chunk", "start", "end", "tokens", "text"]
+    assert [d[0] for d in cur.description] == ["id", "chunk", "start", "end", "tokens", "text", "heading"]
     expected = _expected(model, "Ops ⚙ " + TEXT, strategy, *numbers)
     if len(numbers) == 3:           # max_chunks: the last chunk runs to the end of the text
         assert len(rows) == 3
         assert rows[-1][3] == len("Ops ⚙ " + TEXT)
         expected = expected[:2]
         rows = rows[:2]
-    assert [r[1:] for r in rows] == expected
+    assert [r[1:6] for r in rows] == expected
+    assert {r[6] for r in rows} == {None}          # plain text: no heading path
     assert all(r[0] == 1 for r in rows)
     assert len(rows) == cur.execute("SELECT LENGTH(v) FROM d WHERE id = 1").fetchone()[0] or len(numbers) == 3
     listed = cur.execute("SHOW CHUNKS FROM d.v ORDER BY id DESC LIMIT 2").fetchall()
@@ -59,9 +60,10 @@ def test_call_chunks_previews_what_a_column_would_store(cur, model):
     for strategy, numbers in [("recursive", (16, 4)), ("sentence", (20, 6)), ("fixed", (12,))]:
         args = ", ".join(str(n) for n in numbers)
         rows = cur.execute(f"CALL CHUNKS(?, '{strategy}', {args})", [TEXT]).fetchall()
-        assert rows == _expected(model, TEXT, strategy, *numbers)
-    assert [d[0] for d in cur.description] == ["chunk", "start", "end", "tokens", "text"]
-    assert cur.execute("CALL CHUNKS(?, 'sentence', 20, 6, ? AS model_name)", [TEXT, MODEL]).fetchall() == \
+        assert [r[:5] for r in rows] == _expected(model, TEXT, strategy, *numbers)
+        assert [r[6] for r in rows] == [r[4] for r in rows]      # chunk_context='none': the model reads the chunk
+    assert [d[0] for d in cur.description] == ["chunk", "start", "end", "tokens", "text", "heading", "embedded"]
+    assert [r[:5] for r in cur.execute("CALL CHUNKS(?, 'sentence', 20, 6, ? AS model_name)", [TEXT, MODEL])] == \
         _expected(model, TEXT, "sentence", 20, 6)
 
 
@@ -78,8 +80,8 @@ def test_show_chunks_of_supplied_vectors_has_no_text(cur):
     cur.execute(f"CREATE TABLE d (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
                 f"model_name='{MODEL}' from='body' chunk_strategy='recursive' max_tokens='8')")
     cur.execute("INSERT INTO d (id, body, v) VALUES (1, 'hello', ?)", [[[1.0] * 384, [0.5] * 384]])
-    assert cur.execute("SHOW CHUNKS FROM d.v").fetchall() == [(1, 1, None, None, None, None),
-                                                             (1, 2, None, None, None, None)]
+    assert cur.execute("SHOW CHUNKS FROM d.v").fetchall() == [(1, 1, None, None, None, None, None),
+                                                             (1, 2, None, None, None, None, None)]
 
 
 @pytest.mark.parametrize("sql, message", [

@@ -385,6 +385,8 @@ def test_in_transaction(con):
     con.execute("SELECT 1")
     assert not con.in_transaction                            # reads do not open a transaction
     con.execute("CREATE TABLE t (a int)")
+    assert not con.in_transaction                            # DDL commits itself (MySQL)
+    con.execute("INSERT INTO t (a) VALUES (1)")
     assert con.in_transaction
     con.commit()
     assert not con.in_transaction

@@ -25,13 +25,13 @@ def show_create(con, table):
 def test_show_create_table_writes_every_option_out(con):
     con.execute(ALL_TYPES)
     assert show_create(con, "everything") == (
-        "CREATE TABLE everything (\n"
-        "  id bigint,\n  a text,\n  b string,\n  c int,\n  d integer,\n  e bigint,\n  f float,\n  g bool,\n"
-        "  h json,\n  i timestamp,\n  j varchar(64),\n  k double,\n  l tinyint,\n  m boolean,\n  n datetime,\n"
-        "  u float_vector,\n  w float_vector_array,\n"
-        "  x float_vector knn_type='hnsw' knn_dims='3' hnsw_similarity='cosine' hnsw_m='16' "
+        "CREATE TABLE `everything` (\n"
+        "  `id` bigint,\n  `a` text,\n  `b` string,\n  `c` int,\n  `d` integer,\n  `e` bigint,\n  `f` float,\n  `g` bool,\n"
+        "  `h` json,\n  `i` timestamp,\n  `j` varchar(64),\n  `k` double,\n  `l` tinyint,\n  `m` boolean,\n  `n` datetime,\n"
+        "  `u` float_vector,\n  `w` float_vector_array,\n"
+        "  `x` float_vector knn_type='hnsw' knn_dims='3' hnsw_similarity='cosine' hnsw_m='16' "
         "hnsw_ef_construction='200',\n"
-        "  y float_vector_array knn_type='hnsw' knn_dims='8' hnsw_similarity='ip' hnsw_m='32' "
+        "  `y` float_vector_array knn_type='hnsw' knn_dims='8' hnsw_similarity='ip' hnsw_m='32' "
         "hnsw_ef_construction='64'\n)")
 
 
@@ -53,7 +53,7 @@ def test_describe_shows_types_and_knn(con):
     assert described["id"] == ("bigint", "")
     assert described["j"] == ("string", "")
     assert described["k"] == ("float", "")
-    assert described["n"] == ("timestamp", "")
+    assert described["n"] == ("datetime", "")              # MySQL's DATETIME, no longer a timestamp
     assert described["u"] == ("float_vector", "")
     assert described["x"] == ("float_vector", "knn")
     assert described["y"] == ("float_vector_array", "knn")
@@ -120,7 +120,7 @@ def test_alter_add_column_fills_existing_rows(con):
     con.execute("ALTER TABLE t ADD COLUMN s float_vector")
     con.execute("ALTER TABLE t ADD COLUMN arr float_vector_array")
     assert rows(con, "SELECT a, n, s, arr FROM t ORDER BY id") == [("x", None, None, []), ("y", None, None, [])]
-    assert "  arr float_vector_array\n" in show_create(con, "t")
+    assert "  `arr` float_vector_array\n" in show_create(con, "t")
 
 
 def test_alter_refuses_bad_columns_and_changes_nothing(con):

@@ -127,7 +127,10 @@ def test_error_class_errno_sqlstate_and_nothing_changes(committed, sql, pep, cls
         assert (exc.errno, exc.sqlstate) == (errno, sqlstate)
         assert message in exc.msg
         assert str(exc) == f"ERROR {errno} ({sqlstate}): {exc.msg}"
-        assert con.in_transaction == in_transaction
+        # MySQL's implicit commit: DDL that parses ends the open transaction before it runs, even when
+        # it then fails (an unknown type is a syntax error: nothing runs)
+        ddl = sql.split()[0].upper() in ("CREATE", "DROP", "ALTER", "TRUNCATE") and "nosuchtype" not in sql
+        assert con.in_transaction == (in_transaction and not ddl)
         assert snapshot(con) == before
         con.commit()
         assert con.execute("SELECT COUNT(*) FROM other").fetchone() == ((1,) if in_transaction else (0,))
@@ -163,6 +166,7 @@ def test_interrupted_by_the_statement_timeout():
 def test_lock_wait_timeout(db_path):
     a, b = tesseradb.connect(db_path), tesseradb.connect(db_path, timeout=0.1)
     a.execute("CREATE TABLE t (x int)")
+    a.execute("INSERT INTO t (x) VALUES (1)")        # DDL commits itself: a write keeps the lock
     with pytest.raises(tesseradb.OperationalError) as info:
         b.execute("CREATE TABLE u (x int)")
     assert isinstance(info.value, errors.Busy)

@@ -53,9 +53,9 @@ def test_set_names_charset_and_system_variables(cur):
     assert rows(cur, "SELECT @@character_set_client") == [("utf8mb3",)]
     with pytest.raises(tesseradb.NotSupportedError, match="UTF-8 only"):
         cur.execute("SET NAMES latin1")
-    cur.execute("SET SESSION sql_mode = 'ANSI_QUOTES'")
-    assert "does not change" in rows(cur, "SHOW WARNINGS")[0][2]
-    assert rows(cur, "SELECT @@sql_mode, @@session.sql_mode") == [("ANSI_QUOTES", "ANSI_QUOTES")]
+    cur.execute("SET SESSION sql_mode = 'pipes_as_concat,ANSI_QUOTES'")
+    assert "PIPES_AS_CONCAT is stored and reported" in rows(cur, "SHOW WARNINGS")[0][2]
+    assert rows(cur, "SELECT @@sql_mode, @@session.sql_mode") == [("PIPES_AS_CONCAT,ANSI_QUOTES",) * 2]
     cur.execute("SET sql_mode = DEFAULT")
     assert rows(cur, "SELECT @@sql_mode")[0][0].startswith("ONLY_FULL_GROUP_BY")
     cases = [("SET nosuch = 1", 1193, "Unknown system variable 'nosuch'"),

@@ -66,7 +66,7 @@ def test_explain_names_the_passes_that_changed_the_statement(cur):
     cur.execute("SET @who = 'Ada'")
     rows = cur.execute("EXPLAIN SELECT name, 1/4 FROM people WHERE name = @who").fetchall()
     assert [d for step, d in rows if step == "pass"] == ["session_variables", "exact_division"]
-    assert ("sqlite", "SELECT name, ROUND(CAST(1 AS REAL) / 4, 4) AS \"1 / 4\" FROM people WHERE name = 'Ada'") in rows
+    assert ("sqlite", "SELECT name, ROUND(CAST(1 AS REAL) / 4, 4) AS \"1/4\" FROM people WHERE name = 'Ada'") in rows
     named = cur.execute("EXPLAIN SELECT UPPER(name) FROM people").fetchall()
     assert [d for step, d in named if step == "pass"] == ["name_as_written"]
     plain = cur.execute("EXPLAIN SELECT name FROM people").fetchall()

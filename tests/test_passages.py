@@ -175,8 +175,8 @@ def test_supplied_vectors_have_no_text(cur):
                        "knn_chunks(2) FROM t WHERE knn(v, 2, (1.2, 1.2))").fetchall()
     assert rows[0][:5] == (1, 3, None, None, None)
     assert json.loads(rows[0][5]) == [
-        {"chunk": 3, "dist": pytest.approx(0.08), "start": None, "end": None, "text": None},
-        {"chunk": 1, "dist": pytest.approx(2.88), "start": None, "end": None, "text": None}]
+        {"chunk": 3, "dist": pytest.approx(0.08), "start": None, "end": None, "text": None, "heading": None},
+        {"chunk": 1, "dist": pytest.approx(2.88), "start": None, "end": None, "text": None, "heading": None}]
     assert rows[1][:3] == (2, 1, None)
 
 

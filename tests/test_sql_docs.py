@@ -52,7 +52,7 @@ def test_every_function_is_on_its_page_and_served_by_a_real_step(function):
 
 
 def test_the_passage_functions_are_the_ones_the_passage_rewrite_serves():
-    assert passage_calls.NAMES == set(passage_calls.SINGLE) | {passage_calls.LIST}
+    assert passage_calls.NAMES == set(passage_calls.SINGLE) | {passage_calls.LIST} | passage_calls.AROUND
 
 
 @pytest.mark.parametrize("option", sorted(vector_options.KNOWN_OPTIONS))

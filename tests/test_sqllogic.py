@@ -21,6 +21,7 @@ Lines starting with ``#`` outside SQL are comments. A failure names the file and
 """
 from __future__ import annotations
 
+import datetime
 import json
 import math
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from pathlib import Path
 import pytest
 
 import tesseradb
+from tesseradb.clients.shell.render import time_text
 SQL_DIR = Path(__file__).parent / "sql"
 FILES = sorted(SQL_DIR.rglob("*.test"))    # subfolders too: tests/sql/manticore/*.test
 
@@ -90,6 +92,8 @@ def render(value, kind: str) -> str:
         return json.dumps(value, separators=(",", ":"))
     if value == "":
         return "(empty)"
+    if isinstance(value, datetime.timedelta):
+        return time_text(value)                      # MySQL's TIME text: 838:59:59
     return str(value).replace("\n", "\\n")       # one row per line: a newline prints as \n
 
 

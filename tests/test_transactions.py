@@ -17,38 +17,56 @@ def rows(con, sql, params=None):
 
 def test_writes_open_a_transaction_that_commit_ends(db_path):
     con = tesseradb.connect(db_path)
-    con.execute("CREATE TABLE t (a text)")
+    con.execute("CREATE TABLE t (a text)")                   # DDL commits itself (MySQL)
     con.execute("INSERT INTO t (a) VALUES ('x')")
     assert con.in_transaction
     other = tesseradb.connect(db_path)
-    assert rows(other, "SHOW TABLES") == []                  # not visible before COMMIT
+    assert rows(other, "SHOW TABLES") == [("t",)]
+    assert rows(other, "SELECT a FROM t") == []              # the row is not visible before COMMIT
     con.commit()
     assert rows(other, "SELECT a FROM t") == [("x",)]
     con.close()
     other.close()
 
 
-def test_rollback_undoes_rows_and_ddl(con):
+def test_ddl_commits_the_open_transaction_first(con):
+    """MySQL's implicit commit: rows inserted before CREATE/ALTER/DROP/TRUNCATE survive a ROLLBACK,
+    and so does the DDL itself."""
     con.execute("CREATE TABLE keep (a text)")
-    con.commit()
+    con.execute("INSERT INTO keep (a) VALUES ('kept')")
+    assert con.in_transaction
+    con.execute("CREATE TABLE notes (a text)")
+    assert not con.in_transaction
     con.execute("INSERT INTO keep (a) VALUES ('gone')")
-    con.execute("CREATE TABLE gone (a text)")
     con.execute("ALTER TABLE keep ADD COLUMN b int")
+    con.execute("INSERT INTO keep (a) VALUES ('gone too')")
     con.rollback()
-    assert rows(con, "SELECT * FROM keep") == []
-    assert rows(con, "SHOW TABLES") == [("keep",)]
-    assert [r[0] for r in rows(con, "DESCRIBE keep")] == ["id", "a"]
-    with pytest.raises(tesseradb.ProgrammingError, match="table 'gone' does not exist"):
-        con.execute("INSERT INTO gone (a) VALUES ('x')")
+    assert rows(con, "SELECT a FROM keep") == [("kept",), ("gone",)]
+    assert rows(con, "SHOW TABLES") == [("keep",), ("notes",)]
+    assert [r[0] for r in rows(con, "DESCRIBE keep")] == ["id", "a", "b"]
+    con.execute("BEGIN")
+    con.execute("INSERT INTO notes (a) VALUES ('x')")
+    con.execute("TRUNCATE TABLE keep")
+    con.execute("ROLLBACK")
+    assert rows(con, "SELECT a FROM notes") == [("x",)]
+    assert rows(con, "SELECT a FROM keep") == []
 
 
-def test_rollback_of_a_drop_brings_the_table_back(con):
+def test_a_failed_ddl_statement_still_committed_what_came_before(con):
+    con.execute("CREATE TABLE t (a text)")
+    con.execute("INSERT INTO t (a) VALUES ('x')")
+    with pytest.raises(tesseradb.ProgrammingError, match="already exists"):
+        con.execute("CREATE TABLE t (b int)")
+    con.rollback()
+    assert rows(con, "SELECT a FROM t") == [("x",)]
+
+
+def test_drop_commits_and_cannot_be_rolled_back(con):
     con.execute(f"CREATE TABLE t (a text, {VECTORS})")
     con.execute("INSERT INTO t (id, a, v) VALUES (1, 'x', [[0,0]])")
-    con.commit()
     con.execute("DROP TABLE t")
     con.rollback()
-    assert rows(con, "SELECT id, knn_dist() FROM t WHERE knn(v, 1, (0,0))") == [(1, 0.0)]
+    assert rows(con, "SHOW TABLES") == []
 
 
 def test_begin_commit_rollback_statements(con):
@@ -133,7 +151,6 @@ def test_close_without_commit_loses_only_the_uncommitted_work(db_path):
     con.execute("INSERT INTO t (id, a, v) VALUES (3, 'uncommitted', [[1,1]])")
     con.execute("UPDATE t SET a = 'changed' WHERE id = 1")
     con.execute("DELETE FROM t WHERE id = 2")
-    con.execute("CREATE TABLE extra (x int)")
     assert rows(con, query) == [(1, 0.0), (3, 0.0)]
     con.close()
 

@@ -7,7 +7,8 @@
 | float (+ double, real, decimal, numeric)  | float (an integral value stored from an int: int)  |
 | bool, boolean                             | bool                                               |
 | json                                      | the parsed value: dict, list, str, int, float, bool|
-| timestamp (+ datetime, date)              | int, Unix seconds                                  |
+| timestamp (Manticore's)                   | int, Unix seconds                                  |
+| date, datetime, time (MySQL's)            | datetime.date, datetime.datetime, datetime.timedelta |
 | float_vector                              | list[float]                                        |
 | float_vector_array                        | list[list[float]]                                  |
 """
@@ -28,7 +29,7 @@ ALIASES = {
     "float": "float", "double": "float", "real": "float", "decimal(10,2)": "float", "numeric": "float",
     "bool": "bool", "boolean": "bool",
     "json": "json",
-    "timestamp": "timestamp", "datetime": "timestamp", "date": "timestamp",
+    "timestamp": "timestamp", "datetime": "datetime", "date": "date", "time": "time",
 }
 
 VALUES = {   # canonical type -> (value written, value read back, Python type)
@@ -40,6 +41,9 @@ VALUES = {   # canonical type -> (value written, value read back, Python type)
     "bool": (True, True, bool),
     "json": ({"a": [1, 2.5, None], "b": {"c": "d"}}, {"a": [1, 2.5, None], "b": {"c": "d"}}, dict),
     "timestamp": ("2024-02-29 12:00:00", 1709208000, int),
+    "date": ("2024-02-29", datetime.date(2024, 2, 29), datetime.date),
+    "datetime": ("2024-02-29T12:00:00", datetime.datetime(2024, 2, 29, 12, 0), datetime.datetime),
+    "time": ("12:30:05", datetime.timedelta(hours=12, minutes=30, seconds=5), datetime.timedelta),
 }
 
 
@@ -64,7 +68,7 @@ def test_every_type_and_alias_round_trips(con, declared, canonical):
 def test_show_create_keeps_the_spelling(con, declared):
     con.execute(f"CREATE TABLE t (c {declared})")
     create = con.execute("SHOW CREATE TABLE t").fetchone()[1]
-    assert f"  c {declared}\n" in create
+    assert f"  `c` {declared}\n" in create
 
 
 def test_id_is_an_int(con):

@@ -122,9 +122,9 @@ ERRORS = [
     (f"{ARRAY_MODEL} chunk_strategy='mean' overlap_tokens='0'",
      "overlap_tokens requires an explicit non-zero max_tokens"),
     (f"{ARRAY_MODEL} chunk_strategy='paragraph'",
-     "unknown chunk_strategy 'paragraph'; expected truncate, mean, fixed, recursive or sentence"),
+     "unknown chunk_strategy 'paragraph'; expected truncate, mean, fixed, recursive, sentence or markdown"),
     (f"{ARRAY_MODEL} chunk_strategy=''",
-     "unknown chunk_strategy ''; expected truncate, mean, fixed, recursive or sentence"),
+     "unknown chunk_strategy ''; expected truncate, mean, fixed, recursive, sentence or markdown"),
     # numbers (case 9): rejected, never "0 assumed"
     (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='abc'", 'invalid number "abc", 0 assumed'),
     (f"{ARRAY_MODEL} chunk_strategy='fixed' max_tokens='1.5'", 'invalid number "1.5", 0 assumed'),
@@ -196,7 +196,7 @@ RULE_ORDER = [
      f"{CHUNK_ONLY} require model_name; explicitly supplied vectors are never chunked"),
     # the unknown strategy before rules 6 and 7
     (f"{VECTOR_MODEL} chunk_strategy='paragraph' overlap_tokens='3'",
-     "unknown chunk_strategy 'paragraph'; expected truncate, mean, fixed, recursive or sentence"),
+     "unknown chunk_strategy 'paragraph'; expected truncate, mean, fixed, recursive, sentence or markdown"),
     # rule 4 before rule 7
     (f"{ARRAY_MODEL} overlap_tokens='5'", "max_tokens, overlap_tokens and max_chunks require chunk_strategy"),
     # rule 5 before rule 7

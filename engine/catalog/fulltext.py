@@ -23,6 +23,7 @@ from tesseradb.catalog.tables import Table
 
 log = logging.getLogger("tesseradb.fulltext")
 DEFAULT_MORPHOLOGY = "none"
+CHUNK_TOKENIZER = fts.TOKENIZERS["stem_en"]
 TABLE_OPTION_KEYS = frozenset({"morphology", "stopwords"})
 Progress = Callable[[int, int], None] | None
 
@@ -72,7 +73,15 @@ def chunk_index(table: Table, column: str) -> ChunkTextIndex | None:
     if spec is None or not spec.model_name or not spec.from_columns:
         return None
     sources = tuple(table.column(c).name for c in spec.from_columns if table.column(c) is not None)
-    return ChunkTextIndex(table.name, table.chunk_tables[column.lower()], sources, tokenizer(table))
+    return ChunkTextIndex(table.name, table.chunk_tables[column.lower()], sources, chunk_tokenizer(table),
+                          "char(10, 10)" if spec.chunk_strategy == "markdown" else "' '")
+
+
+def chunk_tokenizer(table: Table) -> str:
+    """The chunk-level index is hybrid_match()'s own: English stemming whatever the table's
+    ``morphology`` (which governs MATCH() on the rows). Measured: docs/benchmarks.md."""
+    return CHUNK_TOKENIZER
+
 
 
 def chunk_indexes(table: Table) -> list[ChunkTextIndex]:
@@ -140,7 +149,11 @@ def check(store: RowStore, table: Table) -> list[str]:
 
 
 def missing(store: RowStore, tables: Iterable[Table]) -> list[tuple[Table, TextIndex | ChunkTextIndex]]:
-    return [(t, i) for t in tables for i in all_indexes(t) if not i.exists(store)]
+    """Indexes to build on open: absent (a file from before full-text search), or built with another
+    tokenizer than the one they are defined with now (a chunk-level index of a release before
+    hybrid_match() stemmed regardless of ``morphology``)."""
+    return [(t, i) for t in tables for i in all_indexes(t)
+            if not i.exists(store) or fts.built_tokenizer(store, i.name) not in (None, i.tokenize)]
 
 
 def upgrade(store: RowStore, tables: Iterable[Table], on_progress: Progress = None) -> int:
@@ -154,7 +167,8 @@ def upgrade(store: RowStore, tables: Iterable[Table], on_progress: Progress = No
         store.begin()
         todo = missing(store, tables)           # again, under the write lock
         for table, index in todo:
-            log.info("building the full-text index %s of table %s", index.name, table.name)
+            log.info("building the full-text index %s of table %s (%s)", index.name, table.name,
+                     "rebuilt with its new tokenizer" if index.exists(store) else "missing")
             index.drop(store)
             index.create(store)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import apsw
 
-from tesseradb.catalog import snippets, vector_text
+from tesseradb.catalog import date_functions, snippets, vector_text
 from tesseradb.catalog.types import vector_count, write_value
 
 
@@ -82,6 +82,7 @@ def _array_length(blob: Any) -> int:
 
 # name -> (function, number of arguments; -1 = any)
 FUNCTIONS: dict[str, tuple[Any, int]] = {
+    **date_functions.FUNCTIONS,
     "now": (_now, 0),
     "sysdate": (_now, 0),
     "unix_timestamp": (_unix_timestamp, -1),
@@ -99,7 +100,7 @@ FUNCTIONS: dict[str, tuple[Any, int]] = {
     "_tessera_vector_text": (vector_text.vector_text, 1),
     "_tessera_array_text": (vector_text.array_text, 1),
 }
-DETERMINISTIC = {"to_string", "_tessera_vector_text", "_tessera_array_text",
+DETERMINISTIC = {*date_functions.FUNCTIONS, "to_string", "_tessera_vector_text", "_tessera_array_text",
                  "left", "right", "reverse", "repeat", "regexp", "_tessera_vector_length", "_tessera_array_length",
                  "_tessera_timestamp"}
 

@@ -12,6 +12,7 @@ KNN_SELECT = "the select list (or ORDER BY / HAVING) of a SELECT with knn()"
 TEXT_SELECT = "the select list of a SELECT with MATCH() or a hybrid search"
 HYBRID_SELECT = "the select list of a hybrid search (OPTION fusion_method='rrf' or hybrid_match())"
 ANYWHERE = "any expression over a vector column"
+RERANK_SELECT = "the select list of a knn(), MATCH() or hybrid search with OPTION rerank='<model directory>'"
 
 
 @dataclass(frozen=True)
@@ -32,18 +33,26 @@ class SqlFunction:
 FUNCTIONS: tuple[SqlFunction, ...] = (
     SqlFunction("knn", "knn(", "knn", WHERE, "search.select_plan", "knn.md"),
     SqlFunction("knn_dist", "knn_dist()", "knn", KNN_SELECT, "search.select_plan", "knn.md"),
+    SqlFunction("knn_score", "knn_score()", "knn", KNN_SELECT, "search.select_plan", "knn.md"),
     SqlFunction("knn_chunk", "knn_chunk()", "passage", KNN_SELECT, "search.passage_calls", "passages.md"),
     SqlFunction("knn_chunk_text", "knn_chunk_text()", "passage", KNN_SELECT, "search.passage_calls", "passages.md"),
     SqlFunction("knn_chunk_start", "knn_chunk_start()", "passage", KNN_SELECT, "search.passage_calls",
                 "passages.md"),
     SqlFunction("knn_chunk_end", "knn_chunk_end()", "passage", KNN_SELECT, "search.passage_calls", "passages.md"),
     SqlFunction("knn_chunks", "knn_chunks(", "passage", KNN_SELECT, "search.passage_calls", "passages.md"),
+    SqlFunction("knn_chunk_heading", "knn_chunk_heading()", "passage", KNN_SELECT, "search.passage_calls",
+                "passages.md"),
+    SqlFunction("knn_chunk_section", "knn_chunk_section(", "passage", KNN_SELECT, "search.passage_around",
+                "passages.md"),
+    SqlFunction("knn_chunk_window", "knn_chunk_window(", "passage", KNN_SELECT, "search.passage_around",
+                "passages.md"),
     SqlFunction("match", "MATCH(", "text", WHERE, "search.match", "fulltext.md"),
     SqlFunction("weight", "weight()", "text", TEXT_SELECT, "search.match", "fulltext.md"),
     SqlFunction("highlight", "HIGHLIGHT(", "text", TEXT_SELECT, "search.highlight", "fulltext.md"),
     SqlFunction("snippet", "SNIPPET(", "text", TEXT_SELECT, "search.highlight", "fulltext.md"),
     SqlFunction("hybrid_match", "hybrid_match(", "hybrid", WHERE, "search.hybrid", "hybrid.md"),
     SqlFunction("hybrid_score", "hybrid_score()", "hybrid", HYBRID_SELECT, "search.hybrid", "hybrid.md"),
+    SqlFunction("rerank_score", "rerank_score()", "hybrid", RERANK_SELECT, "search.rerank_stage", "reranking.md"),
     SqlFunction("length", "LENGTH(", "vector", ANYWHERE, "passes.vector_length", "types.md"),
     SqlFunction("to_string", "TO_STRING(", "vector", ANYWHERE, "passes.vector_to_string", "types.md"),
 )

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tesseradb.catalog import temporal_values
 from tesseradb.storage.blobs import pack_array, pack_vector, unpack, vector_count  # noqa: F401 - re-exported
 
 
@@ -32,6 +33,13 @@ TYPES: dict[str, ColumnType] = {t.name: t for t in (
     ColumnType("bool", "BOOL_INT", "{c} IS NULL OR {c} IN (0, 1)", "Incorrect boolean value"),
     ColumnType("json", "JSON_TEXT", "{c} IS NULL OR json_valid({c})", "Invalid JSON text"),
     ColumnType("timestamp", "TIMESTAMP_INT", "typeof({c}) IN ('integer','null')", "Incorrect timestamp value"),
+    # MySQL's DATE / DATETIME / TIME (issue 22): ISO text, so SQLite compares, sorts and groups them right
+    ColumnType("date", "DATE_TEXT", "{c} IS NULL OR (typeof({c}) = 'text' AND date({c}) = {c})",
+               "Incorrect date value"),
+    ColumnType("datetime", "DATETIME_TEXT", "{c} IS NULL OR (typeof({c}) = 'text' AND julianday({c}) IS NOT NULL)",
+               "Incorrect datetime value"),
+    ColumnType("time", "TIME_TEXT", "{c} IS NULL OR (typeof({c}) = 'text' AND {c} GLOB '*[0-9]:[0-5][0-9]:[0-5][0-9]*')",
+               "Incorrect time value"),
     ColumnType("float_vector", "FLOAT_VECTOR_BLOB", None, ""),
     ColumnType("float_vector_array", "FLOAT_VECTOR_ARRAY_BLOB", None, ""),
 )}
@@ -62,6 +70,7 @@ def _read_bool(value: Any) -> Any:
 
 
 READERS: dict[str, Callable[[Any], Any]] = {
+    **temporal_values.READERS,
     "BOOL_INT": _read_bool,
     "JSON_TEXT": _read_json,
     "FLOAT_VECTOR_BLOB": _read_vector,
@@ -87,6 +96,8 @@ def write_value(type_name: str, value: Any) -> Any:
         return float(value)
     if type_name == "timestamp" and isinstance(value, str):
         return _parse_timestamp(value)
+    if type_name in temporal_values.WRITERS:
+        return temporal_values.WRITERS[type_name](value)
     return value
 
 

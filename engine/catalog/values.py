@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
+from tesseradb.catalog import temporal_values
 from tesseradb.storage.rowstore import RowStore
 
 from tesseradb import errors
@@ -94,14 +95,17 @@ def bind_many(expr: exp.Expression, param_sets: Sequence[Params]) -> Iterator[tu
 
 def plain(value: Any) -> Any:
     """A parameter as SQLite should see it: numpy scalars become Python numbers (apsw would bind
-    them as blobs), datetime and date become Unix seconds (UTC when naive), like a timestamp column."""
+    them as blobs); datetime, date and time become MySQL's ISO text (``2024-01-31 09:30:00``; an aware
+    datetime in UTC), which a DATE/DATETIME column stores as it is and a timestamp column turns into Unix
+    seconds (catalog/temporal_values.py, sql/temporal.py)."""
     if isinstance(value, np.generic) and not isinstance(value, (np.str_, np.bytes_)):
         return value.item()
     if isinstance(value, datetime.datetime):
-        aware = value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
-        return int(aware.timestamp())
+        return temporal_values.datetime_text(value)
     if isinstance(value, datetime.date):
-        return int(datetime.datetime(value.year, value.month, value.day, tzinfo=datetime.timezone.utc).timestamp())
+        return value.isoformat()
+    if isinstance(value, (datetime.time, datetime.timedelta)):
+        return temporal_values.time_text(value)
     return value
 
 

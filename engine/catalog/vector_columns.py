@@ -18,11 +18,13 @@ from tesseradb.errors import UserError
 
 VECTOR_TYPES = ("float_vector", "float_vector_array")
 STRING_TYPES = ("text", "string")
-CHUNK_STRATEGIES = ("truncate", "mean", "fixed", "recursive", "sentence")
-MULTI_VECTOR_STRATEGIES = ("fixed", "recursive", "sentence")
+CHUNK_STRATEGIES = ("truncate", "mean", "fixed", "recursive", "sentence", "markdown")
+MULTI_VECTOR_STRATEGIES = ("fixed", "recursive", "sentence", "markdown")
+#: chunk_context: what the model and the chunk full-text index see before each chunk (docs/chunking.md)
+CHUNK_CONTEXTS = ("none", "heading")
 SIMILARITIES = ("l2", "ip", "cosine")
 
-CHUNK_OPTIONS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks")
+CHUNK_OPTIONS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks", "chunk_context")
 CHUNK_NUMBERS = ("max_tokens", "overlap_tokens", "max_chunks")
 #: Options that mean something only on a KNN-indexed vector column, in the order they are named.
 KNN_OPTIONS = ("knn_dims", "hnsw_similarity", "hnsw_m", "hnsw_ef_construction", "model_name", "from",
@@ -79,6 +81,7 @@ class VectorSpec:
     # canonical model_name/model_fingerprint and the resolved from_columns above
     model_text: str | None = field(default=None, compare=False)
     from_text: str | None = field(default=None, compare=False)
+    chunk_context: str = "none"              # 'none' or 'heading' (default 'heading' for markdown)
 
 
 ResolveModel = Callable[[str], "tuple[str, str, int]"]
@@ -130,6 +133,8 @@ def render_options(spec: VectorSpec) -> str:
             if spec.max_tokens:
                 parts.append(("overlap_tokens", str(spec.overlap_tokens)))
             parts.append(("max_chunks", str(spec.max_chunks)))
+        if spec.chunk_strategy == "markdown" or spec.chunk_context != "none":
+            parts.append(("chunk_context", spec.chunk_context))
     return " ".join(f"{key}={quote(value)}" for key, value in parts)
 
 
@@ -200,6 +205,7 @@ def _validate_column(
         overlap_tokens=numbers.get("overlap_tokens", 0),
         max_chunks=numbers.get("max_chunks", 0),
         quantization=quantization, model_text=options["model_name"], from_text=options.get("from"),
+        chunk_context=_chunk_context(options),
     )
 
 
@@ -228,9 +234,12 @@ def _check_chunk_rules(type_: str, options: Mapping[str, str]) -> None:
     strategy = options.get("chunk_strategy")
     if strategy is not None and strategy.strip().lower() not in CHUNK_STRATEGIES:
         raise UserError(
-            f"unknown chunk_strategy '{strategy}'; expected truncate, mean, fixed, recursive or sentence",
+            f"unknown chunk_strategy '{strategy}'; expected truncate, mean, fixed, recursive, sentence or markdown",
             errors.SqlSyntaxError,
         )
+    context = options.get("chunk_context")
+    if context is not None and context.strip().lower() not in CHUNK_CONTEXTS:
+        raise UserError(f"unknown chunk_context '{context}'; expected none or heading", errors.SqlSyntaxError)
     has_numbers = any(key in options for key in CHUNK_NUMBERS)
     if has_numbers and strategy is None:
         raise UserError("max_tokens, overlap_tokens and max_chunks require chunk_strategy", errors.SqlSyntaxError)
@@ -246,6 +255,12 @@ def _check_chunk_rules(type_: str, options: Mapping[str, str]) -> None:
         )
     if "overlap_tokens" in options and _is_zero_or_missing(options.get("max_tokens")):
         raise UserError("overlap_tokens requires an explicit non-zero max_tokens", errors.SqlSyntaxError)
+
+
+def _chunk_context(options: Mapping[str, str]) -> str:
+    """'heading' by default for markdown, 'none' for the others (Manticore's strategies stay Manticore's)."""
+    default = "heading" if options.get("chunk_strategy", "").strip().lower() == "markdown" else "none"
+    return options.get("chunk_context", default).strip().lower()
 
 
 def _is_zero_or_missing(value: str | None) -> bool:

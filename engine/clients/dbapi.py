@@ -17,14 +17,15 @@ import numpy as np
 
 from tesseradb import grammar
 from tesseradb.grammar import ast
+from tesseradb.grammar.lexing import Lexing, normalize
 from tesseradb.grammar.literals import lift as lift_literals
 
 from tesseradb import errors
 from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts
 from tesseradb.results import Result
-from tesseradb.sql import executor
+from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
-from tesseradb.sql.mysql import variables
+from tesseradb.sql.mysql import suggest, variables
 
 apilevel = "2.0"
 threadsafety = 1          # threads may share the module, not connections: one connection per thread
@@ -51,7 +52,7 @@ class DBAPITypeObject:
 STRING = DBAPITypeObject("STRING", "TEXT", "STRING_TEXT", "JSON_TEXT")
 BINARY = DBAPITypeObject("BINARY", "BLOB", "FLOAT_VECTOR_BLOB", "FLOAT_VECTOR_ARRAY_BLOB")
 NUMBER = DBAPITypeObject("NUMBER", "INTEGER", "BIGINT", "FLOAT", "REAL", "BOOL_INT", "TIMESTAMP_INT")
-DATETIME = DBAPITypeObject("DATETIME", "TIMESTAMP_INT")
+DATETIME = DBAPITypeObject("DATETIME", "TIMESTAMP_INT", "DATE_TEXT", "DATETIME_TEXT", "TIME_TEXT")
 ROWID = DBAPITypeObject("ROWID", "INTEGER")
 
 Date, Time, Timestamp = _dt.date, _dt.time, _dt.datetime   # bound dates become Unix seconds (UTC)
@@ -71,18 +72,22 @@ def TimestampFromTicks(ticks: float) -> _dt.datetime:  # noqa: N802 - PEP 249 na
 
 
 def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float = 5.0,
-            statement_timeout: float | None = None, read_only: bool = False) -> "Connection":
+            statement_timeout: float | None = None, secure_file_priv: str | None = None,
+            read_only: bool = False) -> "Connection":
     """Open (or create) the database at ``path`` (``":memory:"`` for a private in-memory one).
 
     ``timeout``: seconds a writer waits for another connection's lock before failing.
     ``statement_timeout``: seconds after which a statement is interrupted (None = no limit).
-    ``read_only``: open an existing file read-only: every statement that would change the database,
-    write its index files or read or write other files is refused (ERROR 1290).
+    ``secure_file_priv``: the files LOAD DATA and INTO OUTFILE may use (MySQL's option): None
+    (default) any file; a directory: only files inside it, and INTO OUTFILE never replaces a file;
+    ``""``: no file statement at all (docs/security.md).
+    ``read_only``: refuse every statement that writes (error 1290).
     """
     if read_only and path != ":memory:" and not os.path.isfile(path):
         raise errors.OperationalError(f"cannot open '{path}' read-only: no such database file")
     with public_errors():
-        db = Database(path, busy_timeout=timeout, timeout=statement_timeout, read_only=read_only)
+        db = Database(path, busy_timeout=timeout, timeout=statement_timeout,
+                      secure_file_priv=secure_file_priv, read_only=read_only)
     return Connection(db, autocommit=autocommit)
 
 
@@ -94,8 +99,12 @@ def public_errors(db: Database | None = None) -> Iterator[None]:
         yield
     except BaseException as exc:  # noqa: BLE001 - translated
         error = errors.translate(exc)
+        if db is not None:
+            error = suggest.with_suggestion(db, error)      # "did you mean 'products'?" (issue 22)
         if db is not None and isinstance(error, errors.Error):
             db.record_error(error)
+        if error is exc:
+            raise                   # Ctrl-C stays KeyboardInterrupt (the statement was rolled back)
         raise error from (None if isinstance(exc, errors.Error) else exc)
 
 
@@ -133,6 +142,28 @@ class Connection:
     @autocommit.setter
     def autocommit(self, value: bool) -> None:
         variables.session(self.db).system["autocommit"] = 1 if value else 0
+
+    @property
+    def sql_mode(self) -> str:
+        """The session's ``sql_mode`` (``SET sql_mode = ...`` in SQL changes it too); setting it checks
+        the names (MySQL's error 1231) and returns MySQL's canonical list."""
+        return str(variables.session(self.db).system["sql_mode"])
+
+    @sql_mode.setter
+    def sql_mode(self, value: str) -> None:
+        self.set_variable("sql_mode", value)
+
+    def set_variable(self, name: str, value: Any) -> Any:
+        """``SET SESSION name = value`` with the value bound, not written into SQL: checked as SET
+        checks it; returns the value stored (``sql_mode`` in MySQL's canonical form)."""
+        self._call(variables.set_system, self.db, name.lower(), value)
+        return variables.session(self.db).system[name.lower()]
+
+    @property
+    def lexing(self) -> Lexing:
+        """How this session reads quotes and backslashes (NO_BACKSLASH_ESCAPES, ANSI_QUOTES in
+        sql_mode); ``lexing.tokenize(text)`` gives the tokens the engine will read."""
+        return variables.lexing(self.db)
 
     @property
     def closed(self) -> bool:
@@ -177,7 +208,7 @@ class Connection:
 
     def executescript(self, script: str) -> "Cursor":
         cur = self.cursor()
-        for piece in _split(script):
+        for piece in _split(script, self.lexing):
             cur.execute(piece.text)
         return cur
 
@@ -226,6 +257,7 @@ class Connection:
         with self._lock:
             db = self.db
             with public_errors(db):
+                sql = normalize(sql, variables.lexing(db))     # sql_mode's quoting read once, here
                 if many is None:
                     sql, params = lift_literals(sql, params)   # long vector literals become parameters
                 stmt = db.statements.parse(sql)
@@ -235,6 +267,8 @@ class Connection:
                     result = executor.run(db, stmt, params)
                 if isinstance(stmt, ast.Transaction):
                     self._explicit = stmt.verb == "begin"
+                elif planner.commits(stmt):
+                    self._explicit = False      # DDL committed the transaction BEGIN opened (MySQL)
                 elif isinstance(stmt, ast.SetStatement) and self.autocommit:
                     self._explicit = False      # SET autocommit=1 commits, even inside BEGIN (MySQL)
                     db.commit()
@@ -300,9 +334,9 @@ class Row(tuple):
         return tuple.__getitem__(self, key)
 
 
-def _split(script: str):
+def _split(script: str, lexing: Lexing):
     with public_errors():
-        return grammar.split(script)
+        return grammar.split(script, lexing)
 
 
 class Cursor:

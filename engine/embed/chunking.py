@@ -296,3 +296,9 @@ def _cap(tokens: _Tokens, spans: list[tuple[int, int]], max_chunks: int, window:
     kept[-1] = (kept[-1][0], len(tokens.text))
     in_last = total - tokens.first_at_or_after(kept[-1][0])
     return ChunkPlan(tuple(Chunk(s, e) for s, e in kept), total, True, max(0, in_last - window))
+
+
+# The splitter's parts that the markdown strategy (``markdown_chunks``) cuts its sections with.
+Tokens = _Tokens
+check_arguments = _check_arguments
+cap = _cap

@@ -21,6 +21,7 @@ import bisect
 
 from tesseradb.embed import chunking
 from tesseradb.embed.chunking import Chunk, ChunkPlan
+from tesseradb.embed.markdown_chunks import parse_outline, plan_markdown
 from tesseradb.embed.model import Model, whitespace_cut
 
 #: Documents shorter than this are tokenized whole (the prefix search would save nothing).
@@ -34,6 +35,9 @@ def plan_document(model: Model, text: str, *, strategy: str, max_tokens: int = 0
     """The chunks of ``text`` for a column of ``model`` (what ``plan_chunks`` gives on all tokens)."""
     settings = {"strategy": strategy, "max_tokens": max_tokens, "overlap_tokens": overlap_tokens,
                 "max_chunks": max_chunks, "window": model.window}
+    if strategy == "markdown":          # sections need the whole outline: no prefix planning
+        return plan_markdown(text, model.token_offsets(text), parse_outline(text), max_tokens=max_tokens,
+                             overlap_tokens=overlap_tokens, max_chunks=max_chunks, window=model.window)
     bounded = strategy == "truncate" or max_chunks > 0
     if len(text) <= WHOLE_CHARS or not bounded or not model.splits_on_whitespace:
         return chunking.plan_chunks(text, model.token_offsets(text), **settings)

@@ -8,6 +8,7 @@ import numpy as np
 from tesseradb import embed
 from tesseradb.embed import chunking
 from tesseradb.embed import reuse
+from tesseradb.embed.chunk_context import Cut, Located, cut_document
 from tesseradb.embed.planning import plan_document
 from tesseradb.catalog.vector_columns import VectorSpec
 
@@ -22,11 +23,34 @@ class Embedded:
     vectors: np.ndarray                          # (n, dims) float32
     spans: list[tuple[int | None, int | None]]   # one character span per vector
     keys: list[str | None] | None = None         # per vector: the key of the text it embeds (embed.reuse)
+    located: list[Located] | None = None         # per vector: heading path, section, context line
+
+
+def location_row(emb: Embedded, ordinal: int) -> tuple:
+    """The chunk row's location columns (``storage.chunks.LOCATION_COLUMNS``) for vector ``ordinal``."""
+    if not emb.located or ordinal >= len(emb.located):
+        return (None, None, None, None)
+    where = emb.located[ordinal]
+    return (where.heading, where.section[0], where.section[1], where.context)
+
+
+def separator(spec: VectorSpec) -> str:
+    """How the ``from`` columns are joined: one space; a blank line for ``markdown`` (a body's first
+    heading stays a heading)."""
+    return "\n\n" if spec.chunk_strategy == "markdown" else " "
+
+
+def source_title(spec: VectorSpec, values: dict[str, object]) -> str | None:
+    """The title of the context line: the first ``from`` column, when ``from`` names more than one."""
+    if len(spec.from_columns) < 2:
+        return None
+    value = values.get(spec.from_columns[0].lower())
+    return None if value is None else str(value)
 
 
 def source_text(spec: VectorSpec, values: dict[str, object]) -> str:
-    """The text a model column embeds: its ``from`` columns joined with one space, in order."""
-    return " ".join("" if values.get(c.lower()) is None else str(values[c.lower()]) for c in spec.from_columns)
+    """The text a model column embeds: its ``from`` columns joined (:func:`separator`), in order."""
+    return separator(spec).join("" if values.get(c.lower()) is None else str(values[c.lower()]) for c in spec.from_columns)
 
 
 def check_text(text: str, label: str) -> None:
@@ -38,18 +62,37 @@ def check_text(text: str, label: str) -> None:
                         f"position {exc.start})", DataError) from None
 
 
-def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[str]) -> list[Embedded]:
+def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[str],
+                titles: list[str | None] | None = None) -> list[Embedded]:
+    """Cut, locate and embed every text (``titles``: :func:`source_title` of each, for the context)."""
     model = embed.get_model(spec.model_name)
-    plans = []
-    for text, label in zip(texts, labels):
+    cuts, where = [], []
+    for text, label, title in zip(texts, labels, titles or [None] * len(texts)):
         check_text(text, label)
-        plan = plan_text(model, spec, text)
-        _warn_about_loss(db, spec, plan, label)
-        plans.append(plan)
-    pieces = [text[c.start:c.end] for text, plan in zip(texts, plans) for c in plan.chunks]
+        cut = cut_text(model, spec, text, title)
+        _warn_about_loss(db, spec, cut.plan, label)
+        cuts.append(cut)
+        where.append(cut.located(text))
+    pieces = [p for text, cut, located in zip(texts, cuts, where) for p in cut.pieces(text, located)]
     result = reuse.embed_pieces(db, model, pieces, on_progress=db.on_progress, should_stop=db.check_cancelled)
     _note_reuse(db, spec, result)
-    return assemble(spec.chunk_strategy, texts, plans, result.vectors, result.keys)
+    out = assemble(spec.chunk_strategy, texts, [c.plan for c in cuts], result.vectors, result.keys)
+    return [_with_location(e, cut, text, located) for e, cut, text, located in zip(out, cuts, texts, where)]
+
+
+def cut_text(model: embed.Model, spec: VectorSpec, text: str, title: str | None = None) -> Cut:
+    """The chunks of ``text`` under the column's settings, each with its heading path and context."""
+    return cut_document(model, text, strategy=spec.chunk_strategy, max_tokens=spec.max_tokens,
+                        overlap_tokens=spec.overlap_tokens, max_chunks=spec.max_chunks,
+                        chunk_context=spec.chunk_context, title=title)
+
+
+def _with_location(emb: Embedded, cut: Cut, text: str, located: list[Located]) -> Embedded:
+    """An averaged ``mean`` vector stands for the whole text: located as one chunk, no context."""
+    if len(emb.spans) != len(located):
+        whole = cut.locate(text, 0, len(text))
+        located = [Located(whole.heading, whole.section, None)]
+    return Embedded(emb.vectors, emb.spans, emb.keys, located)
 
 
 def _note_reuse(db: Context, spec: VectorSpec, result: reuse.Reuse) -> None:
@@ -67,9 +110,11 @@ def plan_text(model: embed.Model, spec: VectorSpec, text: str) -> chunking.Chunk
 
 
 def embed_plans(model: embed.Model, strategy: str, texts: list[str], plans: list[chunking.ChunkPlan],
-                on_progress=None, should_stop=None) -> list[Embedded]:
-    """Embed every chunk of every text in one batched call; ``mean`` and ``truncate`` give one vector."""
-    pieces = [text[c.start:c.end] for text, plan in zip(texts, plans) for c in plan.chunks]
+                on_progress=None, should_stop=None, pieces: list[str] | None = None) -> list[Embedded]:
+    """Embed every chunk of every text in one batched call; ``mean`` and ``truncate`` give one vector.
+    ``pieces``: what the model reads of each chunk, when it is not the chunk's text (a context line)."""
+    if pieces is None:
+        pieces = [text[c.start:c.end] for text, plan in zip(texts, plans) for c in plan.chunks]
     vectors = model.embed(pieces, on_progress=on_progress, should_stop=should_stop)
     return assemble(strategy, texts, plans, vectors, None)
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from tesseradb.embed import chunking
+from tesseradb.embed.chunk_context import cut_document, embedded_text
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,8 @@ class ChunkView:
     end: int | None
     tokens: int | None
     text: str | None
+    heading: str | None = None       # the chunk's heading path (embed.chunk_context)
+    embedded: str | None = None      # what the model reads: the context line, a line break, the text
 
 
 def may_be_cut(strategy: str, max_chunks: int, ordinal: int, count: int) -> bool:
@@ -53,7 +55,7 @@ def _token_count(starts: Sequence[int], start: int, end: int, window: int) -> in
 def views(model: Any, text: str, spans: Sequence[tuple[int | None, int | None]], *,
           strategy: str, max_chunks: int) -> list[ChunkView]:
     """The chunks of ``text`` (stored or planned spans, in order) as the model saw them; a span of
-    NULLs (supplied vectors) stays NULL."""
+    NULLs (supplied vectors) stays NULL. (Heading and embedded text are the caller's to add.)"""
     starts = [s for s, _ in model.token_offsets(text)] if any(s is not None for s, _ in spans) else []
     out = []
     for n, (start, end) in enumerate(spans):
@@ -69,9 +71,19 @@ def views(model: Any, text: str, spans: Sequence[tuple[int | None, int | None]],
 
 
 def preview(model: Any, text: str, *, strategy: str, max_tokens: int = 0, overlap_tokens: int = 0,
-            max_chunks: int = 0) -> list[ChunkView]:
-    """How a column with these settings would cut ``text`` (nothing is embedded or stored)."""
-    plan = chunking.plan_chunks(text, model.token_offsets(text), strategy=strategy, max_tokens=max_tokens,
-                                overlap_tokens=overlap_tokens, max_chunks=max_chunks, window=model.window)
-    spans = [(0, len(text))] if strategy == "mean" else [(c.start, c.end) for c in plan.chunks]
-    return views(model, text, spans, strategy=strategy, max_chunks=max_chunks)
+            max_chunks: int = 0, chunk_context: str = "none") -> list[ChunkView]:
+    """How a column with these settings would cut ``text`` (nothing is embedded or stored), with each
+    chunk's heading path and the text the model would read."""
+    cut = cut_document(model, text, strategy=strategy, max_tokens=max_tokens, overlap_tokens=overlap_tokens,
+                       max_chunks=max_chunks, chunk_context=chunk_context)
+    located = cut.located(text)
+    if strategy == "mean":
+        whole = cut.locate(text, 0, len(text))
+        pieces = cut.pieces(text, located)
+        listed = views(model, text, [(0, len(text))], strategy=strategy, max_chunks=max_chunks)
+        embedded = pieces[0] if len(pieces) == 1 else None          # several chunks: their average
+        return [replace(listed[0], heading=whole.heading, embedded=embedded)]
+    spans = [(c.start, c.end) for c in cut.plan.chunks]
+    listed = views(model, text, spans, strategy=strategy, max_chunks=max_chunks)
+    return [replace(v, heading=where.heading, embedded=embedded_text(where.context, v.text or ""))
+            for v, where in zip(listed, located)]

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from tesseradb import embed
-from tesseradb.embed.rows import SINGLE_VECTOR, check_text, embed_plans, plan_text
+from tesseradb.embed.rows import SINGLE_VECTOR, check_text, cut_text, embed_plans
 from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.catalog import vector_columns
 
 DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
-SETTINGS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks")
+SETTINGS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks", "chunk_context")
 
 
 def _resolve_model(name: str) -> tuple[str, str, int]:
@@ -40,7 +40,7 @@ def spec_for(model: str, settings: dict[str, object]) -> vector_columns.VectorSp
 
 def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, **settings: object) -> list[np.ndarray]:
     """One (vectors x dims) float32 array per text: one row for ``truncate`` and ``mean``, one per
-    chunk for ``fixed``, ``recursive`` and ``sentence``."""
+    chunk for ``fixed``, ``recursive``, ``sentence`` and ``markdown``."""
     spec = spec_for(model, settings)
     texts = list(texts)
     for i, text in enumerate(texts):
@@ -48,5 +48,7 @@ def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, **settings: ob
             raise UserError(f"embed(): text {i + 1} is {type(text).__name__}, not str", errors.SqlSyntaxError)
         check_text(text, f"embed() text {i + 1}")
     engine_model = embed.get_model(spec.model_name)
-    plans = [plan_text(engine_model, spec, text) for text in texts]
-    return [e.vectors for e in embed_plans(engine_model, spec.chunk_strategy, texts, plans)]
+    cuts = [cut_text(engine_model, spec, text) for text in texts]
+    pieces = [p for text, cut in zip(texts, cuts) for p in cut.pieces(text, cut.located(text))]
+    return [e.vectors for e in embed_plans(engine_model, spec.chunk_strategy, texts, [c.plan for c in cuts],
+                                           pieces=pieces)]

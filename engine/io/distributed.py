@@ -29,8 +29,7 @@ import pyarrow.compute as pc
 
 from tesseradb import embed, errors
 from tesseradb.catalog.tables import Table
-from tesseradb.embed.planning import plan_document
-from tesseradb.embed.rows import check_text, embed_plans, source_text
+from tesseradb.embed.rows import check_text, cut_text, embed_plans, source_text, source_title
 from tesseradb.errors import UserError
 from tesseradb.io.shards import SPANS, EmbedSettings, attach
 from tesseradb.storage import catalog
@@ -78,7 +77,8 @@ def settings_of(database: str, table: str, column: str) -> EmbedSettings:
 
 
 def settings_for(column: str, model_name: str, from_columns: Sequence[str], *, chunk_strategy: str = "truncate",
-                 max_tokens: int = 0, overlap_tokens: int = 0, max_chunks: int = 0) -> EmbedSettings:
+                 max_tokens: int = 0, overlap_tokens: int = 0, max_chunks: int = 0,
+                 chunk_context: str | None = None) -> EmbedSettings:
     """Settings given as in CREATE TABLE, checked by the same rules (and error texts) as the DDL."""
     options = {"knn_type": "hnsw", "hnsw_similarity": "cosine", "model_name": model_name,
                "from": ",".join(from_columns)}
@@ -86,6 +86,8 @@ def settings_for(column: str, model_name: str, from_columns: Sequence[str], *, c
         options.update(chunk_strategy=chunk_strategy)
         options.update({k: str(v) for k, v in (("max_tokens", max_tokens), ("overlap_tokens", overlap_tokens),
                                                ("max_chunks", max_chunks)) if v})
+    if chunk_context is not None:
+        options.update(chunk_context=chunk_context)
     kind = "float_vector" if chunk_strategy in ("truncate", "mean") else "float_vector_array"
     columns = [(name, "text", {}) for name in from_columns] + [(column, kind, options)]
 
@@ -120,14 +122,16 @@ class ChunkEmbedder:
         s = self.settings
         names = {n.lower(): n for n in batch.column_names}
         values = {c.lower(): batch.column(names[c.lower()]).to_pylist() for c in s.from_columns}
-        texts = [source_text(s, {c: values[c][i] for c in values}) for i in range(batch.num_rows)]
+        rows = [{c: values[c][i] for c in values} for i in range(batch.num_rows)]
+        texts = [source_text(s, row) for row in rows]
         ids = batch.column("id").to_pylist()
-        plans = []
-        for doc_id, text in zip(ids, texts):
+        cuts, pieces = [], []
+        for doc_id, text, row in zip(ids, texts, rows):
             check_text(text, f"id {doc_id}")
-            plans.append(plan_document(self.model, text, strategy=s.chunk_strategy, max_tokens=s.max_tokens,
-                                       overlap_tokens=s.overlap_tokens, max_chunks=s.max_chunks))
-        return attach(batch, s, embed_plans(self.model, s.chunk_strategy, texts, plans))
+            cut = cut_text(self.model, s, text, source_title(s, row))       # with its context lines
+            cuts.append(cut)
+            pieces += cut.pieces(text, cut.located(text))
+        return attach(batch, s, embed_plans(self.model, s.chunk_strategy, texts, [c.plan for c in cuts], pieces=pieces))
 
 
 def _with_id(batch: pa.Table, id_column: str) -> pa.Table:

@@ -10,6 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from tesseradb import errors
+from tesseradb.io.file_access import UNRESTRICTED, FileAccess
 from tesseradb.io.formats import NULL_MARK, extension
 from tesseradb.results import Result
 
@@ -104,21 +105,22 @@ def _write_parquet(f, result: Result) -> None:
 WRITERS = {".csv": _write_csv, ".tsv": _write_tsv, ".jsonl": _write_jsonl, ".parquet": _write_parquet}
 
 
-def write_outfile(path: str, result: Result) -> Result:
-    """Write a SELECT's rows to ``path`` (format from the extension), atomically; vectors as lists."""
+def write_outfile(path: str, result: Result, access: FileAccess = UNRESTRICTED, shown: str | None = None) -> Result:
+    """Write a SELECT's rows to ``path`` (format from the extension), atomically; vectors as lists.
+    ``access`` (secure_file_priv) decides whether an existing file may be replaced."""
     writer = WRITERS[extension(path, "INTO OUTFILE")]
     folder = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tessera-", suffix=".part", dir=folder)
     except OSError as exc:
-        raise errors.OperationalError(f"Can't create/write to file '{path}' (Errcode: {exc.errno} - "
+        raise errors.OperationalError(f"Can't create/write to file '{shown or path}' (Errcode: {exc.errno} - "
                                       f"{exc.strerror})", errno=1) from None
     try:
         with os.fdopen(fd, "wb") as f:
             writer(f, result)
-        os.replace(tmp, path)
+        access.publish(tmp, path, shown or path)
     except OSError as exc:
-        raise errors.OperationalError(f"Can't create/write to file '{path}' (Errcode: {exc.errno} - "
+        raise errors.OperationalError(f"Can't create/write to file '{shown or path}' (Errcode: {exc.errno} - "
                                       f"{exc.strerror})", errno=1) from None
     finally:
         if os.path.exists(tmp):

@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from tesseradb import errors
+from tesseradb.catalog import temporal_values
 from tesseradb.catalog.tables import Column, Table
 from tesseradb.grammar import ast
 
@@ -312,6 +313,8 @@ CONVERTERS: dict[str, Callable[[Any, bool], Any]] = {
     "text": _to_text, "string": _to_text, "int": _to_int, "bigint": _to_int, "float": _to_float,
     "bool": _to_bool, "json": _to_json, "timestamp": _to_timestamp, "float_vector": _to_vector,
     "float_vector_array": _to_vector_array,
+    **{kind: (lambda write: lambda value, native_json: write(value))(write)
+       for kind, write in temporal_values.WRITERS.items()},
 }
 TEXT_TYPES = ("text", "string")
 

@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from tesseradb import errors
+from tesseradb import embed, errors
 from tesseradb.catalog.tables import Column, Table
+from tesseradb.embed.chunk_context import Located, embedded_text, locate_spans
 from tesseradb.embed.reuse import chunk_key
-from tesseradb.embed.rows import Embedded, source_text
+from tesseradb.embed.rows import Embedded, source_text, source_title
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.io.formats import BATCH_ROWS, BadRow, Batch, columns_for, convert, pick, read_parquet
@@ -36,7 +37,7 @@ SPANS = "__tessera_spans"
 SPAN_TYPE = pa.list_(pa.struct([("start", pa.int64()), ("end", pa.int64())]))
 # What must agree between a shard and the column it is loaded into, and how each is shown.
 COMPARED = ("model_fingerprint", "dims", "from_columns", "chunk_strategy", "max_tokens", "overlap_tokens",
-            "max_chunks")
+            "max_chunks", "chunk_context")
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class EmbedSettings:
     max_tokens: int = 0
     overlap_tokens: int = 0
     max_chunks: int = 0
+    chunk_context: str = "none"
 
     @classmethod
     def from_spec(cls, spec: VectorSpec) -> EmbedSettings:
@@ -59,7 +61,7 @@ class EmbedSettings:
             raise UserError(f"column '{spec.column}' has no model_name: its vectors are supplied, not embedded",
                             errors.ProgrammingError)
         return cls(spec.column, spec.model_name, spec.model_fingerprint, spec.dims, tuple(spec.from_columns),
-                   spec.chunk_strategy, spec.max_tokens, spec.overlap_tokens, spec.max_chunks)
+                   spec.chunk_strategy, spec.max_tokens, spec.overlap_tokens, spec.max_chunks, spec.chunk_context)
 
     def to_json(self) -> bytes:
         return json.dumps({"format": FORMAT, **asdict(self)}, sort_keys=True).encode()
@@ -70,7 +72,8 @@ class EmbedSettings:
             data = json.loads(raw)
             if data.get("format") != FORMAT:
                 raise ValueError(f"format {data.get('format')!r}, this version reads {FORMAT}")
-            values = {f.name: data[f.name] for f in fields(cls)}
+            values = {f.name: data[f.name] for f in fields(cls) if f.name != "chunk_context"}
+            values["chunk_context"] = data.get("chunk_context", "none")     # shards of the previous release
             values["from_columns"] = tuple(values["from_columns"])
             return cls(**values)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -152,8 +155,9 @@ def load_batches(path: str, table: Table, stmt: ast.LoadData, shard: EmbedSettin
             raise BadRow(f"the column list leaves out '{missing[0]}', a column the shard's vectors were "
                          f"embedded from (from='{','.join(spec.from_columns)}')", kind=errors.ProgrammingError)
         texts = [source_text(spec, dict(zip(names, row))) for row in rows]
-        embedded = [_keyed(spec, text, emb, line)
-                    for text, emb, line in zip(texts, stored.take(batch.lines), batch.lines)]
+        titles = [source_title(spec, dict(zip(names, row))) for row in rows]
+        embedded = [_keyed(spec, text, title, emb, line)
+                    for text, title, emb, line in zip(texts, titles, stored.take(batch.lines), batch.lines)]
         yield batch, columns + [vector_col], [row + [emb] for row, emb in zip(rows, embedded)]
 
 
@@ -191,13 +195,19 @@ def _matrix(value: pa.Scalar, dims: int, line: int, column: str) -> np.ndarray:
     return flat.reshape(len(inner), dims)
 
 
-def _keyed(spec: VectorSpec, text: str, emb: Embedded, line: int) -> Embedded:
-    """The stored vectors with spans checked against the source text, and each chunk's reuse key
-    (embed.reuse: the vector is the model's for exactly that text; none for a ``mean`` average)."""
+def _keyed(spec: VectorSpec, text: str, title: str | None, emb: Embedded, line: int) -> Embedded:
+    """The stored vectors with spans checked against the source text, each chunk's heading path and
+    context (embed.chunk_context), and its reuse key (embed.reuse: the vector is the model's for exactly
+    that text, context line included; none for a ``mean`` average)."""
     for start, end in emb.spans:
         if start is None or end is None or not 0 <= start <= end <= len(text):
             raise BadRow(f"chunk span ({start}, {end}) is outside the source text of {len(text)} characters",
                          line, spec.column)
+    located = locate_spans(embed.get_model(spec.model_name), text, emb.spans, max_tokens=spec.max_tokens,
+                           chunk_context=spec.chunk_context, title=title)
     if spec.chunk_strategy == "mean":
-        return Embedded(emb.vectors, emb.spans, [None] * len(emb.spans))
-    return Embedded(emb.vectors, emb.spans, [chunk_key(spec.model_fingerprint, text[s:e]) for s, e in emb.spans])
+        return Embedded(emb.vectors, emb.spans, [None] * len(emb.spans),
+                        [Located(w.heading, w.section, None) for w in located])
+    keys = [chunk_key(spec.model_fingerprint, embedded_text(w.context, text[s:e]))
+            for (s, e), w in zip(emb.spans, located)]
+    return Embedded(emb.vectors, emb.spans, keys, located)

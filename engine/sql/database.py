@@ -8,9 +8,11 @@ from collections.abc import Callable
 from typing import Any
 
 from tesseradb import errors
-from tesseradb.catalog import fulltext, functions
+from tesseradb.catalog import date_upgrade, fulltext, functions
+from tesseradb.embed import heading_upgrade, sql_tokens
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
+from tesseradb.io.file_access import FileAccess
 from tesseradb.results import Warn
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
@@ -20,8 +22,9 @@ from tesseradb.storage.rowstore import MEMORY, RowStore
 
 class Database:
     def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None,
-                 read_only: bool = False):
+                 secure_file_priv: str | None = None, read_only: bool = False):
         self.path = path
+        self.file_access = FileAccess(secure_file_priv)     # which files SQL may read and write
         self.read_only = read_only      # statements that write are refused (sql/read_only.py)
         self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000), read_only=read_only)
         self.legacy_index_dir = legacy_index_directory(path)    # release 0.2's side files, migrated
@@ -33,14 +36,21 @@ class Database:
         self.on_progress: Callable[[int, int], None] | None = None
         self._stop = False
         self._deadline: float | None = None
+        self.read_limit: float | None = None       # this statement's max_execution_time (sql/time_limit.py)
+        self._read_deadline: float | None = None
+        self.read_limit_hit = False
         self.statements = StatementCache()      # parsed SELECTs and their plans (statement_cache.py)
         self.session: Any = None                # MySQL session state (sql/mysql/variables.py)
         self.schemas: dict[tuple[str, int], Any] = {}   # INSERT's key facts per schema version (sql/mysql/schema_info.py)
         functions.register(self.store.conn)
+        sql_tokens.register(self.store.conn)         # knn_chunk_section(max_tokens)'s tokenizer
         catalog.ensure(self.store)      # read-only: a no-op on a tesseradb file, refused on another
         self.reload_catalog()
         if not read_only:
+            heading_upgrade.upgrade(self.store, self.tables.values())   # chunk rows from before heading paths
             fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
+            if date_upgrade.upgrade(self.store, self.tables.values()):   # DATE/DATETIME held Unix seconds
+                self.reload_catalog()
 
     # -- catalog ---------------------------------------------------------------------------
     def reload_catalog(self) -> None:
@@ -85,17 +95,24 @@ class Database:
         self.sync_catalog()
         self.pending_warnings = []
         self._stop = False
-        self._deadline = time.monotonic() + self.timeout if self.timeout else None
-        if self._deadline is not None:
+        now = time.monotonic()
+        self._deadline = now + self.timeout if self.timeout else None
+        self._read_deadline = now + self.read_limit if self.read_limit else None
+        self.read_limit_hit = False
+        if self._deadline is not None or self._read_deadline is not None:
             self.store.set_progress_handler(self._progress_check, 1000)
 
     def end_statement(self, show_warnings: bool) -> None:
-        if self._deadline is not None:
+        if self._deadline is not None or self._read_deadline is not None:
             self.store.set_progress_handler(None)
+        self.read_limit = None
         if not show_warnings:
             self.warnings = self.pending_warnings
 
     def _progress_check(self) -> bool:
+        if self._read_deadline is not None and time.monotonic() > self._read_deadline:
+            self.read_limit_hit = True
+            return True
         return self._stop or (self._deadline is not None and time.monotonic() > self._deadline)
 
     def check_cancelled(self) -> bool:

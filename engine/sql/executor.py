@@ -9,8 +9,8 @@ from tesseradb.grammar import ast
 from tesseradb.results import Params, Result
 from tesseradb.sql.database import Database
 from tesseradb.sql import passes, read_only
-from tesseradb.sql.mysql import variables
-from tesseradb.sql.planner import Handler, handler_for, writes
+from tesseradb.sql.mysql import hidden, qualified_names, time_limit, variables
+from tesseradb.sql.planner import Handler, commits, handler_for, writes
 from tesseradb.sql.statements.insert import insert_many
 
 
@@ -18,8 +18,13 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
     if db.read_only:
         read_only.check(stmt)
+    hidden.check(stmt)          # the engine's own tables, sqlite_master, pragma_*, dbstat
+    time_limit.arm(db, stmt)    # max_execution_time of a SELECT
     if isinstance(stmt, ast.Query):
         handler = _as_query(handler)
+    qualified_names.check(db, stmt)
+    if commits(stmt):
+        db.commit()         # MySQL's implicit commit: the open transaction ends before DDL runs
     db.start_statement()
     began = False
     try:
@@ -31,12 +36,16 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
                 result = handler(db, stmt, params)
         else:
             result = handler(db, stmt, params)
+        if commits(stmt):
+            db.commit()     # ... and the DDL itself is committed when it ends
         if not isinstance(stmt, ast.Query):
             db.statements.clear_plans()     # DDL and admin statements may change what a plan assumed
-    except BaseException:
+    except BaseException as exc:
         if began:           # the failed statement opened the transaction: end it, empty, and unlock
             db.store.rollback()
         db.reload_catalog()   # DDL handlers update the cached catalog before the savepoint ends
+        if db.read_limit_hit:
+            raise time_limit.exceeded() from exc
         raise
     finally:
         db.end_statement(show_warnings=isinstance(stmt, ast.ShowWarnings))
@@ -48,6 +57,7 @@ def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     seq = list(seq)
     if db.read_only:
         read_only.check(stmt)
+    hidden.check(stmt)
     db.start_statement()        # catalog synced, warnings cleared, interrupt flag and time limit armed
     began = bool(seq) and not db.store.in_transaction
     if began:
@@ -80,3 +90,5 @@ def _as_query(handler: Handler) -> Handler:
         variables.record(db, stmt.kind, result)
         return result
     return run_query
+
+

@@ -10,7 +10,10 @@ from sqlglot import exp
 
 
 def written(node: exp.Expression) -> str:
-    """The expression in MySQL spelling (sqlglot reads DATABASE() and SCHEMA() as one node: DATABASE())."""
+    """The expression's text as written (grammar/written_names.py, issue 22), else in MySQL spelling
+    (sqlglot reads DATABASE() and SCHEMA() as one node: DATABASE())."""
+    if node.meta.get("written"):
+        return str(node.meta["written"])
     text = node.sql(dialect="mysql", normalize_functions=False)
     return text.replace("SCHEMA()", "DATABASE()") if node.find(exp.CurrentSchema) is not None else text
 

@@ -21,6 +21,7 @@ from sqlglot import exp
 from tesseradb.grammar import ast
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql import exact_division, group_check, information_schema, row_id, variables
+from tesseradb.sql.mysql import qualified_names, temporal
 from tesseradb.sql.naming import name_as_written
 from tesseradb.sql.search import select_plan
 from tesseradb.sql.search.select_plan import Planned
@@ -39,6 +40,7 @@ class Facts:
     information_schema: bool
     grouping: bool                  # GROUP BY or an aggregate somewhere
     division: bool                  # / or AVG: MySQL's exact-division scale (exact_division.py)
+    qualified: bool = False         # db.table or db.table.column (qualified_names.py)
 
 
 def facts(expr: exp.Expression) -> Facts:
@@ -46,8 +48,10 @@ def facts(expr: exp.Expression) -> Facts:
     if cached is not None:
         return cached
     tables: set[str] = set()
-    found = {"variables": False, "information_schema": False, "grouping": False, "division": False}
+    found = {"variables": False, "information_schema": False, "grouping": False, "division": False,
+             "qualified": False}
     for node in expr.walk():
+        found["qualified"] |= qualified_names.is_qualified(node)
         if isinstance(node, exp.Table):
             tables.update(n.lower() for n in (node.name, node.alias) if n)
             found["information_schema"] |= node.db.lower() == information_schema.SCHEMA
@@ -61,6 +65,14 @@ def facts(expr: exp.Expression) -> Facts:
     result = Facts(frozenset(tables), **found)
     expr.meta["tessera_session"] = result
     return result
+
+
+def _qualified_names(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
+    return qualified_names.unqualify(db, expr)
+
+
+def _temporal(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
+    return temporal.rewrite(db.tables, expr)
 
 
 def _row_id(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
@@ -121,8 +133,10 @@ class Pass:
 
 # in order; a pass sees the tree the passes before it left
 PASSES: tuple[Pass, ...] = (
+    Pass("database_name", SESSION, lambda db, f: f.qualified, _qualified_names),      # issue 22
     Pass("declared_keys", SESSION,
          lambda db, f: any(t in db.tables and row_id.alias(db.tables[t]) for t in f.tables), _row_id),
+    Pass("dates_compared", SESSION, lambda db, f: temporal.needed(db.tables, f.tables), _temporal),   # issue 22
     Pass("session_variables", SESSION, lambda db, f: f.variables, _variables),
     Pass("exact_division", SESSION, lambda db, f: f.division, _exact_division),
     Pass("information_schema", SESSION, lambda db, f: f.information_schema, _information_schema),

@@ -10,7 +10,7 @@ from typing import Any
 from tesseradb.grammar import ast
 
 from tesseradb.sql.statements import backup, ddl, insert, query, rebuild, session, show_models
-from tesseradb.sql.statements import chunk_listing, modify_column, update_delete
+from tesseradb.sql.statements import chunk_listing, create_from, evaluate, modify_column, update_delete
 from tesseradb.sql.statements import set as set_statements
 from tesseradb.sql.statements import show, views
 
@@ -62,6 +62,7 @@ HANDLERS: dict[type, Entry] = {
     ast.Explain: Entry(query.explain, READS, "EXPLAIN"),
     ast.ShowChunks: Entry(chunk_listing.show_chunks, READS, "SHOW CHUNKS"),
     ast.CallChunks: Entry(chunk_listing.call_chunks, READS, "CALL CHUNKS"),
+    ast.CallEvaluate: Entry(evaluate.call_evaluate, READS, "CALL EVALUATE"),
     ast.AlterModifyColumn: Entry(modify_column.alter_modify_column, WRITES, "MODIFY COLUMN"),
     # MySQL session and introspection (issue 14)
     ast.SetStatement: Entry(set_statements.set_statement, READS, "SET NAMES"),
@@ -69,6 +70,8 @@ HANDLERS: dict[type, Entry] = {
     ast.ShowSession: Entry(show.show_session, READS, "SHOW TABLE STATUS"),
     ast.ShowColumns: Entry(show.show_columns, READS, "SHOW FULL COLUMNS"),
     ast.CreateView: Entry(views.create_view, WRITES, "CREATE OR REPLACE VIEW"),
+    ast.CreateTableAs: Entry(create_from.create_table_as, WRITES, "CREATE TABLE ... AS SELECT"),    # issue 22
+    ast.CreateTableLike: Entry(create_from.create_table_like, WRITES, "CREATE TABLE ... LIKE"),
     ast.DropView: Entry(views.drop_view, WRITES, "DROP VIEW"),
     ast.LockTables: Entry(set_statements.lock_tables, READS, "LOCK TABLES"),
     # outside the statement transaction: it copies committed data, saving the indexes first
@@ -92,6 +95,17 @@ def entry_for(stmt: ast.Statement) -> Entry:
 
 def handler_for(stmt: ast.Statement) -> Handler:
     return entry_for(stmt).handler
+
+
+# DDL commits the open transaction before it runs and commits itself when it ends (MySQL's implicit
+# commit, issue 22): a ROLLBACK after CREATE TABLE keeps the table, and the rows inserted before it.
+IMPLICIT_COMMIT = (ast.CreateTable, ast.CreateTableAs, ast.CreateTableLike, ast.DropTable, ast.CreateIndex,
+                   ast.DropIndex, ast.AlterAddColumn, ast.AlterDropColumn, ast.AlterModifyColumn, ast.CreateView,
+                   ast.DropView)
+
+
+def commits(stmt: ast.Statement) -> bool:
+    return isinstance(stmt, IMPLICIT_COMMIT) or (isinstance(stmt, ast.TableCommand) and stmt.verb == "truncate")
 
 
 def writes(stmt: ast.Statement) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import struct
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ from tesseradb import errors
 from tesseradb.catalog.tables import Column, Table
 from tesseradb.catalog.types import VECTOR_TYPES, pack_array, pack_vector, unpack, write_value
 from tesseradb.catalog.values import to_vectors
-from tesseradb.embed.rows import Embedded, embed_texts, source_text
+from tesseradb.embed.rows import Embedded, embed_texts, location_row, source_text, source_title
 from tesseradb.errors import UserError
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
@@ -27,19 +28,44 @@ def _check_width(rows: list[list[Any]], width: int) -> None:
             raise UserError(f"Column count doesn't match value count at row {n}", errors.ProgrammingError)
 
 
-def _id_value(value: Any, row: int) -> int | None:
-    if value is None or (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value == 0):
+@dataclass(frozen=True)
+class IdRule:
+    """How ids are generated (sql/mysql/auto_value.py decides it for a table): Manticore's implicit id
+    by default, 0 and NULL assigned after every explicit id."""
+    zero_generates: bool = True
+    in_row_order: bool = False          # MySQL's AUTO_INCREMENT counter, row by row
+
+
+MANTICORE_IDS = IdRule()
+
+
+def _generate_in_order(top: int, given: list[int | None]) -> list[int]:
+    """MySQL's counter: one past the largest value so far, in row order (a generated value that a later
+    row repeats is a duplicate key, as in MySQL)."""
+    ids, next_id = [], top + 1
+    for value in given:
+        if value is None:
+            value = next_id
+        next_id = max(next_id, value + 1)
+        ids.append(value)
+    return ids
+
+
+def _id_value(value: Any, row: int, zero_generates: bool = True) -> int | None:
+    if value is None or (zero_generates and isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                         and value == 0):
         return None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return _id_value(int(value), row)
+        return _id_value(int(value), row, zero_generates)
     raise UserError(f"Incorrect integer value: '{value}' for column 'id' at row {row}", errors.DataError)
 
 
-def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bool) -> list[int]:
+def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bool,
+                rule: IdRule = MANTICORE_IDS) -> list[int]:
     explicit = [i for i in given if i is not None]
     if not replace:
         seen: set[int] = set()
@@ -54,6 +80,8 @@ def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bo
             if hit:
                 raise UserError(f"duplicate id '{hit[0]}'", errors.DuplicateKey)
     top = db.store.one(f"SELECT COALESCE(MAX(id), 0) FROM {quote(table.name)}")[0]
+    if rule.in_row_order:
+        return _generate_in_order(top, given)
     next_id = max([top, *explicit]) + 1
     ids = []
     for i in given:
@@ -64,7 +92,7 @@ def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bo
 
 
 def write_rows(db: Database, table: Table, columns: list[Column], rows: list[list[Any]],
-               replace: bool = False) -> Result:
+               replace: bool = False, id_rule: IdRule = MANTICORE_IDS) -> Result:
     """Insert (or replace) rows of Python values into ``table``: the one write path shared by
     INSERT, REPLACE, executemany and LOAD DATA."""
     _check_width(rows, len(columns))
@@ -72,8 +100,8 @@ def write_rows(db: Database, table: Table, columns: list[Column], rows: list[lis
         return Result(rowcount=0)
     names = [c.name.lower() for c in columns]
     records = [dict(zip(names, row)) for row in rows]
-    given = [_id_value(r.get("id"), n) for n, r in enumerate(records, start=1)]
-    ids = _assign_ids(db, table, given, replace)
+    given = [_id_value(r.get("id"), n, id_rule.zero_generates) for n, r in enumerate(records, start=1)]
+    ids = _assign_ids(db, table, given, replace, id_rule)
     if replace:
         ids, records = _last_of_each(ids, records)
     for doc_id, rec in zip(ids, records):
@@ -132,7 +160,7 @@ def _vector_values(db: Database, table: Table, names: list[str], records: list[d
         elif spec is not None and spec.model_name:
             texts = [source_text(spec, rec) for rec in records]
             labels = [f"row {n} (id {doc_id})" for n, doc_id in enumerate(ids, start=1)]
-            out[key] = list(embed_texts(db, spec, texts, labels))
+            out[key] = list(embed_texts(db, spec, texts, labels, [source_title(spec, rec) for rec in records]))
         else:
             out[key] = [None] * len(records)
     return out
@@ -164,7 +192,7 @@ def _write_chunk_rows(db: Database, table: Table, ids: list[int],
         if key not in table.vectors:
             continue
         layout = table.layout(key)
-        rows = [(doc_id, ord_, s, e, emb.keys[ord_] if emb.keys else None)
+        rows = [(doc_id, ord_, s, e, emb.keys[ord_] if emb.keys else None) + location_row(emb, ord_)
                 for doc_id, emb in zip(ids, per_row) if emb is not None for ord_, (s, e) in enumerate(emb.spans)]
         if rows:
             write_chunks(db.store, layout, rows)
@@ -195,7 +223,8 @@ def recompute(db: Database, table: Table, specs: list, ids: list[int]) -> None:
         for spec in specs:
             texts = [source_text(spec, rec) for rec in records]
             labels = [f"id {doc_id}" for doc_id in got_ids]
-            store_vectors(db, table, table.column(spec.column), got_ids, embed_texts(db, spec, texts, labels))
+            titles = [source_title(spec, rec) for rec in records]
+            store_vectors(db, table, table.column(spec.column), got_ids, embed_texts(db, spec, texts, labels, titles))
 
 
 def recompute_all(db: Database, table: Table, specs: list) -> None:

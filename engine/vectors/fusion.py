@@ -37,11 +37,16 @@ def rrf(lists: Sequence[RankedList], rank_constant: int = DEFAULT_RANK_CONSTANT)
         for rank, (doc, score, chunk) in enumerate(ranked.hits, start=1):
             hit = fused.setdefault(doc, Fused(doc, 0.0))
             hit.score += ranked.weight / (rank_constant + rank)
-            if ranked.kind == "text":
-                hit.weight = score if hit.weight is None else max(hit.weight, score)
-                if hit.chunk_id is None:
-                    hit.chunk_id = chunk
-            elif hit.dist is None or score < hit.dist:
-                hit.dist = score
-                hit.chunk_id = chunk if chunk is not None else hit.chunk_id
+            note_hit(hit, ranked.kind, score, chunk)
     return sorted(fused.values(), key=lambda h: (-h.score, h.doc_id))
+
+
+def note_hit(hit: Fused, kind: str, score: float, chunk: int | None) -> None:
+    """Keep a side's own score on the fused row: the text side's BM25, the smallest knn distance."""
+    if kind == "text":
+        hit.weight = score if hit.weight is None else max(hit.weight, score)
+        if hit.chunk_id is None:
+            hit.chunk_id = chunk
+    elif hit.dist is None or score < hit.dist:
+        hit.dist = score
+        hit.chunk_id = chunk if chunk is not None else hit.chunk_id

@@ -38,6 +38,9 @@ class KnnOptions:
     fullscan: bool = False             # exact search over every (allowed) vector, no HNSW
     early_termination: bool = True     # accepted; FAISS HNSW has no such switch
     k: int | None = None               # {k=N}: overrides the positional k
+    mmr: float | None = None           # {mmr=λ}: diversity in [0, 1] (vectors/knn_rank.py)
+    mmr_candidates: int | None = None  # candidates for mmr / length_penalty; None: max(4k, 50)
+    length_penalty: float | None = None  # {length_penalty=α}: similarity / (1 + α ln(chunks))
 
 
 def _is_int(value: Any) -> bool:
@@ -57,6 +60,9 @@ _OPTIONS = {
     "early_termination": (_is_int, bool),
     "oversampling": (lambda v: _is_number(v) and v >= 1.0, float),
     "k": (lambda v: _is_int(v) and v > 0, int),
+    "mmr": (lambda v: _is_number(v) and 0.0 <= v <= 1.0, float),
+    "mmr_candidates": (lambda v: _is_int(v) and v > 0, int),
+    "length_penalty": (lambda v: _is_number(v) and v >= 0.0, float),
 }
 
 

@@ -10,7 +10,8 @@
 The rows go to TEMP tables that the rewritten query reads (``tesseradb.sql.search.passage_calls``). Offsets
 are Python ``str`` indices (code points) into the source text, the ``from`` columns joined with one
 space exactly as the embedder joined them; SQLite's ``substr`` counts the same characters, so the text
-is cut in SQL (a long page is never copied into Python). Spans are what the model saw
+is cut in SQL (a long page is never copied into Python). With ``markdown`` the columns are joined
+with a blank line instead (``separator_sql``). Spans are what the model saw
 (``tesseradb.embed.spans``). Supplied vectors have no text: their text and offsets are NULL.
 """
 from __future__ import annotations
@@ -28,6 +29,8 @@ from tesseradb.storage.blobs import unpack
 from tesseradb import embed
 from tesseradb.context import Context
 from tesseradb.embed.spans import kept_end, may_be_cut
+from tesseradb.vectors import mmr
+from tesseradb.vectors.knn_rank import similarity
 
 if TYPE_CHECKING:
     from tesseradb.catalog.tables import Table
@@ -36,10 +39,10 @@ if TYPE_CHECKING:
 TABLE = "_tessera_passages"           # knn_chunks(n): (doc, rank) -> chunk
 BEST_TABLE = "_tessera_passage"       # knn_chunk*(): doc -> the chunk it matched
 CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (doc_id INTEGER NOT NULL, rank INTEGER NOT NULL, "
-                "chunk INTEGER NOT NULL, dist REAL NOT NULL, start INTEGER, \"end\" INTEGER, text TEXT, "
+                "chunk INTEGER NOT NULL, dist REAL NOT NULL, start INTEGER, \"end\" INTEGER, text TEXT, heading TEXT, "
                 "PRIMARY KEY (doc_id, rank)) WITHOUT ROWID")
 CREATE_BEST_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {BEST_TABLE} (doc_id INTEGER PRIMARY KEY, "
-                     "chunk INTEGER NOT NULL, dist REAL, start INTEGER, \"end\" INTEGER, text TEXT)")
+                     "chunk INTEGER NOT NULL, dist REAL, start INTEGER, \"end\" INTEGER, text TEXT, heading TEXT)")
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -50,6 +53,7 @@ class Needs:
     best: bool
     limit: int
     text: bool
+    mmr: float | None = None        # knn_chunks(n, {mmr=λ}): the n passages picked by MMR
 
 
 @dataclass(frozen=True)
@@ -61,9 +65,10 @@ class Passage:
     start: int | None
     end: int | None
     text: str | None
+    heading: str | None = None
 
 
-_ChunkRow = tuple          # (ord, start, end) of one chunk row: plain tuples, a document may have thousands
+_ChunkRow = tuple          # (ord, start, end, heading) of one chunk row: plain tuples, a document may have thousands
 
 
 def distances(vectors: np.ndarray, queries: np.ndarray, metric: str) -> np.ndarray:
@@ -84,14 +89,16 @@ def _as_float32(d: float) -> float:
 
 
 def _spans(db: Context, chunks_table: str, picks: list[tuple[int, int]]) -> dict[tuple[int, int], _ChunkRow]:
-    """(doc, ord) -> (ord, start, end), for the chosen chunks only (one query, on the doc_id index)."""
-    sql = (f"SELECT c.doc_id, c.ord, c.start, c.\"end\" FROM json_each(?) AS j CROSS JOIN {quote(chunks_table)} AS c "
+    """(doc, ord) -> (ord, start, end, heading), for the chosen chunks only (one query, on the doc_id index)."""
+    sql = (f"SELECT c.doc_id, c.ord, c.start, c.\"end\", c.heading FROM json_each(?) AS j "
+           f"CROSS JOIN {quote(chunks_table)} AS c "
            "ON c.doc_id = json_extract(j.value, '$[0]') AND c.ord = json_extract(j.value, '$[1]')")
     return {(doc, row[0]): tuple(row) for doc, *row in db.store.execute(sql, (json.dumps(picks),))}
 
 
 def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
-                limit: int | None = None) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
+                limit: int | None = None, diversity: float | None = None
+                ) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
     """doc id -> (its ``limit`` nearest chunks as (distance, (ord, start, end)), nearest first, ties to
     the lower ordinal; its number of chunks). Every vector of the document is scored; only the chunk
     rows of the chosen ones are read (a document's vector i is its chunk of ordinal i)."""
@@ -107,16 +114,33 @@ def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, d
         vectors = unpack(blob, layout.is_array)
         if len(vectors) and vectors.shape[1] == layout.dims:
             dist = distances(vectors, queries, layout.metric)
-            chosen[doc] = (dist, np.argsort(dist, kind="stable")[:limit].tolist(), len(vectors))
+            chosen[doc] = (dist, _pick(vectors, dist, layout.metric, limit, diversity), len(vectors))
     spans = _spans(db, layout.chunks, [(doc, i) for doc, (_, best, _) in chosen.items() for i in best])
     return {doc: ([(_as_float32(float(dist[i])), spans[doc, i]) for i in best if (doc, i) in spans], count)
             for doc, (dist, best, count) in chosen.items()}
 
 
+def _pick(vectors: np.ndarray, dist: np.ndarray, metric: str, limit: int | None, diversity: float | None) -> list[int]:
+    """The chunks to report: the nearest ``limit``, or with ``diversity`` the ``limit`` MMR picks among
+    the document's chunks (relevance = knn's similarity, vectors/knn_rank.py)."""
+    order = np.argsort(dist, kind="stable")
+    if diversity is None or limit is None:
+        return order[:limit].tolist()
+    pool = order[:max(4 * limit, 50)]
+    relevance = np.array([similarity(float(d), metric) for d in dist[pool]])
+    picks, _ = mmr.select(vectors[pool], relevance, limit, diversity)
+    return [int(pool[i]) for i in picks]
+
+
 def _source_sql(table: "Table", spec: "VectorSpec") -> str:
     """SQL for the text a model column embeds (``embed.rows.source_text``): the ``from`` columns,
-    NULL as empty, joined with one space."""
-    return " || ' ' || ".join(f"COALESCE(t.{quote(table.column(c).name)}, '')" for c in spec.from_columns)
+    NULL as empty, joined as ``embed.rows.separator`` says."""
+    return f" || {separator_sql(spec)} || ".join(f"COALESCE(t.{quote(table.column(c).name)}, '')" for c in spec.from_columns)
+
+
+def separator_sql(spec: "VectorSpec") -> str:
+    """``embed.rows.separator`` as an SQL expression."""
+    return "char(10, 10)" if spec.chunk_strategy == "markdown" else "' '"
 
 
 def _texts(db: Context, table: "Table", spec: "VectorSpec",
@@ -132,20 +156,20 @@ def _texts(db: Context, table: "Table", spec: "VectorSpec",
 
 def _with_text(db: Context, table: "Table", spec: "VectorSpec", rows: list[tuple], counts: dict[int, int],
                needs: Needs) -> list[Passage]:
-    """rows: (doc, rank, ord, dist, start, end) -> Passages, with the text the model saw of each span."""
+    """rows: (doc, rank, ord, dist, start, end, heading) -> Passages, with the text the model saw of each span."""
     if not needs.text:
-        return [Passage(d, r, o + 1, dist, None, None, None) for d, r, o, dist, _, _ in rows]
-    texts = _texts(db, table, spec, [(d, s, e) for d, _, _, _, s, e in rows if s is not None and e is not None])
+        return [Passage(d, r, o + 1, dist, None, None, None, h) for d, r, o, dist, _, _, h in rows]
+    texts = _texts(db, table, spec, [(d, s, e) for d, _, _, _, s, e, _ in rows if s is not None and e is not None])
     model = embed.get_model(spec.model_name) if texts else None
     out = []
-    for doc, rank, ordinal, dist, start, end in rows:
+    for doc, rank, ordinal, dist, start, end, heading in rows:
         text = texts.get((doc, start))
         if text is None:
-            out.append(Passage(doc, rank, ordinal + 1, dist, None, None, None))
+            out.append(Passage(doc, rank, ordinal + 1, dist, None, None, None, heading))
             continue
         if may_be_cut(spec.chunk_strategy, spec.max_chunks, ordinal, counts.get(doc, 0)):
             text = text[:kept_end(model, text, 0, len(text))]
-        out.append(Passage(doc, rank, ordinal + 1, dist, start, start + len(text), text))
+        out.append(Passage(doc, rank, ordinal + 1, dist, start, start + len(text), text, heading))
     return out
 
 
@@ -153,8 +177,8 @@ def ranked(db: Context, table: "Table", column: str, queries: np.ndarray, doc_id
            needs: Needs, limit: int) -> list[Passage]:
     """The ``limit`` nearest chunks of each of ``doc_ids``, every chunk scored exactly."""
     spec = table.vectors[column.lower()]
-    scored = rank_chunks(db, table, column, queries, doc_ids, limit)
-    rows = [(doc, rank, row[0], dist, row[1], row[2]) for doc, (chunks, _) in scored.items()
+    scored = rank_chunks(db, table, column, queries, doc_ids, limit, needs.mmr if limit == needs.limit else None)
+    rows = [(doc, rank, row[0], dist, row[1], row[2], row[3]) for doc, (chunks, _) in scored.items()
             for rank, (dist, row) in enumerate(chunks, start=1)]
     return _with_text(db, table, spec, rows, {doc: n for doc, (_, n) in scored.items()}, needs)
 
@@ -167,10 +191,11 @@ def matched(db: Context, table: "Table", column: str, hits: Sequence[tuple[int, 
     dist = {chunk: d for _, d, chunk in hits}
     count = (f"(SELECT COUNT(*) FROM {quote(layout.chunks)} AS n WHERE n.doc_id = c.doc_id)"
              if spec.max_chunks else "0")                 # only max_chunks makes the last chunk special
-    sql = (f"SELECT c.doc_id, c.chunk_id, c.ord, c.start, c.\"end\", {count} "
+    sql = (f"SELECT c.doc_id, c.chunk_id, c.ord, c.start, c.\"end\", {count}, c.heading "
            f"FROM {quote(layout.chunks)} AS c WHERE c.chunk_id IN (SELECT value FROM json_each(?))")
     found = list(db.store.execute(sql, (json.dumps([c for _, _, c in hits if c is not None]),)))
-    rows = [(doc, 1, ordinal, dist[chunk], start, end) for doc, chunk, ordinal, start, end, _ in found]
+    rows = [(doc, 1, ordinal, dist[chunk], start, end, heading)
+            for doc, chunk, ordinal, start, end, _, heading in found]
     return _with_text(db, table, spec, rows, {r[0]: r[5] for r in found}, needs)
 
 
@@ -183,11 +208,11 @@ def fill(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids:
             ranked(db, table, column, queries, doc_ids, needs, 1)
         db.store.execute(CREATE_BEST_TABLE)
         db.store.execute(f"DELETE FROM temp.{BEST_TABLE}")
-        db.store.executemany(f"INSERT INTO temp.{BEST_TABLE} VALUES (?, ?, ?, ?, ?, ?)",
-                             [(p.doc_id, p.chunk, p.dist, p.start, p.end, p.text) for p in best])
+        db.store.executemany(f"INSERT INTO temp.{BEST_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             [(p.doc_id, p.chunk, p.dist, p.start, p.end, p.text, p.heading) for p in best])
     if needs.limit:
         rows = ranked(db, table, column, queries, doc_ids, needs, needs.limit)
         db.store.execute(CREATE_TABLE)
         db.store.execute(f"DELETE FROM temp.{TABLE}")
-        db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             [(p.doc_id, p.rank, p.chunk, p.dist, p.start, p.end, p.text) for p in rows])
+        db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             [(p.doc_id, p.rank, p.chunk, p.dist, p.start, p.end, p.text, p.heading) for p in rows])

@@ -18,6 +18,7 @@ from tesseradb.errors import UserError
 from tesseradb.catalog.values import literal, to_vectors
 
 from tesseradb.catalog.tables import Table
+from tesseradb.vectors import knn_rank
 from tesseradb.context import Context
 from tesseradb.embed.rows import check_text
 from tesseradb.vectors.knn_options import (MANTICORE_DEFAULT_LIMIT, KnnOptions, parse_options, resolve_k,
@@ -36,6 +37,7 @@ class KnnRequest:
     bound: dict[str, Any] = field(default_factory=dict)
     options: KnnOptions = field(default_factory=KnnOptions)
     passages: Any = None                     # passages.Needs: what knn_chunk*() read, or None
+    scores: dict[int, float] | None = None   # knn_score() of the last run, when it ranks otherwise
 
     @classmethod
     def from_call(cls, db: Context, call: exp.Anonymous, tables: dict[str, Table],
@@ -161,7 +163,15 @@ def _collapse(best: dict[int, tuple[float, int]], k: int) -> list[tuple[int, flo
 
 
 def run_knn(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
-    """The k nearest documents as (doc_id, distance, chunk_id), nearest first."""
+    """The k nearest documents as (doc_id, distance, chunk_id), nearest first; with {length_penalty}
+    or {mmr}, the k best of more candidates in that ranking (``req.scores``: doc -> knn_score())."""
+    if knn_rank.active(req):
+        hits, req.scores = knn_rank.rank(db, req, _nearest)
+        return hits
+    return _nearest(db, req)
+
+
+def _nearest(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
     if req.query is None or len(req.query) == 0:
         return []
     allowed = _allowed(db, req)

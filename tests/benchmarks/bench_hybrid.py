@@ -62,7 +62,9 @@ METHODS = {
 }
 
 
-def build(path: str) -> dict:
+def build(path: str, create: str = CREATE) -> dict:
+    """Load the manual into ``path`` once (``create``: the table's DDL; bench_hybrid_peers gives the
+    table the default morphology)."""
     done = Path(path + ".built.json")
     if done.exists():
         return json.loads(done.read_text())
@@ -72,7 +74,7 @@ def build(path: str) -> dict:
     docs = common.pages()
     con = tesseradb.connect(path)
     cur = con.cursor()
-    cur.execute(CREATE)
+    cur.execute(create)
     started = time.perf_counter()
     for start in range(0, len(docs), 16):
         cur.executemany("INSERT INTO manual (id, path, body) VALUES (?, ?, ?)",

@@ -14,9 +14,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 import report_hybrid  # noqa: E402
+import report_hybrid_peers  # noqa: E402
 import report_int8  # noqa: E402
 import report_speed  # noqa: E402
 import report_chunk_reuse  # noqa: E402
+import report_markdown  # noqa: E402
 import report_mcp  # noqa: E402
 
 DOCS = common.REPO / "docs"
@@ -327,6 +329,7 @@ def main() -> None:
              f"{PY}/bench_index_build.py              # index catch-up: read_vectors as shipped vs one blob read per page",
              f"{PY}/bench_quantize.py --recall        # int8 candidates of the model: speed, vectors, recall",
              f"{PY}/bench_chunk_reuse.py              # chunk reuse: re-sync, MODIFY COLUMN, knn_chunk_text() cost",
+             f"{PY}/bench_markdown.py --subset questions   # markdown vs recursive: heading queries, questions, load, knn_chunk_section() cost",
              f"{PY}/bench_quantize_index.py --sizes 100000,1000000   # quantized indexes: memory, build, latency, recall",
              f"{PY}/bench_int8.py --ingest-every 3   # the int8 model: speed, engine ingest vs float32",
              f"{PY}/bench_int8.py --no-speed --recall --out int8_recall   # its recall (embeds the manual)",
@@ -415,6 +418,8 @@ def main() -> None:
     lines += report_speed.section()
     lines += report_int8.section()
     lines += report_hybrid.section(common.load_result("hybrid")) + [""]
+    lines += report_hybrid_peers.section(common.load_result("hybrid_peers")) + [""]
+    lines += report_markdown.section()
     lines += report_mcp.section()
     lines += engine_notes(ingest, query)
     PAGE.write_text("\n".join(lines).rstrip() + "\n")

@@ -186,7 +186,7 @@ def test_client_probes(server):
             "SHOW TABLES": lambda r: r == (("docs",),),
             "SHOW COLUMNS FROM docs": lambda r: [x[0] for x in r] == ["id", "title", "body", "tag", "chunks"],
             "SHOW INDEX FROM docs": lambda r: [x[1] for x in r] == ["by_tag"],
-            "SHOW CREATE TABLE docs": lambda r: r[0][1].startswith("CREATE TABLE docs"),
+            "SHOW CREATE TABLE docs": lambda r: r[0][1].startswith("CREATE TABLE `docs`"),
             "SHOW VARIABLES LIKE 'autocommit'": lambda r: r == (("autocommit", "True"),) or r == (("autocommit", "1"),),
             "SHOW VARIABLES LIKE 'sql_mode'": lambda r: "ANSI" not in r[0][1],
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'docs'":

@@ -16,14 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from mysql_mimic.constants import KillKind
-from mysql_mimic.control import LocalControl
 from mysql_mimic.stream import MysqlStream
 from mysql_mimic.variables import GlobalVariables, SYSTEM_VARIABLES
 
 from tesseradb.clients.server import config, wire
 from tesseradb.clients.server.auth import Accounts
 from tesseradb.clients.server.config import ServerOptions
+from tesseradb.clients.server.processes import EngineControl
 from tesseradb.clients.server.protocol import SERVER_CAPABILITIES, WireConnection, error_packet
 from tesseradb.clients.server.session import EngineSession, Shared
 
@@ -43,26 +42,15 @@ def server_variables(options: ServerOptions) -> GlobalVariables:
         "transaction_isolation": "SERIALIZABLE", "default_storage_engine": "tesseradb",
         "default_tmp_storage_engine": "tesseradb", "max_allowed_packet": options.max_packet,
         "wait_timeout": int(options.idle_timeout or 0), "interactive_timeout": int(options.idle_timeout or 0),
-        "transaction_read_only": options.read_only,
+        "transaction_read_only": options.read_only, "max_execution_time": options.max_execution_time,
     }
     for name, value in defaults.items():
         kind, _, dynamic = schema[name]
         schema[name] = (kind, value, dynamic)
     schema["tx_isolation"] = schema["transaction_isolation"]
     schema["read_only"] = (bool, options.read_only, False)
+    schema["secure_file_priv"] = (str, options.secure_file_priv or None, False)   # NULL: file statements off
     return GlobalVariables(schema)
-
-
-class EngineControl(LocalControl):
-    """KILL [QUERY|CONNECTION] id: interrupt the engine statement the session is running, too."""
-
-    async def kill(self, connection_id: int, kind: KillKind = KillKind.CONNECTION) -> None:
-        conn = self._connections.get(connection_id)
-        if conn is None:
-            return
-        conn.session.interrupt()
-        if kind == KillKind.CONNECTION:
-            conn.kill(kind)
 
 
 class Server:
@@ -71,7 +59,8 @@ class Server:
         self.options = options
         self.ssl = config.ssl_context(options)
         self.shared = Shared(connect=connect, path=options.database, name=options.name, variables=server_variables(options),
-                             read_only=options.read_only, statement_timeout=options.statement_timeout)
+                             read_only=options.read_only, statement_timeout=options.statement_timeout,
+                             secure_file_priv=options.secure_file_priv)
         self.accounts = Accounts(options.user, options.password)
         self.control = EngineControl()
         self.clients: dict[asyncio.Task, Any] = {}
@@ -138,6 +127,7 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
           ssl_key: str | None = None, max_connections: int = config.DEFAULT_MAX_CONNECTIONS,
           idle_timeout: float | None = config.DEFAULT_IDLE_TIMEOUT, read_only: bool = False,
           statement_timeout: float | None = None, max_packet: int = config.DEFAULT_MAX_PACKET,
+          secure_file_priv: str | None = "", max_execution_time: int = config.DEFAULT_MAX_EXECUTION_TIME,
           background: bool = False):
     """Serve ``database`` over the MySQL protocol. Blocks until SIGTERM / Ctrl-C and returns 0, or
     with ``background=True`` returns a :class:`Background` handle at once (``.port``, ``.stop()``).
@@ -148,7 +138,8 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
     options = ServerOptions(database=database, host=host, port=port, user=user, password=password,
                             ssl_cert=ssl_cert, ssl_key=ssl_key, max_connections=max_connections,
                             idle_timeout=idle_timeout, read_only=read_only,
-                            statement_timeout=statement_timeout, max_packet=max_packet)
+                            statement_timeout=statement_timeout, max_packet=max_packet,
+                            secure_file_priv=secure_file_priv, max_execution_time=max_execution_time)
     server = Server(options, connect)
     if background:
         return Background(server)

@@ -33,6 +33,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-allowed-packet", type=int, default=config.DEFAULT_MAX_PACKET, metavar="BYTES",
                    help="largest packet a client may send (default 64 MiB, MySQL 8's)")
     p.add_argument("--read-only", action="store_true", help="refuse every statement that writes")
+    p.add_argument("--max-execution-time", type=int, default=config.DEFAULT_MAX_EXECUTION_TIME, metavar="MS",
+                   help="milliseconds a SELECT may run before it stops with error 3024 (default 60000; 0: no "
+                   "limit; a session changes it with SET max_execution_time)")
+    p.add_argument("--secure-file-priv", metavar="DIR", default="",
+                   help="the one directory LOAD DATA and SELECT ... INTO OUTFILE may use (default: none, "
+                   "every file statement is refused)")
     return p
 
 
@@ -44,7 +50,8 @@ def main(argv: list[str]) -> int:
         return serve(args.database, connect=tesseradb.connect, host=args.host, port=args.port, user=args.user, password=password,
                      ssl_cert=args.ssl_cert, ssl_key=args.ssl_key, max_connections=args.max_connections,
                      idle_timeout=args.idle_timeout, read_only=args.read_only,
-                     statement_timeout=args.statement_timeout, max_packet=args.max_allowed_packet)
+                     statement_timeout=args.statement_timeout, max_packet=args.max_allowed_packet,
+                     secure_file_priv=args.secure_file_priv, max_execution_time=args.max_execution_time)
     except config.ConfigError as exc:
         sys.stderr.write(f"tessera serve: {exc}\n")
         return 2

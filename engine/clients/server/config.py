@@ -10,6 +10,7 @@ DEFAULT_PORT = 9306                 # Manticore's MySQL-protocol port
 DEFAULT_IDLE_TIMEOUT = 28800.0      # MySQL's wait_timeout
 DEFAULT_MAX_CONNECTIONS = 151       # MySQL's max_connections
 DEFAULT_MAX_PACKET = 64 * 1024 * 1024   # MySQL 8's max_allowed_packet
+DEFAULT_MAX_EXECUTION_TIME = 60_000     # ms a SELECT may run (MySQL's max_execution_time; 0: no limit)
 
 
 class ConfigError(ValueError):
@@ -30,6 +31,8 @@ class ServerOptions:
     read_only: bool = False
     max_packet: int = DEFAULT_MAX_PACKET
     statement_timeout: float | None = None
+    secure_file_priv: str | None = ""   # "": every file statement refused; a directory: confined to it
+    max_execution_time: int = DEFAULT_MAX_EXECUTION_TIME
 
     @property
     def name(self) -> str:
@@ -61,6 +64,10 @@ def check(options: ServerOptions) -> None:
         raise ConfigError("--max-connections must be at least 1")
     if options.max_packet < 1024:
         raise ConfigError("--max-allowed-packet must be at least 1024 bytes")
+    if options.secure_file_priv and not os.path.isdir(options.secure_file_priv):
+        raise ConfigError(f"--secure-file-priv {options.secure_file_priv}: not a directory")
+    if options.max_execution_time < 0:
+        raise ConfigError("--max-execution-time must be 0 (no limit) or a number of milliseconds")
     if options.idle_timeout is not None and options.idle_timeout <= 0:
         raise ConfigError("--idle-timeout must be a positive number of seconds")
 

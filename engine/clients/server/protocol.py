@@ -13,6 +13,7 @@ What mysql-mimic's :class:`Connection` gets wrong for a database, and what this 
 - COM_STMT_RESET reset the whole session (rolled back the open transaction, autocommit back on);
   here it resets only the statement.
 - COM_FIELD_LIST read columns 0 and 4 of ``SHOW COLUMNS``; here it asks the engine for the fields.
+- A ``bytes`` parameter that is not UTF-8 was "Malformed packet"; here it is bound as bytes.
 - A client that stays silent longer than the idle timeout is disconnected (MySQL's error 4031).
 """
 from __future__ import annotations
@@ -29,11 +30,12 @@ from mysql_mimic.errors import ErrorCode, MysqlError, get_sqlstate
 from mysql_mimic.prepared import PreparedStatement
 from mysql_mimic.results import ResultSet
 from mysql_mimic.stream import ConnectionClosed
+from mysql_mimic.charset import CharacterSet
 from mysql_mimic.types import Capabilities, Commands, ServerStatus
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
 from tesseradb import errors
-from tesseradb.clients.server import checks, statements
+from tesseradb.clients.server import checks, processes, statements, temporal_params
 from tesseradb.clients.server.session import Ok, Outcome, Rows
 from tesseradb.clients.server.wire import IdleTimeout, PacketTooLarge
 
@@ -136,15 +138,22 @@ class WireConnection(Connection):
     async def handle_query(self, data: bytes) -> None:
         com_query = packets.parse_com_query(capabilities=self.capabilities,
                                             client_charset=self.client_charset, data=data)
-        stmts = statements.split(com_query.sql)
+        self._refuse_too_complex(com_query.sql)
+        stmts = statements.split(com_query.sql, self.session.lexing)
         if not stmts:
             raise MysqlError("Query was empty", ErrorCode.EMPTY_QUERY)
         if len(stmts) > 1 and Capabilities.CLIENT_MULTI_STATEMENTS not in self.capabilities:
             raise MysqlError("several statements in one query need the client's CLIENT_MULTI_STATEMENTS "
                              "option", ErrorCode.PARSE_ERROR)
         for i, stmt in enumerate(stmts):
-            outcome = await self.session.run(stmt)
+            outcome = await processes.watched(self.stream, self.session, self.session.run(stmt))
             await self.write_outcome(outcome, more=i < len(stmts) - 1)
+
+    def _refuse_too_complex(self, sql: str) -> None:
+        """Before the tokenizer sees it: a statement that would take many seconds to refuse."""
+        reason = self.session.lexing.too_complex(sql) if self.session.lexing is not None else None
+        if reason is not None:
+            raise MysqlError(f"statement too complex to run: {reason}", ErrorCode.PARSE_ERROR)
 
     async def write_outcome(self, outcome: Outcome, more: bool = False, binary: bool = False,
                             stmt: PreparedStatement | None = None, use_cursor: bool = False) -> None:
@@ -166,7 +175,8 @@ class WireConnection(Connection):
     # -- prepared statements: parameters are bound, never spliced ------------------------------
     async def handle_stmt_prepare(self, data: bytes) -> None:
         sql = self.client_charset.decode(data)
-        parsed = statements.one(sql)
+        self._refuse_too_complex(sql)
+        parsed = statements.one(sql, self.session.lexing)
         stmt_id = next(self.prepared_stmt_seq)
         stmt = PreparedStatement(stmt_id=stmt_id, sql=sql, num_params=parsed.params)
         self.prepared_stmts[stmt_id] = stmt
@@ -187,14 +197,16 @@ class WireConnection(Connection):
         count = stmt.num_params
         if (count > 0 or count_available) and Capabilities.CLIENT_QUERY_ATTRIBUTES in self.capabilities:
             count = types.read_uint_len(r)
-        params = packets._read_params(self.capabilities, self.client_charset, r, count,
-                                      stmt.param_buffers) if count else []
+        # read as latin1 (every byte one character, losslessly), then decoded in _param; dates too
+        params = temporal_params.read_params(self.capabilities, CharacterSet.latin1, r, count,
+                                             stmt.param_buffers) if count else []
         stmt.param_buffers = None
         if len(params) < stmt.num_params:
             raise MysqlError(f"statement needs {stmt.num_params} parameters, got {len(params)}",
                              ErrorCode.PARSE_ERROR)
-        bound = [_param(value) for _, value in params[:stmt.num_params]]
-        outcome = await self.session.run(self._parsed[stmt.stmt_id], bound)
+        bound = [_param(value, self.client_charset) for _, value in params[:stmt.num_params]]
+        outcome = await processes.watched(self.stream, self.session,
+                                          self.session.run(self._parsed[stmt.stmt_id], bound))
         await self.write_outcome(outcome, binary=True, stmt=stmt, use_cursor=use_cursor)
 
     async def handle_stmt_reset(self, data: bytes) -> None:
@@ -255,8 +267,16 @@ def _sqlstate(code: int) -> str:
     return SQLSTATES.get(code) or get_sqlstate(code).decode()
 
 
-def _param(value: Any) -> Any:
-    """A bound value as the engine takes it: bytes sent for a text column are text."""
+def _param(value: Any, charset: Any) -> Any:
+    """A bound value as the engine takes it: a string or BLOB parameter is text when its bytes are
+    text in the client's character set, else exactly those bytes (mysql-mimic decoded every one and
+    answered a binary value with "Malformed packet")."""
+    if isinstance(value, str):
+        raw = value.encode("latin-1")
+        try:
+            return charset.decode(raw)
+        except UnicodeDecodeError:
+            return raw
     if isinstance(value, (bytes, bytearray)):
         try:
             return bytes(value).decode("utf-8")

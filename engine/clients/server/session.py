@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -58,11 +59,6 @@ def unknown_database(name: str) -> ServerError:
     return ServerError(f"Unknown database '{name}'", 1049, "42000")
 
 
-def read_only_refused() -> ServerError:
-    return ServerError("The server is running with --read-only so it cannot execute this statement",
-                       1290, "HY000")
-
-
 @dataclass
 class Shared:
     """What every session of one server shares."""
@@ -72,12 +68,15 @@ class Shared:
     variables: Variables
     read_only: bool = False
     statement_timeout: float | None = None
+    secure_file_priv: str | None = ""           # "" refuses every file statement (engine/io/file_access.py)
 
 
 # Session variables a reset keeps: who is connected and the character set the client talks in.
 KEPT_ON_RESET = ("external_user", "character_set_client", "character_set_connection",
                  "character_set_results", "collation_connection")
 PROBE_DATABASES = {"information_schema", "mysql", "performance_schema", "sys"}
+# Session variables the engine connection acts on: kept in step with mysql-mimic's on every SET.
+SYNCED = ("sql_mode", "max_execution_time")
 
 
 class EngineSession(Session):
@@ -93,12 +92,28 @@ class EngineSession(Session):
         self._running = threading.Event()
         self._closed = False
         self.stopping = False                   # the server is shutting down: no new statements
+        self._lexing: Any = None                # until init: sqlglot's default MySQL reading
+        self.info: str | None = None            # the statement running now (SHOW PROCESSLIST)
+        self.since = time.monotonic()           # when it started, or when the last one ended
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def init(self, connection: Any) -> None:
         await super().init(connection)
         self.con = await self._call(self.shared.connect, self.shared.path, autocommit=True,
-                                    statement_timeout=self.shared.statement_timeout)
+                                    statement_timeout=self.shared.statement_timeout,
+                                    read_only=self.shared.read_only,
+                                    secure_file_priv=self.shared.secure_file_priv)
+        await self._call(_sync, self.con, {name: self.variables.get(name) for name in SYNCED})
+        self.lexing = self.con.lexing
+
+    @property
+    def lexing(self) -> Any:
+        """How this session reads quotes and backslashes (sql_mode): the engine connection's."""
+        return self._lexing
+
+    @lexing.setter
+    def lexing(self, value: Any) -> None:
+        self._lexing = value
 
     async def close(self) -> None:
         """The client left (or the server stops): roll back what it left open, close its engine
@@ -114,12 +129,13 @@ class EngineSession(Session):
 
     async def reset(self) -> None:
         """COM_RESET_CONNECTION / COM_CHANGE_USER: a fresh session on the same engine connection."""
-        if self.con is not None:
-            await self._call(_reset, self.con)
         kept = {name: self.variables.get(name) for name in KEPT_ON_RESET}
         self.variables = SessionVariables(self.shared.variables)
         for name, value in kept.items():
             self.variables.set(name, value, force=True)
+        if self.con is not None:
+            await self._call(_reset, self.con, {name: self.variables.get(name) for name in SYNCED})
+            self.lexing = self.con.lexing
         self.database = self.shared.name
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
 
@@ -136,11 +152,19 @@ class EngineSession(Session):
     async def run(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
         if params and stmt.route != Route.ENGINE:
             raise ServerError("this statement takes no parameters", 1210, "HY000")
-        return await RUNNERS[stmt.route](self, stmt, params)
+        self.info, self.since = stmt.text, time.monotonic()
+        try:
+            return await RUNNERS[stmt.route](self, stmt, params)
+        finally:
+            self.info, self.since = None, time.monotonic()
+
+    async def _processlist(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        full = len(stmt.tokens) > 1 and stmt.tokens[1].text.upper() == "FULL"
+        rows, columns = self.connection.control.processlist(full)
+        return Rows(rows, columns)
 
     async def _engine(self, stmt: Statement, params: list[Any] | None) -> Outcome:
-        if self.shared.read_only and not statements.allowed_read_only(stmt):
-            raise read_only_refused()
+        # --read-only: the engine connection refuses writes, decided from the statement it parsed
         outcome, self.status = await self._call(self._execute, stmt.text, params)
         return outcome
 
@@ -163,7 +187,8 @@ class EngineSession(Session):
             self._running.clear()
 
     async def _probe(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
-        result = await ensure_result_set(await super().handle_query(stmt.text, {}))
+        text = self.lexing.normalize(stmt.text) if self.lexing is not None else stmt.text
+        result = await ensure_result_set(await super().handle_query(text, {}))
         if not result.columns:
             return Ok()
         rows = result.rows if isinstance(result.rows, list) else [r async for r in _aiter(result.rows)]
@@ -191,11 +216,33 @@ class EngineSession(Session):
         return Ok()
 
     async def _set(self, stmt: Statement, params: list[Any] | None) -> Outcome:
-        await self._probe(stmt)
+        before = {name: self.variables.get(name) for name in SYNCED}
+        try:
+            await self._probe(stmt)
+        except (ValueError, TypeError):         # mysql-mimic converting the value to the variable's type
+            raise ServerError("Incorrect argument type to variable", 1232, "42000") from None
         wanted = bool(self.variables.get("autocommit"))
         if self.con is not None and wanted != self.con.autocommit:
             self.status = await self._call(_set_autocommit, self.con, wanted)
+        changed = {name: self.variables.get(name) for name in SYNCED if self.variables.get(name) != before[name]}
+        if self.con is not None and changed:
+            await self._sync(changed, before)
         return Ok()
+
+    async def _sync(self, changed: dict[str, Any], before: dict[str, Any]) -> None:
+        """Variables the engine acts on reach it, checked there: ``sql_mode`` (the engine reads text
+        with it from now on; the status flag SERVER_STATUS_NO_BACKSLASH_ESCAPES tells PyMySQL and
+        libmysqlclient how to escape, mysql-connector reads @@sql_mode) and ``max_execution_time``."""
+        try:
+            stored = await self._call(_sync, self.con, changed)
+        except errors.Error:
+            for name, value in before.items():
+                self.variables.set(name, value, force=True)
+            raise
+        for name, value in stored.items():
+            self.variables.set(name, value, force=True)
+        self.lexing = self.con.lexing
+        self.status = await self._call(_status, self.con)
 
     async def use(self, database: str) -> None:
         if database.lower() != self.shared.name.lower() and database.lower() not in PROBE_DATABASES:
@@ -232,6 +279,7 @@ RUNNERS = {
     Route.PROBE_FALLBACK: EngineSession._probe_fallback,
     Route.USE: EngineSession._use,
     Route.SET: EngineSession._set,
+    Route.PROCESSLIST: EngineSession._processlist,
 }
 
 
@@ -242,7 +290,13 @@ def _status(con: Any) -> ServerStatus:
         status |= ServerStatus.SERVER_STATUS_AUTOCOMMIT
     if con.in_transaction:
         status |= ServerStatus.SERVER_STATUS_IN_TRANS
+    if con.lexing.no_backslash_escapes:
+        status |= ServerStatus.SERVER_STATUS_NO_BACKSLASH_ESCAPES
     return status
+
+
+def _sync(con: Any, values: dict[str, Any]) -> dict[str, Any]:
+    return {name: con.set_variable(name, value) for name, value in values.items()}
 
 
 def _set_autocommit(con: Any, on: bool) -> ServerStatus:
@@ -253,9 +307,10 @@ def _set_autocommit(con: Any, on: bool) -> ServerStatus:
     return _status(con)
 
 
-def _reset(con: Any) -> None:
+def _reset(con: Any, values: dict[str, Any]) -> None:
     con.rollback()
     con.autocommit = True
+    _sync(con, values)
 
 
 def _close(con: Any) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import TokenError
@@ -25,6 +26,7 @@ class Route(enum.Enum):
     PROBE_FALLBACK = "probe_fallback"   # the engine first; if it says "syntax error", mysql-mimic
     USE = "use"              # change the default database
     SET = "set"              # session variables (autocommit reaches the engine connection)
+    PROCESSLIST = "processlist"   # SHOW [FULL] PROCESSLIST (processes.py)
 
 
 @dataclass(frozen=True)
@@ -44,29 +46,27 @@ class Statement:
 
 # SHOW forms the protocol layer owns: server state, not tables (the engine answers SHOW TABLES,
 # SHOW CREATE TABLE, SHOW COLUMNS, SHOW INDEX, SHOW WARNINGS...).
-PROBE_SHOW = {"DATABASES", "SCHEMAS", "VARIABLES", "STATUS", "SESSION", "GLOBAL", "COLLATION",
-              "CHARACTER", "CHARSET", "ENGINES", "PLUGINS", "PROCESSLIST", "ERRORS", "PRIVILEGES",
-              "GRANTS"}
+PROBE_SHOW = {"DATABASES", "SCHEMAS", "VARIABLES", "STATUS", "SESSION", "GLOBAL", "PROCESSLIST", "ERRORS",
+              "PRIVILEGES"}     # ENGINES, CHARSET, COLLATION, PLUGINS, GRANTS: the engine answers (issue 22)
 # Functions a connecting client asks about the session; answered with the server's values.
 PROBE_FUNCTIONS = {"DATABASE", "SCHEMA", "USER", "CURRENT_USER", "SESSION_USER", "SYSTEM_USER",
                    "CONNECTION_ID", "VERSION", "CURRENT_SCHEMA"}
 INFO_SCHEMA = {"INFORMATION_SCHEMA", "MYSQL", "PERFORMANCE_SCHEMA", "SYS"}
-# Read-only mode: statements that may run (anything else is refused before it reaches the engine).
-READ_ONLY_FIRST = {"SELECT", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "SET", "USE", "BEGIN", "START",
-                   "COMMIT", "ROLLBACK", "WITH", "("}
 
 
-def tokenize(sql: str) -> list[Token] | None:
+def tokenize(sql: str, lexing: Any = None) -> list[Token] | None:
+    """sqlglot's MySQL tokens, read as the session's sql_mode reads quotes and backslashes
+    (``lexing``: the engine connection's ``Connection.lexing``)."""
     try:
-        return _DIALECT.tokenize(sql)
+        return (lexing.dialect if lexing is not None else _DIALECT).tokenize(sql)
     except TokenError:
         return None
 
 
-def split(sql: str) -> list[Statement]:
+def split(sql: str, lexing: Any = None) -> list[Statement]:
     """The statements of a COM_QUERY, in order. Text the tokenizer cannot read is one statement:
     the engine then reports the error in its own words."""
-    tokens = tokenize(sql)
+    tokens = tokenize(sql, lexing)
     if tokens is None:
         text = sql.strip().rstrip(";").strip()
         return [Statement(text, (), Route.ENGINE)] if text else []
@@ -83,12 +83,12 @@ def split(sql: str) -> list[Statement]:
     return out
 
 
-def one(sql: str) -> Statement:
+def one(sql: str, lexing: Any = None) -> Statement:
     """A prepared statement: the whole text is one statement (a trailing ``;`` is allowed)."""
-    parts = split(sql)
+    parts = split(sql, lexing)
     if len(parts) == 1:
         return parts[0]
-    tokens = tokenize(sql) or []
+    tokens = tokenize(sql, lexing) or []
     return Statement(sql.strip(), tuple(tokens), Route.ENGINE)
 
 
@@ -113,17 +113,24 @@ def _is_probe_select(tokens: list[Token]) -> bool:
 def _show_route(tokens: list[Token]) -> Route:
     words = _words(tokens)
     second = words[1] if len(words) > 1 else ""
-    if second in PROBE_SHOW or (second == "FULL" and len(words) > 2 and words[2] == "PROCESSLIST"):
+    if second == "PROCESSLIST" or words[1:3] == ["FULL", "PROCESSLIST"]:
+        return Route.PROCESSLIST
+    if second in PROBE_SHOW:
         return Route.PROBE
     return Route.PROBE_FALLBACK
 
 
+def _user_variable(tokens: list[Token]) -> bool:
+    """``@x``: user variables live in the engine's session, the same in the shell, the DB-API and here."""
+    return any(t.token_type == TokenType.PARAMETER and t.text == "@" for t in tokens)
+
+
 def _select_route(tokens: list[Token]) -> Route:
-    return Route.PROBE if _is_probe_select(tokens) else Route.ENGINE
+    return Route.PROBE if _is_probe_select(tokens) and not _user_variable(tokens) else Route.ENGINE
 
 
 ROUTES = {
-    "SET": lambda tokens: Route.SET,
+    "SET": lambda tokens: Route.ENGINE if _user_variable(tokens) else Route.SET,
     "USE": lambda tokens: Route.USE,
     "SHOW": _show_route,
     "SELECT": _select_route,
@@ -172,14 +179,3 @@ def select_names(stmt: Statement) -> list[str | None]:
     return [None if not item or _aliased(item) else stmt.text[item[0].start - stmt.tokens[0].start:
                                                              item[-1].end - stmt.tokens[0].start + 1]
             for item in _select_items(stmt.tokens)]
-
-
-def allowed_read_only(stmt: Statement) -> bool:
-    """Read-only mode admits reads and session statements; SELECT ... INTO OUTFILE writes a file."""
-    words = _words(list(stmt.tokens))
-    if not words or words[0] not in READ_ONLY_FIRST:
-        return False
-    writes = {TokenType.INSERT, TokenType.UPDATE, TokenType.DELETE, TokenType.REPLACE}
-    if words[0] == "WITH" and any(t.token_type in writes for t in stmt.tokens):
-        return False                            # WITH ... DELETE / UPDATE
-    return not any(w in ("OUTFILE", "DUMPFILE") for w in words)

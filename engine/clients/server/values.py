@@ -8,12 +8,14 @@ and JSON as JSON text: a MySQL client has no vector type, and every client can r
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
 from mysql_mimic import ResultColumn
+from mysql_mimic.charset import CharacterSet
 from mysql_mimic.types import ColumnType
 
-from tesseradb.clients.shell.render import VECTOR_DECLS, cell
+from tesseradb.clients.shell.render import VECTOR_DECLS, cell, time_text
 
 # tesseradb's declared type codes (cursor.description[i][1]) -> the MySQL type sent to clients.
 DECLARED: dict[str, ColumnType] = {
@@ -23,14 +25,16 @@ DECLARED: dict[str, ColumnType] = {
     "TEXT": ColumnType.VAR_STRING, "STRING_TEXT": ColumnType.VAR_STRING,
     "JSON_TEXT": ColumnType.VAR_STRING, "FLOAT_VECTOR_BLOB": ColumnType.VAR_STRING,
     "FLOAT_VECTOR_ARRAY_BLOB": ColumnType.VAR_STRING, "BLOB": ColumnType.BLOB,
+    "DATE_TEXT": ColumnType.DATE, "DATETIME_TEXT": ColumnType.DATETIME, "TIME_TEXT": ColumnType.TIME,
 }
 AS_TEXT = VECTOR_DECLS | {"JSON_TEXT"}
+BINARY = {"character_set": CharacterSet.binary}    # MySQL's charset 63: clients return bytes, not text
 
 # tesseradb column types (DESCRIBE's Type) -> what information_schema and COM_FIELD_LIST report.
 SCHEMA_TYPES: dict[str, str] = {
     "bigint": "BIGINT", "int": "INT", "integer": "INT", "float": "DOUBLE", "bool": "TINYINT(1)",
     "timestamp": "BIGINT", "json": "JSON", "text": "TEXT", "string": "VARCHAR(255)",
-    "float_vector": "TEXT", "float_vector_array": "TEXT",
+    "float_vector": "TEXT", "float_vector_array": "TEXT", "date": "DATE", "datetime": "DATETIME", "time": "TIME",
 }
 
 
@@ -74,7 +78,8 @@ def result_set(description: Sequence[tuple], rows: list[tuple]) -> tuple[list[tu
     """Rows and typed columns for mysql-mimic's text and binary result writers."""
     types = column_types(description, rows)
     decls = [(d[1] or "").upper() for d in description]
-    columns = [ResultColumn(name=str(d[0]), type=t, text_encoder=_float_text if t == ColumnType.DOUBLE else None)
+    columns = [ResultColumn(name=str(d[0]), type=t, text_encoder=TEXT_ENCODERS.get(t),
+                            **BINARY if t == ColumnType.BLOB else {})       # bytes come back as bytes
                for d, t in zip(description, types)]
     out = [tuple(_convert(v, decl, t) for v, decl, t in zip(row, decls, types)) for row in rows]
     return out, columns
@@ -83,6 +88,14 @@ def result_set(description: Sequence[tuple], rows: list[tuple]) -> tuple[list[tu
 def _float_text(column: ResultColumn, value: Any) -> bytes:
     """Floats as the shell prints them: a float32 distance is 0.3077827, not 0.30778270959854126."""
     return cell(float(value)).encode()
+
+
+def _time_text(column: ResultColumn, value: Any) -> bytes:
+    """A TIME as MySQL sends it (``838:59:59``), not Python's ``34 days, 22:59:59``."""
+    return (time_text(value) if isinstance(value, timedelta) else str(value)).encode()
+
+
+TEXT_ENCODERS = {ColumnType.DOUBLE: _float_text, ColumnType.TIME: _time_text}
 
 
 def schema_type(engine_type: str) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import struct
 
+from mysql_mimic import packets
+
 from tesseradb.clients.server import checks
 
 
@@ -84,6 +86,10 @@ class GuardedStream:
     - Packets are checked before mysql-mimic parses them where its parser can loop forever: its
       ``read_str_null`` spins at the end of the data when a NUL-terminated field has no NUL, which
       froze the whole server on one malformed handshake (found by tests/server/test_stress.py).
+    - Packets of 16 MiB or more are split (MySQL's 0xFFFFFF-byte pieces, an empty one after an exact
+      multiple). mysql-mimic's ``write`` splits, but its fast paths for result rows and header
+      packets (``write_text_rows``, ``write_many``) wrote the length into 3 bytes unchecked: a value
+      of 16 MiB or more came back as "Packet sequence number wrong" (PyMySQL) or error 2027 (mariadb).
     - ``start_tls`` does not lose the client's first TLS bytes. A client sends its TLS hello right
       after the SSLRequest packet, without waiting; when both arrive in one read they sit in the
       plain-text reader's buffer, the TLS layer never sees the hello, and the handshake hangs until
@@ -98,6 +104,33 @@ class GuardedStream:
 
     def __getattr__(self, name: str):
         return getattr(self._inner, name)
+
+    def write_many(self, packets_: list[bytes]) -> None:
+        small: list[bytes] = []
+        for packet in packets_:
+            if len(packet) < CONTINUED:
+                small.append(packet)
+                continue
+            self._inner.write_many(small)
+            small = []
+            self._inner.write_many(split(packet))
+        self._inner.write_many(small)
+
+    def write_text_rows(self, rows, columns) -> int:
+        """mysql-mimic's row serializer for ordinary rows; a row that may reach 16 MiB is serialized
+        on its own and split."""
+        plain: list = []
+        for row in rows:
+            if not _maybe_large(row):
+                plain.append(row)
+                continue
+            if plain:
+                self._inner.write_text_rows(plain, columns)
+                plain = []
+            self.write_many([packets.make_text_resultset_row(row, columns)])
+        if plain:
+            self._inner.write_text_rows(plain, columns)
+        return len(rows)
 
     async def read(self) -> bytes:
         data = await self._inner.read()
@@ -120,6 +153,22 @@ class GuardedStream:
         writer._transport = tls
         reader._transport = tls
         protocol._over_ssl = True       # as if it had connected over TLS: no warning at the client's EOF
+
+
+LARGE_ROW = CONTINUED // 4 - 1024        # UTF-8 takes at most 4 bytes per character
+
+
+def _maybe_large(row) -> bool:
+    return sum(len(v) for v in row if isinstance(v, (str, bytes, bytearray))) > LARGE_ROW
+
+
+def split(payload: bytes) -> list[bytes]:
+    """A payload as MySQL packets carry it: 0xFFFFFF-byte pieces, then the rest (empty when the
+    payload is an exact multiple: the reader stops at the first piece shorter than 0xFFFFFF)."""
+    pieces = [payload[i:i + CONTINUED] for i in range(0, len(payload), CONTINUED)]
+    if len(pieces[-1]) == CONTINUED:
+        pieces.append(b"")
+    return pieces
 
 
 def _feed(transport, data: bytes) -> None:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import tesseradb
 from tesseradb.clients.shell import prompt
-from tesseradb.clients.shell.scanner import Command, Statement
+from tesseradb.clients.shell import help_topics
+from tesseradb.clients.shell.scanner import UNKNOWN, Command, Statement
 from tesseradb.clients.shell.state import Origin, QuitShell
 from tesseradb.clients.shell.state import Session as Runner
 
@@ -38,13 +39,24 @@ def command(name: str, shortcut: str, help: str):
 
 
 def run(runner: Runner, cmd: Command, origin: Origin) -> None:
+    if cmd.name == UNKNOWN:
+        runner.report_error(f"Unknown command '{cmd.arg}'.", cmd.line, origin)
+        return
     spec = COMMANDS.get(cmd.name)
     (spec.run if spec is not None else _unsupported)(runner, cmd, origin)
 
 
-@command("help", "\\h", "Display this help. Synonyms: ?, \\?.")
+@command("help", "\\h", "Display this help; 'help contents' lists the SQL topics, 'help SELECT' shows one. "
+         "Synonyms: ?, \\?.")
 def _help(runner: Runner, cmd: Command, origin: Origin) -> None:
-    runner.write(help_text() + "\n")
+    if not cmd.arg.strip():
+        runner.write(help_text() + "\n")
+        return
+    text = help_topics.lookup(cmd.arg)
+    if text is None:
+        runner.write(f"Nothing found\nPlease try to run 'help contents' for a list of all accessible topics\n")
+        return
+    runner.write(text + "\n")
 
 
 @command("quit", "\\q", "Quit tessera. Synonym: exit. Ctrl-D at an empty prompt also quits.")
@@ -237,7 +249,7 @@ def help_text() -> str:
         "Ctrl-C cancels the running statement (also while it embeds) and keeps the shell.",
         "SQL: CREATE TABLE, INSERT, SELECT ... WHERE knn(col, k, 'text'), LOAD DATA INFILE,",
         "SELECT ... INTO OUTFILE, SHOW TABLES, DESCRIBE t, SHOW CREATE TABLE t, SHOW WARNINGS.",
-        "See docs/shell.md.",
+        "For SQL help type 'help contents' (topics) or 'help <statement>', e.g. 'help SELECT'.",
         "",
     ]
     return "\n".join(lines)

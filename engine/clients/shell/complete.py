@@ -23,8 +23,8 @@ view index auto_increment comment check constraint engine lock unlock ignore dup
 information_schema
 text string int integer bigint float double bool boolean json timestamp varchar tinyint
 float_vector float_vector_array knn_type knn_dims hnsw_similarity hnsw_m hnsw_ef_construction
-model_name from chunk_strategy max_tokens overlap_tokens max_chunks hnsw cosine l2 ip
-truncate mean fixed recursive sentence
+model_name from chunk_strategy max_tokens overlap_tokens max_chunks chunk_context hnsw cosine l2 ip
+truncate mean fixed recursive sentence markdown heading
 option morphology stem_en none against natural language mode boolean field_weights fusion_method rrf
 rank_constant window_size fusion_weights before_match after_match around limit_snippets
 """.split()

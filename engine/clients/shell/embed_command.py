@@ -23,7 +23,7 @@ def parser() -> argparse.ArgumentParser:
     given.add_argument("--model-name", metavar="NAME", help="e.g. all-MiniLM-L6-v2 or all-MiniLM-L6-v2-int8")
     given.add_argument("--from", dest="from_columns", metavar="COLS", help="source columns, comma-separated")
     given.add_argument("--chunk-strategy", default="truncate", metavar="S",
-                       help="truncate, mean, fixed, recursive or sentence")
+                       help="truncate, mean, fixed, recursive, sentence or markdown")
     given.add_argument("--max-tokens", type=int, default=0)
     given.add_argument("--overlap-tokens", type=int, default=0)
     given.add_argument("--max-chunks", type=int, default=0)

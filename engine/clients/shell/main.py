@@ -8,6 +8,7 @@ import sys
 import warnings
 
 import tesseradb
+from tesseradb.clients.shell import lazy_file
 from tesseradb.clients.shell.progress import Progress
 from tesseradb.clients.shell.runner import Options, QuitShell, Runner, ScriptAborted
 from tesseradb.clients.shell.scanner import Scanner
@@ -15,11 +16,31 @@ from tesseradb.clients.shell.scanner import Scanner
 MEMORY_NOTE = "tessera: no database file given; using a transient in-memory database (nothing is saved)\n"
 
 
+SUBCOMMANDS = """subcommands:
+  tessera serve DB [--port 9306] [options]    serve DB over the MySQL protocol (tessera serve -h)
+  tessera embed SOURCE OUTPUT [options]        embed files into Parquet shards with Ray (tessera embed -h)
+  tessera backup DB DEST                       a consistent copy of DB (BACKUP TO)
+  tessera mcp DB [options]                     Model Context Protocol tools for LLM agents (tessera mcp -h)
+"""
+CREDENTIALS_NOTE = ("tessera: -u/--user and -p/--password are accepted for mysql habits and ignored: an "
+                    "embedded database file has no users (access is the file's permissions; "
+                    "'tessera serve' accepts any user name)\n")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tessera", description="The tesseradb shell: an interactive SQL prompt on a terminal, "
-        "a script runner otherwise (tessera db.db < script.sql).")
-    p.add_argument("database", nargs="?", help="database file (created if missing); default: in memory")
+        "a script runner otherwise (tessera db.db < script.sql).", epilog=SUBCOMMANDS,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("database", nargs="?", help="database file (created at the first write); default: in memory")
+    p.add_argument("-D", "--database", dest="database_file", metavar="FILE",
+                   help="the database file (as mysql -D names the database)")
+    p.add_argument("-u", "--user", help="accepted and ignored: an embedded file has no users")
+    p.add_argument("-p", "--password", nargs="?", const="", help="accepted and ignored (no passwords)")
+    modes = p.add_mutually_exclusive_group()
+    for mode, text in (("csv", "CSV with a header line (-N drops it)"), ("json", "a JSON array of objects"),
+                       ("html", "an HTML table"), ("markdown", "a Markdown table")):
+        modes.add_argument(f"--{mode}", dest="mode", action="store_const", const=mode, help=f"results as {text}")
     p.add_argument("-e", "--execute", metavar="SQL", help="run these statements and exit")
     p.add_argument("-t", "--table", action="store_true", help="bordered tables in batch mode")
     p.add_argument("-B", "--batch", action="store_true",
@@ -63,11 +84,18 @@ def main(argv: list[str] | None = None) -> int:
         from tesseradb.clients.server.cli import main as serve_main
         return serve_main(argv[1:])
     args = parser().parse_args(argv)
+    if args.database_file and args.database and args.database_file != args.database:
+        sys.stderr.write(f"tessera: two database files given ('{args.database}' and -D '{args.database_file}')\n")
+        return 2
+    args.database = args.database_file or args.database
+    if args.user is not None or args.password is not None:
+        sys.stderr.write(CREDENTIALS_NOTE)
     warnings.filterwarnings("ignore", category=tesseradb.DataTruncatedWarning)   # the shell counts warnings itself
     interactive = sys.stdin.isatty() and args.execute is None and not args.batch
     if args.database is None:
         sys.stderr.write(MEMORY_NOTE)
     path = args.database or ":memory:"
+    created = lazy_file.Creation(path)
     try:
         con = tesseradb.connect(path, autocommit=True, statement_timeout=args.timeout)
     except tesseradb.Error as exc:
@@ -78,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         table=args.table or (args.execute is not None and sys.stdout.isatty() and not args.batch),
         vertical=args.vertical, headers=not args.skip_column_names, raw=args.raw, verbose=args.verbose,
         force=args.force, show_warnings=args.show_warnings, full_vectors=args.full_vectors,
-        delimiter=args.delimiter or ";")
+        delimiter=args.delimiter or ";", mode=args.mode)
     if args.prompt:
         options.prompt = args.prompt
     show_progress = not args.no_progress and (interactive or args.progress)
@@ -105,9 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         runner.close()
         try:
+            created.forget_if_unused(con)       # sqlite3's habit: nothing written, no file left behind
             con.close()
         except tesseradb.Error as exc:
             sys.stderr.write(f"{exc}\n")
+        created.remove_if_unused()
     try:
         sys.stdout.flush()
     except BrokenPipeError:

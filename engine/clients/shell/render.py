@@ -3,6 +3,7 @@ and tab-separated batch output. Vectors print like Manticore (``0.100000,0.20000
 ``[[1.000000,0.000000]]``), booleans as 1/0, JSON as JSON text, NULL as ``NULL``."""
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -92,7 +93,18 @@ def cell(value: Any, decl: str | None = None) -> str:
         return _vector(value) if all(isinstance(v, (int, float)) for v in value) else json.dumps(value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, datetime.timedelta):
+        return time_text(value)
     return str(value)
+
+
+def time_text(value: datetime.timedelta) -> str:
+    """A TIME as MySQL prints it: ``838:59:59``, ``-01:30:00`` (Python would say ``34 days, 22:59:59``)."""
+    micros = value // datetime.timedelta(microseconds=1)
+    sign, micros = ("-" if micros < 0 else ""), abs(micros)
+    seconds, frac = divmod(micros, 1_000_000)
+    text = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return text + (f".{frac:06d}" if frac else "")
 
 
 def width(text: str) -> int:

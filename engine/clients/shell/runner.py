@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import tesseradb
-from tesseradb.clients.shell import commands, prompt, render, wrap
+from tesseradb.clients.shell import commands, formats, prompt, render, wrap
 from tesseradb.clients.shell.output import Sink
 from tesseradb.clients.shell.progress import Progress
 from tesseradb.clients.shell.scanner import Command, Item, Statement
@@ -167,6 +167,8 @@ class Runner:
     def _format(self, outcome: Outcome, vertical: bool) -> str:
         opts = self.options
         names, decls, rows = outcome.names or [], outcome.decls, outcome.rows
+        if opts.mode is not None and not vertical:
+            return formats.render(opts.mode, names, decls, rows, headers=opts.headers)
         if vertical:
             return render.vertical(names, decls, rows)
         if opts.table or opts.interactive:

@@ -47,6 +47,7 @@ NO_ARGUMENT = {"quit", "status", "warnings", "nowarning", "nopager", "notee", "r
 # Words that end or clear the statement being typed when alone on a line: \g, \G, \c spelled out.
 LINE_WORDS = {"go", "ego", "clear"}
 # Backslash commands: recognised anywhere outside quotes and comments.
+UNKNOWN = "unknown command"       # a backslash letter that names no command (never sent as SQL)
 BACKSLASH_COMMANDS = {
     ".": "source", "h": "help", "?": "help", "q": "quit", "s": "status", "W": "warnings",
     "w": "nowarning", "P": "pager", "n": "nopager", "T": "tee", "t": "notee", "!": "system",
@@ -180,6 +181,9 @@ class Scanner:
             self.buf, self.start_line = [], None
             return i + 2
         name = BACKSLASH_COMMANDS.get(c)
+        if name is None and c.isalpha():          # the mysql client: \j is "Unknown command '\j'."
+            out.append(Command(UNKNOWN, "\\" + c, self.line))
+            return i + 2
         if name is None:
             self._code(line[i:i + 2])
             return i + 2

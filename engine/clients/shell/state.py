@@ -31,6 +31,7 @@ class Options:
     full_vectors: bool = False       # tables print whole vectors (else abbreviated when interactive)
     delimiter: str = ";"
     prompt: str = prompt.DEFAULT
+    mode: str | None = None          # csv / json / html / markdown (formats.py); None: tables or tabs
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from sqlglot import exp
 from tesseradb import errors
 from tesseradb.catalog.values import bind
 from tesseradb.errors import UserError
+from tesseradb.grammar.lexing import HONOURED, BadSqlMode, Lexing, canonical_sql_mode
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 
@@ -55,6 +56,14 @@ def _number(name: str, value: Any) -> int:
         raise UserError(f"Incorrect argument type to variable '{name}'", errors.WrongValueForVariable) from None
 
 
+def _sql_mode(name: str, value: Any) -> str:
+    try:
+        return canonical_sql_mode("" if value is None else str(value))
+    except BadSqlMode as bad:
+        raise UserError(f"Variable '{name}' can't be set to the value of '{bad}'",
+                        errors.WrongValueForVariable) from None
+
+
 def _charset(name: str, value: Any) -> str:
     text = str(value).strip().lower()
     if text not in UTF8:
@@ -73,7 +82,7 @@ def _collation(name: str, value: Any) -> str:
 # name -> default and how a SET value is checked (None: read-only)
 SYSTEM: dict[str, Variable] = {
     "autocommit": Variable(1, _bool),
-    "sql_mode": Variable(DEFAULT_SQL_MODE, _text),
+    "sql_mode": Variable(DEFAULT_SQL_MODE, _sql_mode),
     "character_set_client": Variable("utf8mb4", _charset),
     "character_set_connection": Variable("utf8mb4", _charset),
     "character_set_results": Variable("utf8mb4", _charset),
@@ -132,6 +141,7 @@ class Session:
     last_insert_id: int = 0
     row_count: int = -1
     found_rows: int = 0
+    lexing: Lexing = Lexing()          # what sql_mode makes of quotes and backslashes (grammar/lexing.py)
 
 
 def session(db: Database) -> Session:
@@ -139,6 +149,12 @@ def session(db: Database) -> Session:
     if db.session is None:
         db.session = Session()
     return db.session
+
+
+def lexing(db: Database) -> Lexing:
+    """The lexing flags of the session's sql_mode (NO_BACKSLASH_ESCAPES, ANSI_QUOTES): the one place
+    to read them (the DB-API reads statements with them; a statement cache keyed by text needs them)."""
+    return session(db).lexing
 
 
 def database_name(db: Database) -> str:
@@ -175,13 +191,18 @@ def set_system(db: Database, name: str, value: Any, scope: str = "") -> None:
         raise UserError(f"Variable '{name}' is a read only variable", errors.ReadOnlyVariable)
     if str(value).upper() == "DEFAULT":
         value = spec.default
-    session(db).system[name] = spec.check(name, value)
+    state = session(db)
+    state.system[name] = spec.check(name, value)
     if scope == "GLOBAL":
         db.warn(f"SET GLOBAL {name} applies to this connection only: an embedded database has no "
                 "server-wide settings", 1287, "Note")
-    if name == "sql_mode" and str(value).upper() != DEFAULT_SQL_MODE:
-        db.warn("sql_mode is stored and reported, but tessera's SQL does not change with it "
-                "(docs/compatibility.md#mysql)", 1287, "Note")
+    if name == "sql_mode":
+        state.lexing = Lexing.from_sql_mode(state.system[name])
+        ignored = [m for m in state.system[name].split(",") if m and m not in HONOURED
+                   and m not in DEFAULT_SQL_MODE.split(",")]
+        if ignored:
+            db.warn(f"sql_mode {', '.join(ignored)} is stored and reported, but tessera's SQL does not "
+                    "change with it (docs/compatibility.md#mysql)", 1287, "Note")
 
 
 def set_names(db: Database, item: exp.Expression) -> None:

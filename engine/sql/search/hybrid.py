@@ -41,19 +41,20 @@ from tesseradb.sql.database import Database
 from tesseradb.sql.search.match import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
                                     resolve_side, tables_in_from, weight_sql)
 from tesseradb.storage.catalog import quote
-from tesseradb.vectors.fusion import RankedList, rrf
+from tesseradb.vectors import score_fusion
+from tesseradb.vectors.fusion import RankedList
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
-from tesseradb.sql.search import passage_calls
+from tesseradb.sql.search import hybrid_defaults, passage_calls, rerank_stage
 
 # hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
 # SQLite both release the GIL; the connection is used by one thread at a time)
 _EARLY = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="tessera-text-side")
 TABLE = "_tessera_hybrid"
 CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (doc_id INTEGER PRIMARY KEY, score REAL NOT NULL, "
-                "weight REAL, dist REAL, chunk_id INTEGER)")
-SCORES = ("weight", "hybrid_score", "knn_dist")
+                "weight REAL, dist REAL, chunk_id INTEGER, rerank REAL)")
+SCORES = ("weight", "hybrid_score", "knn_dist", "rerank_score")
 # hybrid_match()'s text side leaves English stop words out: on the manual's questions recall@1 rose
 # from 64% to 68% (MRR 0.761 -> 0.790), headings unchanged. Candidates per side stay Manticore's
 # (the LIMIT): 50 measured +0.6 points of deep recall@1 on the headings, the same on the questions,
@@ -71,6 +72,7 @@ class Search:
     request: KnnRequest | None = None   # a knn side's request: knn_chunk*() score chunks against its query
     early: Any = None                   # a text side already running (Future), and the arguments it runs with
     early_args: tuple | None = None
+    column: str | None = None           # the vector column whose chunk ids the side returns (rerank reads them)
 
     def ranked(self, filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
         if self.early is not None and self.early_args == (filter_sql, window):
@@ -109,7 +111,8 @@ class SideSpec:
         searches, alias, table = _searches(db, bound, self.opts, sides, [n for n, _ in self.knns], self.hybrids,
                                            names, self.tables, default_k, early)
         _apply_weights(searches, self.opts)
-        window = self.opts.window_size or max([default_k] + [s.k for s in searches])
+        window = self.opts.window_size or max([default_k] + [s.k for s in searches]
+                                              + hybrid_defaults.window(self.hybrids, self.opts))
         return searches, window, alias, table
 
 
@@ -120,6 +123,8 @@ class Prepare:
     def __init__(self, db: Database, spec: SideSpec, bound: dict[str, Any]):
         self.db, self.spec = db, spec
         self.searches, self.window, self.alias, self.table = spec.build(db, bound)
+        self.rerank_text = rerank_stage.query_text([n for n, _ in spec.texts], [n for n, _ in spec.knns], spec.hybrids,
+                                                   bound) if spec.opts.rerank else None
 
     def remake(self, db: Database, bound: dict[str, Any]) -> "Prepare":
         return Prepare(db, self.spec, bound)
@@ -128,7 +133,8 @@ class Prepare:
         """EXPLAIN's rows: each side, the candidates per side, the filter every side applies."""
         rows = [("hybrid", f"{s.kind} side{' ' + s.name if s.name else ''}: weight {s.weight:g}, "
                            f"{self.window} candidates") for s in self.searches]
-        rows.append(("hybrid", f"fusion: rrf, rank_constant={self.spec.opts.rank_constant}"))
+        rows.append(("hybrid", score_fusion.describe(hybrid_defaults.method(self.spec.opts, self.spec.hybrids),
+                                                     self.spec.opts.rank_constant, self.spec.opts.normalization)))
         if self.spec.filter_sql:
             rows.append(("hybrid filter", self.spec.filter_sql))
         return rows
@@ -136,11 +142,17 @@ class Prepare:
     def __call__(self) -> None:
         db, spec = self.db, self.spec
         lists = [RankedList(s.name, s.kind, s.ranked(spec.filter_sql, self.window), s.weight) for s in self.searches]
-        fused = rrf(lists, spec.opts.rank_constant)
+        fused = score_fusion.fuse(lists, hybrid_defaults.method(spec.opts, spec.hybrids), spec.opts.rank_constant,
+                                  spec.opts.normalization)
+        reranked: dict[int, float] = {}
+        if spec.opts.rerank:
+            column, chunks = _best_chunks(self.searches, lists)
+            fused, reranked = rerank_stage.apply(db, self.table, column, fused, chunks, spec.opts.rerank,
+                                                 spec.opts.rerank_window, self.rerank_text)
         db.store.execute(CREATE_TABLE)
         db.store.execute(f"DELETE FROM temp.{TABLE}")
-        db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?)",
-                             [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id) for h in fused])
+        db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?, ?)",
+                             [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id, reranked.get(h.doc_id)) for h in fused])
         if spec.needs is not None:  # every fused row, found by text or by knn, scored against the first knn query
             source = next(s.request for s in self.searches if s.request is not None)
             passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in fused], spec.needs)
@@ -162,8 +174,12 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     if hybrids and (sides or knns or len(hybrids) > 1):
         raise UserError("hybrid_match() cannot be combined with MATCH(), knn() or another hybrid_match()",
                         errors.SqlSyntaxError)
-    if not hybrids and not knns:
+    if not hybrids and not knns and not opts.rerank:
         raise UserError("fusion_method='rrf' needs at least one knn() next to MATCH()", errors.SqlSyntaxError)
+    score_fusion.check_options(hybrid_defaults.method(opts, hybrids), opts.given)
+    if calls(select, "knn_score"):
+        raise UserError("knn_score() is only allowed in a knn() query, not in hybrid search (see hybrid_score())",
+                        errors.SqlSyntaxError)
     limits = exp.Select()
     for clause in ("limit", "offset"):
         if select.args.get(clause) is not None:
@@ -176,8 +192,10 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     pre = [c for c in rest if not any(c is p for p in post)]
     spec.filter_sql = _filter_sql(select, prepare.alias, pre)
     db.store.execute(CREATE_TABLE)
-    _rewrite(select, prepare.alias, rest)
-    spec.needs = passage_calls.rewrite(select, prepare.alias, bound)
+    _rewrite(select, prepare.alias, rest, reranked=bool(opts.rerank))
+    searched = next((s.request for s in prepare.searches if s.request is not None), None)
+    spec.needs = passage_calls.rewrite(select, prepare.alias, bound, source=passage_calls.source_of(
+        prepare.table, searched.column) if searched is not None else None)
     spec.planned = True
     return HybridPlan(select.sql(dialect="sqlite"), prepare)
 
@@ -197,7 +215,7 @@ def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, e
     for call in hybrids:
         alias, table, column, text, k = _hybrid_args(db, call, tables, bound, default_k)
         owners.add(alias)
-        window = opts.window_size or max(default_k, k)            # as SideSpec.build will find it
+        window = opts.window_size or max([default_k, k] + hybrid_defaults.window(hybrids, opts))   # as SideSpec.build
         searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound,
                                          None if early is None else (early[0], window)))
     if len(owners) > 1:
@@ -228,7 +246,7 @@ def _knn_search(db: Database, request: KnnRequest, name: str | None) -> Search:
         request.k = window          # the window is at least every knn side's own k (unless window_size says)
         request.filter_sql = filter_sql
         return [(int(d), float(dist), c) for d, dist, c in run_knn(db, request)]
-    return Search(name, "knn", run, k=request.k, request=request)
+    return Search(name, "knn", run, k=request.k, request=request, column=request.column)
 
 
 def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bound: dict[str, Any],
@@ -296,7 +314,7 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
     # natural language: common English words are ignored (measured: the note at the top of this module)
     expression = to_fts5(tree, ["body"], catalog_fulltext.stopwords(table) | ENGLISH)
-    searches = [_chunk_search(db, index, expression, bound)] if index is not None and expression is not None else []
+    searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
     if searches and early is not None:
         searches[0].start(*early)
     try:
@@ -309,20 +327,36 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     return searches + [_knn_search(db, request, None)]
 
 
-def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any]) -> Search:
+def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], column: str | None = None) -> Search:
     """BM25 over the column's chunks; a document ranks by its best chunk (MaxP)."""
     fts, chunks = quote(index.name), quote(index.chunks)
     param = "_tessera_chunk_q"
     bound = {**bound, param: expression}
 
     def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
+        if not filter_sql:
+            return hybrid_defaults.best_chunks(db.store, fts, chunks, param, bound, window)
         where = f"WHERE k.doc_id IN ({filter_sql})" if filter_sql else ""
         # MATERIALIZED: bm25() cannot run inside the aggregate a flattened subquery would become
         return _ranked(db, f"WITH x AS MATERIALIZED (SELECT rowid AS chunk_id, -bm25({fts}) AS s FROM {fts}(:{param})) "
                            f"SELECT k.doc_id, MAX(x.s) AS best, x.chunk_id FROM x JOIN {chunks} k "
                            f"ON k.chunk_id = x.chunk_id {where} GROUP BY k.doc_id ORDER BY best DESC, k.doc_id "
                            f"LIMIT {int(window)}", bound)
-    return Search(None, "text", run)
+    return Search(None, "text", run, column=column)
+
+
+def _best_chunks(searches: list[Search], lists: list[RankedList]) -> tuple[str | None, dict[int, int]]:
+    """The first chunked column of the sides, and each document's chunk of it from the side that ranked
+    the document highest (what the reranker reads)."""
+    column = next((s.column for s in searches if s.column), None)
+    best: dict[int, tuple[int, int]] = {}
+    for search, ranked in zip(searches, lists):
+        if search.column != column or column is None:
+            continue
+        for rank, (doc, _, chunk) in enumerate(ranked.hits):
+            if chunk is not None and (doc not in best or rank < best[doc][0]):
+                best[doc] = (rank, int(chunk))
+    return column, {doc: chunk for doc, (_, chunk) in best.items()}
 
 
 def _apply_weights(searches: list[Search], opts: TextOptions) -> None:
@@ -356,10 +390,10 @@ def _filter_sql(select: exp.Select, alias: str, pre: list[exp.Expression]) -> st
     return filt.sql(dialect="sqlite")
 
 
-def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression]) -> None:
+def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression], reranked: bool = False) -> None:
     expand_star(select)
     values = {"weight": exp.column("weight", table="_h"), "hybrid_score": exp.column("score", table="_h"),
-              "knn_dist": exp.column("dist", table="_h")}
+              "knn_dist": exp.column("dist", table="_h"), "rerank_score": exp.column("rerank", table="_h")}
     for name, value in values.items():
         for node in calls(select, name):
             node.replace(value.copy())
@@ -374,5 +408,6 @@ def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression]) -> None
     select.set("joins", joins + list(select.args.get("joins") or []))
     select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
     if not (select.args.get("order") or select.args.get("group") or select.find(exp.AggFunc)):
-        select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("score", table="_h"), desc=True),
-                                                   exp.Ordered(this=exp.column("id", table=alias))]))
+        first_keys = [exp.Ordered(this=exp.column("rerank", table="_h"), desc=True, nulls_first=False)] if reranked else []
+        select.set("order", exp.Order(expressions=first_keys + [
+            exp.Ordered(this=exp.column("score", table="_h"), desc=True), exp.Ordered(this=exp.column("id", table=alias))]))

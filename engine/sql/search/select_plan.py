@@ -15,16 +15,21 @@ from tesseradb.sql.search import text_search
 from tesseradb.sql.database import Database
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
-from tesseradb.vectors import passages
+from tesseradb.vectors import knn_rank, passages
 from tesseradb.sql.search import passage_calls
 
 KNN_TABLE = "_tessera_knn"
 CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "
-                    "(doc_id INTEGER PRIMARY KEY, dist REAL NOT NULL, chunk_id INTEGER)")
+                    "(doc_id INTEGER PRIMARY KEY, dist REAL NOT NULL, chunk_id INTEGER, score REAL, pos INTEGER)")
 
 
 def _is_call(node: exp.Expression, name: str) -> bool:
     return isinstance(node, exp.Anonymous) and str(node.this).lower() == name
+
+
+def _is_knn_value(node: exp.Expression) -> bool:
+    """knn_dist() (the raw distance) or knn_score() (what {mmr}/{length_penalty} ranked by)."""
+    return _is_call(node, "knn_dist") or _is_call(node, "knn_score")
 
 
 def _conjuncts(where: exp.Expression | None) -> list[exp.Expression]:
@@ -94,11 +99,11 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], optio
         passage_calls.reject_outside_knn(expr)     # left only when no knn() side took them (hybrid does)
         return Planned(text.sql, bound, prepare=text.prepare)
     knn_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn")]
-    dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn_dist")]
+    dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_knn_value(n)]
     if not knn_calls:
         if dist_calls:      # Manticore's text, with the spelling the user wrote (@knn_dist or knn_dist())
-            raise UserError(f"{dist_calls[0].meta.get('spelling', 'knn_dist()')} is only allowed for KNN() queries",
-                            errors.SqlSyntaxError)
+            raise UserError(f"{dist_calls[0].meta.get('spelling', str(dist_calls[0].this).lower() + '()')} "
+                            "is only allowed for KNN() queries", errors.SqlSyntaxError)
         passage_calls.reject_outside_knn(expr)
         return Planned(expr.sql(dialect="sqlite"), bound)
     if len(knn_calls) > 1:
@@ -120,10 +125,10 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     tables = _tables_in_from(db, select)
     request = KnnRequest.from_call(db, call, tables, bound, default_k=limit_k(select, bound))
     dist_aliases = {p.alias.lower() for p in select.expressions
-                    if isinstance(p, exp.Alias) and any(_is_call(n, "knn_dist") for n in p.find_all(exp.Anonymous))}
+                    if isinstance(p, exp.Alias) and any(_is_knn_value(n) for n in p.find_all(exp.Anonymous))}
 
     def is_post(cond: exp.Expression) -> bool:
-        return passage_calls.mentions(cond) or any(_is_call(n, "knn_dist") for n in cond.find_all(exp.Anonymous)) or any(
+        return passage_calls.mentions(cond) or any(_is_knn_value(n) for n in cond.find_all(exp.Anonymous)) or any(
             c.name.lower() in dist_aliases and not c.table for c in cond.find_all(exp.Column))
 
     rest = [c for c in _conjuncts(select.args.get("where")) if c is not call]
@@ -139,9 +144,12 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     for node in list(select.find_all(exp.Anonymous)):
         if _is_call(node, "knn_dist"):
             node.replace(exp.column("dist", table="_knn"))
+        elif _is_call(node, "knn_score"):      # what was ranked (vectors/knn_rank.py)
+            node.replace(exp.column("score", table="_knn"))
     fixed_passages = passage_calls.fixed(select)      # the rewritten SQL holds for any parameters
     request.passages = passage_calls.rewrite(select, request.alias, bound,
-                                             passage_calls.searched_chunk(request.table, request.column))
+                                             passage_calls.searched_chunk(request.table, request.column),
+                                             passage_calls.source_of(request.table, request.column))
     on = exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}")
     knn_table = exp.to_table(KNN_TABLE).as_("_knn")
     first = select.args["from_"].this
@@ -155,7 +163,8 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     select.set("joins", joins + list(select.args.get("joins") or []))
     select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
     if not select.args.get("order") and not select.args.get("group") and not select.find(exp.AggFunc):
-        select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column("dist", table="_knn")),
+        key = "pos" if knn_rank.active(request) else "dist"      # {mmr}, {length_penalty}: their order
+        select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column(key, table="_knn")),
                                                    exp.Ordered(this=exp.column("id", table=request.alias))]))
     remake = _remaker(call, tables, select, request.filter_sql, request.passages) \
         if request.passages is None or fixed_passages else None
@@ -197,7 +206,10 @@ def fill_knn(db: Database, request: KnnRequest) -> None:
     hits = run_knn(db, request)
     db.store.execute(CREATE_KNN_TABLE)
     db.store.execute(f"DELETE FROM temp.{KNN_TABLE}")
-    db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?)", hits)
+    scores, metric = request.scores or {}, request.table.layout(request.column).metric
+    db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?, ?, ?)",
+                         [(d, dist, c, scores.get(d, knn_rank.similarity(dist, metric)), pos)
+                          for pos, (d, dist, c) in enumerate(hits)])
     if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
         passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages,
                       hits=hits)

@@ -11,7 +11,7 @@ from sqlglot import exp
 from tesseradb import errors
 from tesseradb.catalog import sql_functions
 from tesseradb.errors import UserError
-from tesseradb.sql.search import highlight, hybrid, match
+from tesseradb.sql.search import highlight, hybrid, match, rerank_stage
 from tesseradb.sql.database import Database
 from tesseradb.sql.search.match import FUSION_OPTIONS, TextOptions, calls
 from tesseradb.sql.search.hybrid import HybridPlan
@@ -32,7 +32,8 @@ def plan(db: Database, select: exp.Expression, bound: dict[str, Any], options: t
     names = match.unwrap_aliases(select)
     sides = match.find_sides(db, select, bound, names)
     knns, hybrids = calls(select, "knn"), calls(select, "hybrid_match")
-    if hybrids or opts.fusion_method:
+    rerank_stage.check_options(opts, select, bool(sides or knns or hybrids), bool(sides and knns))
+    if hybrids or opts.fusion_method or opts.rerank:
         if calls(select, "highlight"):
             marks = [hybrid.highlight_side(db, select, hybrids[0], bound)] if hybrids and not sides else sides
             highlight.rewrite(db, select, bound, [m for m in marks if m is not None])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from sqlglot import exp
@@ -29,15 +30,17 @@ from tesseradb.results import Result
 from tesseradb.catalog import vector_columns
 
 CHUNK_COLUMNS = [("chunk", "INTEGER"), ("start", "INTEGER"), ("end", "INTEGER"), ("tokens", "INTEGER"),
-                 ("text", "TEXT")]
+                 ("text", "TEXT"), ("heading", "TEXT")]
+#: CALL CHUNKS adds what the model would read of each chunk (with chunk_context='heading': the context line first)
+EMBEDDED_COLUMN = ("embedded", "TEXT")
 #: CALL CHUNKS positional arguments after the text, and the option each one sets
 POSITIONAL = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks")
-CALL_OPTIONS = POSITIONAL + ("model_name",)
+CALL_OPTIONS = POSITIONAL + ("model_name", "chunk_context")
 DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
 
 
 def _row(view: ChunkView) -> tuple:
-    return (view.chunk, view.start, view.end, view.tokens, view.text)
+    return (view.chunk, view.start, view.end, view.tokens, view.text, view.heading)
 
 
 # -- SHOW CHUNKS -------------------------------------------------------------------------------
@@ -66,22 +69,23 @@ def show_chunks(db: Any, stmt: ast.ShowChunks, params: Any = None) -> Result:
     model = embed.get_model(spec.model_name) if spec.model_name else None
     rows = []
     for doc in ids:
-        doc_spans = spans.get(doc, [])
+        doc_spans = [(s, e) for s, e, _ in spans.get(doc, [])]
         text = texts.get(doc)
         if model is None or text is None:
             listed = [ChunkView(n, None, None, None, None) for n in range(1, len(doc_spans) + 1)]
         else:
             listed = views(model, text, doc_spans, strategy=spec.chunk_strategy, max_chunks=spec.max_chunks)
-        rows.extend((doc,) + _row(v) for v in listed)
+        headings = [h for _, _, h in spans.get(doc, [])]
+        rows.extend((doc,) + _row(replace(v, heading=h)) for v, h in zip(listed, headings))
     return Result(columns=[("id", "INTEGER")] + CHUNK_COLUMNS, rows=rows, rowcount=len(rows))
 
 
-def _stored_spans(db: Any, chunks: str, ids: list[int]) -> dict[int, list[tuple[int | None, int | None]]]:
-    out: dict[int, list[tuple[int | None, int | None]]] = {}
-    sql = (f"SELECT doc_id, start, \"end\" FROM {quote(chunks)} WHERE doc_id IN (SELECT value FROM json_each(?)) "
-           "ORDER BY doc_id, ord")
-    for doc, start, end in db.store.execute(sql, (json.dumps(ids),)):
-        out.setdefault(doc, []).append((start, end))
+def _stored_spans(db: Any, chunks: str, ids: list[int]) -> dict[int, list[tuple[int | None, int | None, str | None]]]:
+    out: dict[int, list[tuple[int | None, int | None, str | None]]] = {}
+    sql = (f"SELECT doc_id, start, \"end\", heading FROM {quote(chunks)} WHERE doc_id IN "
+           "(SELECT value FROM json_each(?)) ORDER BY doc_id, ord")
+    for doc, start, end, heading in db.store.execute(sql, (json.dumps(ids),)):
+        out.setdefault(doc, []).append((start, end, heading))
     return out
 
 
@@ -107,7 +111,8 @@ def _call_settings(stmt: ast.CallChunks, params: Any) -> tuple[str, dict[str, st
     values = [_value(a, params) for a in stmt.args]
     if not values or len(values) > 1 + len(POSITIONAL):
         raise UserError("CALL CHUNKS expects (text [, chunk_strategy [, max_tokens [, overlap_tokens "
-                        "[, max_chunks]]]] [, 'model' AS model_name])", errors.SqlSyntaxError)
+                        "[, max_chunks]]]] [, 'model' AS model_name] [, 'heading' AS chunk_context])",
+                        errors.SqlSyntaxError)
     text = values[0]
     if not isinstance(text, str):
         raise UserError("CALL CHUNKS: the first argument must be the text to cut", errors.SqlSyntaxError)
@@ -140,6 +145,7 @@ def call_chunks(db: Any, stmt: ast.CallChunks, params: Any = None) -> Result:
     check_text(text, "CALL CHUNKS")
     spec = _checked_spec(settings)
     listed = preview(embed.get_model(spec.model_name), text, strategy=spec.chunk_strategy,
-                     max_tokens=spec.max_tokens, overlap_tokens=spec.overlap_tokens, max_chunks=spec.max_chunks)
-    rows = [_row(v) for v in listed]
-    return Result(columns=list(CHUNK_COLUMNS), rows=rows, rowcount=len(rows))
+                     max_tokens=spec.max_tokens, overlap_tokens=spec.overlap_tokens, max_chunks=spec.max_chunks,
+                     chunk_context=spec.chunk_context)
+    rows = [_row(v) + (v.embedded,) for v in listed]
+    return Result(columns=list(CHUNK_COLUMNS) + [EMBEDDED_COLUMN], rows=rows, rowcount=len(rows))

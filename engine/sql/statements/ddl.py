@@ -208,7 +208,7 @@ def show_tables(db: Database, stmt: ast.ShowTables, params=None) -> Result:
 def show_create(db: Database, table: Table) -> Result:
     lines = []
     for col in table.columns:
-        text = f"{quote_ident(col.name)} {col.type_text if col is not table.columns[0] else 'bigint'}"
+        text = f"{backquote(col.name)} {mysql_type(col.type_text) if col is not table.columns[0] else 'bigint'}"
         if col is table.columns[0] and row_id.alias(table):
             lines.append(row_id.create_text(table))
             continue
@@ -220,13 +220,23 @@ def show_create(db: Database, table: Table) -> Result:
         text += constraints.column_text(col)
         lines.append(text)
     lines += constraints.key_lines(table.name, table.columns, _indexes(db, table))    # MySQL keys
-    sql = f"CREATE TABLE {quote_ident(table.name)} (\n  " + ",\n  ".join(lines) + "\n)"
+    sql = f"CREATE TABLE {backquote(table.name)} (\n  " + ",\n  ".join(lines) + "\n)"
     sql += "".join(f" {k}='{v}'" for k, v in table.options.items())
     return Result(columns=[("Table", None), ("Create Table", None)], rows=[(table.name, sql)], rowcount=1)
 
 
 def _indexes(db: Database, table: Table) -> list[tuple[str, bool, list[str]]]:
     return sorted((i.name, i.unique, [str(c) for c in i.columns]) for i in schema_info.indexes(db, table))
+
+
+def mysql_type(type_text: str) -> str:
+    """A declared type as MySQL (and Manticore) print it: lower case (``FLOAT(53)`` -> ``float(53)``)."""
+    return type_text if "'" in type_text else type_text.lower()
+
+
+def backquote(name: str) -> str:
+    """SHOW CREATE TABLE quotes every identifier, as MySQL does (SQLAlchemy's reflection reads them so)."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def quote_ident(name: str) -> str:

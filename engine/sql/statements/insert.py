@@ -16,7 +16,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.mysql import keys
+from tesseradb.sql.mysql import auto_value, keys
 from tesseradb.sql import passes
 from tesseradb.sql.search.select_plan import fill_knn
 from tesseradb.sql.statements.update_delete import delete_ids, update
@@ -44,7 +44,8 @@ def insert_many(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Res
     doomed = keys.conflicts(db, table, [c.name for c in columns], rows, stmt.replace)
     deleted = delete_ids(db, table, doomed) if doomed else 0
     with keys.mysql_errors(db, table):
-        result = write_rows(db, table, columns, rows, replace=stmt.replace)
+        result = write_rows(db, table, columns, rows, replace=stmt.replace,
+                            id_rule=auto_value.id_rule(db, table))
     result.rowcount += deleted
     return result
 
@@ -97,13 +98,15 @@ def _one_at_a_time(db: Database, table: Table, columns: list[Column], expr: exp.
             hit = keys.collision(db, table, record)
             if hit is None:
                 with keys.mysql_errors(db, table):
-                    result = write_rows(db, table, columns, [row])
+                    result = write_rows(db, table, columns, [row], id_rule=auto_value.id_rule(db, table))
                 total.rowcount += result.rowcount
                 total.lastrowid = result.lastrowid
             elif conflict is None:
                 db.warn(hit.warning(), 1062)
             else:
-                changed = update(db, keys.update_for(table, conflict, record, hit.id), bound or None).rowcount
+                upsert = keys.update_for(table, conflict, record, hit.id)
+                used = {str(p.this) for p in upsert.expr.find_all(exp.Placeholder)}   # only its own ?s
+                changed = update(db, upsert, {k: v for k, v in (bound or {}).items() if k in used} or None).rowcount
                 total.rowcount += 2 if changed else 0
                 total.lastrowid = hit.id
     return total

@@ -252,27 +252,45 @@ def _self_distance(vector: np.ndarray, metric: str) -> float:
     return 1.0 - float(v @ v)
 
 
+def _file_state(idx, state: ColumnState, col: str) -> None:
+    """The saved index as the connection found it (a note: the connection rebuilt its index from the
+    table and searches with that), or as it is in the file now when it has gone bad since."""
+    if not idx.persistent:
+        state.notes.append(f"{col}: the index is kept in memory (an in-memory database); it is built "
+                           "from the table")
+        return
+    if idx.problem is not None:
+        state.file_problem = idx.problem
+        state.notes.append(f"{col}: the saved index is unusable ({idx.problem}); this connection rebuilt "
+                           "the index from the table and uses it; it is saved again when the connection closes")
+        return
+    try:
+        idx.read_saved()
+    except StorageError as exc:
+        state.file_problem = getattr(exc, "reason", str(exc))
+        state.notes.append(f"{col}: the saved index is unusable ({state.file_problem}); this connection's "
+                           "index is whole and saves it again when the connection closes")
+        idx.problem = state.file_problem
+        idx.dirty_on_disk = True
+
+
 def _check_index(db: Database, table: Table, state: ColumnState) -> None:
     layout = state.layout
     col = f"column '{layout.column}'"
     if state.missing_table:
         return
     idx = db.column_index(table, layout.column)
-    try:
-        idx.read_saved()
-    except StorageError as exc:
-        state.file_problem = getattr(exc, "reason", str(exc))
-        state.problems.append(f"{col}: the saved index is unusable ({state.file_problem}); it is rebuilt "
-                              "from the table when next loaded")
     if _pending_here(db, layout):
+        _file_state(idx, state, col)
         state.notes.append(f"{col}: the open transaction has changed this column; the index holds "
                            "committed data only and was not compared (COMMIT, then CHECK again)")
         return
     try:
-        index = idx.catch_up()
+        index = idx.catch_up()        # what this connection searches with: loaded, or rebuilt
     except Exception as exc:  # noqa: BLE001 - reported: bad blobs make the index unbuildable
         state.problems.append(f"{col}: the index cannot be brought up to date ({type(exc).__name__}: {exc})")
         return
+    _file_state(idx, state, col)
     have = index.chunk_ids()
     want = np.array(state.expected, np.int64)
     ghosts = np.setdiff1d(have, want)

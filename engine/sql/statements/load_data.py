@@ -4,8 +4,6 @@ one write path (``tesseradb.sql.write``), which embeds model-backed columns batc
 The executor runs the whole statement in one transaction, so a bad row anywhere loads nothing."""
 from __future__ import annotations
 
-import glob
-import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,7 +18,7 @@ from tesseradb.io import shards
 from tesseradb.io.formats import BadRow, Batch, batches, columns_for, convert, extension, pick
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.mysql import keys
+from tesseradb.sql.mysql import auto_value, keys
 from tesseradb.sql.statements.update_delete import delete_ids
 from tesseradb.sql.write import write_rows
 
@@ -79,7 +77,7 @@ def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``, inside the statement's transaction."""
     ext = extension(stmt.path, "LOAD DATA")
     table = db.table(stmt.table)
-    paths = _files(stmt.path)
+    paths = db.file_access.expand(stmt.path)      # the one expansion: secure_file_priv (io/file_access.py)
     progress = _Progress(db.on_progress) if db.on_progress is not None else None
     saved, written = db.on_progress, 0
     db.on_progress = progress
@@ -91,15 +89,6 @@ def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     finally:
         db.on_progress = saved
     return Result(rowcount=written)
-
-
-def _files(pattern: str) -> list[str]:
-    """The file named, or every file a glob pattern ('shards/*.parquet') matches, in name order."""
-    paths = sorted(p for p in glob.glob(pattern) if os.path.isfile(p)) if glob.has_magic(pattern) else [pattern]
-    if not paths or not os.path.isfile(paths[0]):
-        raise errors.OperationalError(f"File '{pattern}' not found (Errcode: 2 - No such file or directory)",
-                                      errno=29)
-    return paths
 
 
 def _source(path: str, ext: str, table, stmt: ast.LoadData) -> Iterator[tuple[Batch, list[Column], list[list[Any]]]]:
@@ -127,7 +116,8 @@ def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, pro
                 doomed = keys.conflicts(db, table, [c.name for c in columns], rows, stmt.replace)
                 if doomed:
                     delete_ids(db, table, doomed)           # REPLACE: the rows the new ones repeat a key of
-                written += write_rows(db, table, columns, rows, replace=stmt.replace).rowcount
+                written += write_rows(db, table, columns, rows, replace=stmt.replace,
+                                      id_rule=auto_value.id_rule(db, table)).rowcount
             except UserError as exc:
                 raise _place(exc, path, batch, rows, columns) from None
     except BadRow as bad:

@@ -58,10 +58,11 @@ def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple =
 
 
 def select(db: Database, stmt: ast.Query, params=None) -> Result:
+    target = db.file_access.target(stmt.outfile) if stmt.outfile else None   # refused before it runs
     result = run_select(db, stmt.expr, params, stmt.options)
-    if stmt.outfile:
+    if target is not None:
         from tesseradb.io.export import write_outfile     # pyarrow loads with the first export
-        return write_outfile(stmt.outfile, result)
+        return write_outfile(target, result, db.file_access, shown=stmt.outfile)
     return result
 
 

@@ -16,6 +16,7 @@ from tesseradb.results import Result
 from tesseradb.sql.mysql import variables
 from tesseradb.sql.mysql.schema_info import (COLLATION, ENGINE, PRIVILEGES, TEXT_TYPES, column_infos,
                                              table_status_rows, view_names)
+from tesseradb.sql.statements import server_probes
 from tesseradb.sql.database import Database
 
 _OPENED = time.monotonic()
@@ -137,6 +138,7 @@ def _show_full_tables(db: Database, stmt: ast.ShowSession) -> Result:
 SHOW: dict[str, Any] = {
     "databases": _show_databases, "variables": _show_variables, "status": _show_status,
     "errors": _show_errors, "table_status": _show_table_status, "full_tables": _show_full_tables,
+    **server_probes.SHOW,           # SHOW ENGINES / CHARSET / COLLATION / PLUGINS / GRANTS (issue 22)
 }
 
 

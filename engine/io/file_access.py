@@ -1,0 +1,141 @@
+"""Which files SQL may read and write: MySQL's ``secure_file_priv``, in one place.
+
+Every statement that names a file of the server's machine comes here: ``LOAD DATA INFILE`` (any
+format, a single file or a glob, and the document loads that share its expansion) asks
+:meth:`FileAccess.expand` for the files it reads; ``SELECT ... INTO OUTFILE`` asks
+:meth:`FileAccess.target` before it runs and :meth:`FileAccess.publish` for the final rename.
+
+The rule, by ``secure_file_priv`` (``tesseradb.connect(..., secure_file_priv=...)``, ``tessera serve
+--secure-file-priv DIR``):
+
+- ``None``: unrestricted, as sqlite3 is for an embedded program (the DB-API default); INTO OUTFILE
+  replaces an existing file.
+- a directory: a path (relative ones are taken inside the directory) is resolved with every symlink
+  followed and must stay inside the directory, and so must every file a glob matches; INTO OUTFILE
+  never replaces an existing file (MySQL's error 1086).
+- ``""``: every file statement is refused (the server's default).
+
+Refusals are MySQL's error 1290 and never name the path, so they do not tell whether a file outside
+the directory exists; "not found" names only what the statement itself wrote.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import stat
+from dataclasses import dataclass
+
+from tesseradb import errors
+
+def _refused(why: str) -> errors.Error:
+    return errors.OperationalError(f"The server is running with the --secure-file-priv option so it "
+                                   f"cannot execute this statement ({why})", errno=1290, sqlstate="HY000")
+
+
+def not_found(pattern: str) -> errors.Error:
+    return errors.OperationalError(f"File '{pattern}' not found (Errcode: 2 - No such file or directory)",
+                                   errno=29)
+
+
+def _regular(path: str) -> bool:
+    """A regular file (after symlinks): never a FIFO, a device or a directory, which would block or
+    make no sense to read."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    secure_file_priv: str | None = None
+
+    @property
+    def confined(self) -> bool:
+        return self.secure_file_priv is not None
+
+    @property
+    def root(self) -> str:
+        return os.path.realpath(self.secure_file_priv or "")
+
+    def _check_enabled(self) -> None:
+        if self.secure_file_priv == "":
+            raise _refused("file statements are disabled")
+        if self.confined and not os.path.isdir(self.root):
+            raise _refused("its directory does not exist")
+
+    def _inside(self, path: str) -> str:
+        """``path`` resolved (symlinks followed); refused when it leaves the directory."""
+        full = os.path.realpath(os.path.join(self.root, path))
+        if os.path.commonpath([full, self.root]) != self.root:
+            raise _refused("the file is outside the directory it allows")
+        return full
+
+    # -- reading -----------------------------------------------------------------------------
+    def expand(self, pattern: str) -> list[str]:
+        """The file named, or every regular file a glob pattern ('shards/*.parquet') matches, in name
+        order; refused or "not found" as the rule says."""
+        if not self.confined:
+            return _expand(pattern)
+        self._check_enabled()
+        if not glob.has_magic(pattern):
+            return [self._existing(self._inside(pattern), pattern)]
+        self._inside(_fixed_prefix(pattern) or ".")      # the folder part may not leave the directory
+        matches = _expand(os.path.join(self.root, pattern), shown=pattern)
+        return [self._inside(p) for p in matches]
+
+    def _existing(self, full: str, pattern: str) -> str:
+        if not _regular(full):
+            raise not_found(pattern)
+        return full
+
+    # -- writing -----------------------------------------------------------------------------
+    def target(self, path: str) -> str:
+        """The file INTO OUTFILE writes (checked before the SELECT runs)."""
+        if not self.confined:
+            return path
+        self._check_enabled()
+        full = self._inside(path)
+        if os.path.lexists(full) or os.path.lexists(os.path.join(self.root, path)):
+            raise exists(path)
+        return full
+
+    def publish(self, tmp: str, path: str, shown: str) -> None:
+        """Move the finished temporary file into place: unrestricted it replaces an existing file;
+        confined it never does (a hard link fails atomically when the name exists)."""
+        if not self.confined:
+            os.replace(tmp, path)
+            return
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise exists(shown) from None
+
+
+def exists(path: str) -> errors.Error:
+    return errors.OperationalError(f"File '{path}' already exists", errno=1086, sqlstate="HY000")
+
+
+def _fixed_prefix(pattern: str) -> str:
+    """The folders of a glob before its first wildcard ('a/b/*.csv' -> 'a/b')."""
+    parts = pattern.replace(os.sep, "/").split("/")
+    fixed = []
+    for part in parts[:-1]:
+        if glob.has_magic(part):
+            break
+        fixed.append(part)
+    return "/".join(fixed) if fixed or not pattern.startswith("/") else "/"
+
+
+def _expand(pattern: str, shown: str | None = None) -> list[str]:
+    if not glob.has_magic(pattern):
+        if not _regular(pattern):
+            raise not_found(shown or pattern)
+        return [pattern]
+    paths = sorted(p for p in glob.glob(pattern) if _regular(p))
+    if not paths:
+        raise not_found(shown or pattern)
+    return paths
+
+
+UNRESTRICTED = FileAccess(None)

@@ -1,0 +1,40 @@
+"""Unknown table and column errors name the closest existing name, DuckDB-style (issue 22):
+``table 'prodcts' does not exist; did you mean 'products'?``. Close means difflib's ratio of at least
+0.6 on lower-cased names (a typo, a missing or doubled letter); nothing close, nothing added."""
+from __future__ import annotations
+
+import difflib
+import re
+
+from tesseradb import errors
+from tesseradb.sql.database import Database
+
+_TABLE = re.compile(r"table '([^']+)' does not exist$")
+_COLUMN = re.compile(r"Unknown column '([^']+)' in '[^']*'$")
+
+
+def _closest(name: str, candidates: list[str]) -> str | None:
+    lowered = {c.lower(): c for c in candidates}
+    hits = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[hits[0]] if hits and hits[0] != name.lower() else None
+
+
+def _columns(db: Database) -> list[str]:
+    return sorted({c.name for t in db.tables.values() for c in t.columns})
+
+
+def with_suggestion(db: Database, error: BaseException) -> BaseException:
+    """The same error with "; did you mean 'x'?" added when a close name exists."""
+    if isinstance(error, errors.NoSuchTable):
+        match, names = _TABLE.search(error.msg), [t.name for t in db.tables.values()]
+    elif isinstance(error, errors.NoSuchColumn):
+        match, names = _COLUMN.search(error.msg), _columns(db)
+    else:
+        return error
+    if match is None:
+        return error
+    wanted = match.group(1).split(".")[-1]
+    best = _closest(wanted, names)
+    if best is None:
+        return error
+    return type(error)(f"{error.msg}; did you mean '{best}'?", error.errno, error.sqlstate)

@@ -1,0 +1,60 @@
+"""The defaults of ``hybrid_match()`` that are not Manticore's but measured best on the manual's
+natural-language questions and headings (docs/benchmarks.md, "Full-text and hybrid search"):
+
+* the text side reads the column's chunk-level index, which stems English words whatever the
+  table's ``morphology`` (``catalog.fulltext.chunk_tokenizer``), with English stop words left out of
+  the query;
+* each side retrieves at least ``WINDOW`` candidates (Manticore's window is the LIMIT): fusion can
+  only lift a document that one side found, and a deep answer is often 11th-50th on one side;
+* the two sides are fused **linearly** (min-max normalised scores summed, ``fusion_method='linear'``)
+  unless the query names a method, or gives ``rank_constant`` (then RRF): on the natural-language
+  questions linear fusion measured 7 points of recall@1 above RRF (k=60) and level with LanceDB's
+  hybrid search; on the heading queries RRF measured slightly better (docs/benchmarks.md);
+* documents are fused (each by its best chunk, MaxP), not chunks.
+
+``OPTION window_size=N`` still sets the window exactly; explicit ``MATCH() AND knn()`` fusion keeps
+Manticore's window (the LIMIT) and needs its ``fusion_method``.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+WINDOW = 50
+METHOD = "linear"
+
+
+def method(opts: Any, hybrids: Sequence[object]) -> str | None:
+    """The fusion method: the query's, else hybrid_match()'s default (RRF when ``rank_constant`` is given)."""
+    if opts.fusion_method or not hybrids:
+        return opts.fusion_method
+    return "rrf" if "rank_constant" in opts.given else METHOD
+
+
+def window(hybrids: Sequence[object], opts: Any = None) -> list[int]:
+    """The smallest window a query with these ``hybrid_match()`` calls and options gets (none: no
+    floor): a reranked query retrieves at least the reranker's window."""
+    floor = [WINDOW] if hybrids else []
+    if opts is not None and getattr(opts, "rerank", None):
+        floor.append(opts.rerank_window)
+    return floor
+
+
+def best_chunks(store, fts: str, chunks: str, param: str, bound: dict, window: int) -> list[tuple[int, float, int]]:
+    """hybrid_match's text side without a filter: the ``window`` best documents by their best chunk's
+    BM25 (MaxP), as (doc, BM25, chunk). A document's rank by MaxP is where its first chunk appears in
+    the chunks' BM25 order, so FTS5 only has to sort the top chunks (``ORDER BY rank LIMIT m``, its
+    own top-m path) instead of every chunk holding a query word going through a join and a GROUP BY;
+    ``m`` doubles until ``window`` documents are seen or the matches run out."""
+    wanted = 4 * window
+    while True:
+        rows = list(store.execute(f"SELECT x.rowid, -x.rank, k.doc_id FROM (SELECT rowid, rank FROM {fts}(:{param}) "
+                                  f"ORDER BY rank LIMIT {int(wanted)}) x JOIN {chunks} k ON k.chunk_id = x.rowid "
+                                  "ORDER BY x.rank, k.doc_id", bound))
+        seen: dict[int, tuple[int, float, int]] = {}
+        for chunk, score, doc in rows:
+            if doc not in seen:
+                seen[doc] = (int(doc), float(score), int(chunk))
+        if len(seen) >= window or len(rows) < wanted:
+            return list(seen.values())[:window]
+        wanted *= 2

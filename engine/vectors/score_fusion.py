@@ -1,0 +1,77 @@
+"""Score fusion beside RRF: ``OPTION fusion_method='linear'`` (Elasticsearch's ``linear`` retriever).
+
+Each side's scores are first made "higher is better" (a text side's BM25 as it is; a knn side's
+distance d as the similarity 1 / (1 + d), so every metric gives a positive number that falls as the
+distance grows), then normalised over the side's candidates:
+
+* ``minmax`` (default): (s - min) / (max - min), so the side's best is 1 and its worst 0 (all equal: 1);
+* ``l2``: s / sqrt(sum of s²) over the side's candidates.
+
+    hybrid_score(d) = sum over the sides that found d of  weight_side * normalised score_side(d)
+
+A side that did not find d adds nothing. Ties are broken by document id.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from tesseradb import errors
+from tesseradb.errors import UserError
+from tesseradb.vectors.fusion import Fused, RankedList, note_hit, rrf
+
+NORMALIZATIONS = ("minmax", "l2")
+METHODS = ("rrf", "linear")
+
+
+def _similarity(ranked: RankedList) -> list[float]:
+    if ranked.kind == "text":
+        return [float(s) for _, s, _ in ranked.hits]
+    return [1.0 / (1.0 + max(float(d), 0.0)) for _, d, _ in ranked.hits]
+
+
+def _minmax(scores: list[float]) -> list[float]:
+    low, high = min(scores), max(scores)
+    return [1.0] * len(scores) if high == low else [(s - low) / (high - low) for s in scores]
+
+
+def _l2(scores: list[float]) -> list[float]:
+    norm = math.sqrt(sum(s * s for s in scores))
+    return [0.0] * len(scores) if norm == 0 else [s / norm for s in scores]
+
+
+_NORMALIZE: dict[str, Callable[[list[float]], list[float]]] = {"minmax": _minmax, "l2": _l2}
+
+
+def linear(lists: Sequence[RankedList], normalization: str = "minmax") -> list[Fused]:
+    fused: dict[int, Fused] = {}
+    for ranked in lists:
+        if not ranked.hits:
+            continue
+        for (doc, score, chunk), value in zip(ranked.hits, _NORMALIZE[normalization](_similarity(ranked))):
+            hit = fused.setdefault(doc, Fused(doc, 0.0))
+            hit.score += ranked.weight * value
+            note_hit(hit, ranked.kind, score, chunk)
+    return sorted(fused.values(), key=lambda h: (-h.score, h.doc_id))
+
+
+def fuse(lists: Sequence[RankedList], method: str, rank_constant: int, normalization: str) -> list[Fused]:
+    """The fused list by ``method`` ('rrf' or 'linear')."""
+    if method == "linear":
+        return linear(lists, normalization)
+    return rrf(lists, rank_constant)
+
+
+def check_options(method: str | None, given: set[str]) -> None:
+    """``normalization`` belongs to the linear method, ``rank_constant`` to RRF."""
+    if "normalization" in given and method != "linear":
+        raise UserError("option normalization needs OPTION fusion_method='linear'", errors.SqlSyntaxError)
+    if "rank_constant" in given and method == "linear":
+        raise UserError("option rank_constant belongs to fusion_method='rrf', not 'linear'", errors.SqlSyntaxError)
+
+
+def describe(method: str | None, rank_constant: int, normalization: str) -> str:
+    """EXPLAIN's fusion row."""
+    if method == "linear":
+        return f"fusion: linear, normalization={normalization}"
+    return f"fusion: rrf, rank_constant={rank_constant}"

@@ -1,0 +1,77 @@
+"""hybrid_match()'s defaults (sql/hybrid_defaults.py): the chunk-level index stems English whatever
+the table's morphology (an older file's index is rebuilt once on open), each side gets at least 50
+candidates, and the unfiltered text side (FTS5's top-m path) ranks exactly as the filtered one."""
+from __future__ import annotations
+
+import logging
+
+import apsw
+
+import tesseradb
+
+MODEL = "model_name='Xenova/all-MiniLM-L6-v2' from='body'"
+WORDS = ["rotation", "rotate", "rotating", "certificate", "certificates", "daemon", "logs", "log", "backup",
+         "replication", "cluster", "nodes", "node", "index", "indexes", "table", "tables", "query", "queries"]
+
+
+def _make(cur, rows: int = 80):
+    cur.execute(f"CREATE TABLE t (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' {MODEL} "
+                "chunk_strategy='recursive' max_tokens='12' overlap_tokens='0')")
+    bodies = [" ".join(WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(5 + i % 23)) for i in range(rows)]
+    cur.executemany("INSERT INTO t (id, body) VALUES (?, ?)", list(enumerate(bodies, start=1)))
+
+
+def test_the_chunk_index_stems_whatever_the_tables_morphology(cur):
+    cur.execute(f"CREATE TABLE n (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' {MODEL} "
+                "chunk_strategy='recursive' max_tokens='32' overlap_tokens='0')")     # morphology 'none'
+    cur.execute("INSERT INTO n (id, body) VALUES (1, 'log rotation happens weekly'), (2, 'cats sleep')")
+    found = [r[0] for r in cur.execute("SELECT id, weight() FROM n WHERE hybrid_match('rotating logs')") if r[1]]
+    assert found == [1]                                    # rotating ~ rotation, logs ~ log: stemmed
+    assert cur.execute("SELECT id FROM n WHERE MATCH('rotating')").fetchall() == []   # rows: as the table says
+
+
+def test_each_side_gets_at_least_fifty_candidates(cur):
+    _make(cur)
+    plan = dict(cur.execute("EXPLAIN SELECT id FROM t WHERE hybrid_match('rotate logs') LIMIT 5").fetchall()[:1])
+    assert plan["hybrid"].endswith("50 candidates")
+    rows = cur.execute("EXPLAIN SELECT id FROM t WHERE hybrid_match('rotate logs') LIMIT 5 OPTION window_size=7")
+    assert rows.fetchall()[0][1].endswith("7 candidates")
+
+
+def test_the_unfiltered_text_side_ranks_as_the_filtered_one(cur):
+    _make(cur, 120)
+    for text in ("rotate the logs", "certificate replication", "tables and queries", "node"):
+        fast = cur.execute("SELECT id, weight() FROM t WHERE hybrid_match(?) LIMIT 60", (text,)).fetchall()
+        slow = cur.execute("SELECT id, weight() FROM t WHERE hybrid_match(?) AND id > 0 LIMIT 60", (text,)).fetchall()
+        assert fast == slow and sum(w is not None for _, w in fast) >= 30
+
+
+def test_an_older_chunk_index_is_rebuilt_once_on_open(db_path, caplog):
+    con = tesseradb.connect(db_path)
+    cur = con.cursor()
+    cur.execute(f"CREATE TABLE n (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' {MODEL} "
+                "chunk_strategy='recursive' max_tokens='32' overlap_tokens='0')")
+    cur.execute("INSERT INTO n (id, body) VALUES (1, 'log rotation happens weekly'), (2, 'cats sleep')")
+    con.commit()
+    con.close()
+    raw = apsw.Connection(db_path)          # what the previous release built: the table's tokenizer (unstemmed)
+    name = raw.execute("SELECT name FROM sqlite_master WHERE name LIKE '\\_tessera\\_ftsc\\_%' ESCAPE '\\' "
+                       "AND type = 'table' AND sql LIKE 'CREATE VIRTUAL%'").fetchone()[0]
+    sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()[0]
+    raw.execute(f'DROP TABLE "{name}"')
+    raw.execute(sql.replace("porter unicode61", "unicode61"))
+    raw.execute(f"INSERT INTO \"{name}\" (rowid, body) SELECT chunk_id, 'log rotation happens weekly' FROM "
+                f"\"{name.replace('_tessera_ftsc_', '_tessera_chunks_')}\" WHERE doc_id = 1")
+    raw.close()
+    with caplog.at_level(logging.INFO, logger="tesseradb.fulltext"):
+        con = tesseradb.connect(db_path)
+    assert any("rebuilt with its new tokenizer" in r.message for r in caplog.records)
+    assert any(" of " in r.message and "full-text index" in r.message for r in caplog.records)    # progress
+    found = [r[0] for r in con.execute("SELECT id, weight() FROM n WHERE hybrid_match('rotating logs')") if r[1]]
+    assert found == [1]
+    assert con.execute("CHECK TABLE n").fetchall()[-1][2:] == ("status", "OK")
+    con.close()
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tesseradb.fulltext"):
+        tesseradb.connect(db_path).close()
+    assert not any("building" in r.message for r in caplog.records)       # once
