@@ -44,7 +44,7 @@ def test_a_cycle_would_be_found():
 # Layers, top to bottom (DESIGN.md §3, docs/architecture.md). A module may import its own layer's
 # modules and those of lower layers only.
 LAYERS = [
-    ("clients", ("tesseradb", "tesseradb.clients")),
+    ("clients", ("tesseradb", "tesseradb.clients", "tesseradb.integrations")),
     ("sql", ("tesseradb.sql",)),
     ("io", ("tesseradb.io",)),
     ("vectors", ("tesseradb.vectors",)),
@@ -150,4 +150,16 @@ def test_the_clients_use_the_public_api_only():
            if m.startswith(programs)
            for t in targets if not t.startswith(programs)
            and t not in allowed]
+    assert bad == []
+
+
+def test_the_integrations_use_the_public_api_only():
+    """The LangChain and LlamaIndex stores are programs on the public API, like the shell and the
+    server: tesseradb's public names and errors, and their own package."""
+    allowed = ("tesseradb", "tesseradb.errors", "tesseradb.results")
+    found = [m for m in graph() if m.startswith("tesseradb.integrations")]
+    assert {"tesseradb.integrations.store", "tesseradb.integrations.langchain.vectorstore",
+            "tesseradb.integrations.llama_index.vector_store"} <= set(found)
+    bad = [f"{m} imports {t}" for m, targets in graph().items() if m.startswith("tesseradb.integrations")
+           for t in targets if not t.startswith("tesseradb.integrations") and t not in allowed]
     assert bad == []

@@ -33,13 +33,16 @@ def test_every_folder_with_an_init_is_an_installed_package():
     assert listed - found == set()
 
 
-# Modules that import an optional extra's packages (inside functions only, with an error that names
-# the extra when it is missing), and that extra.
+# Modules that import an optional extra's packages (inside functions, or -- for the framework
+# integrations, which subclass the framework's classes -- at the top of a module that nothing else in
+# the package imports, with an ImportError that names the extra when it is missing), and that extra.
 OPTIONAL_EXTRAS = {"tesseradb.io.distributed": "ray", "tesseradb.io.documents": "pdf",
                    "tesseradb.clients.shell.index_cmd": "watch",
                    # tessera mcp: cli.py imports these modules inside main(), naming the extra when missing
                    "tesseradb.clients.mcp.run": "mcp", "tesseradb.clients.mcp.server": "mcp",
-                   "tesseradb.clients.mcp.web": "mcp"}
+                   "tesseradb.clients.mcp.web": "mcp",
+                   "tesseradb.integrations.langchain._core": "langchain",
+                   "tesseradb.integrations.llama_index._core": "llama-index"}
 
 
 def declared_for(module: str) -> set[str]:
