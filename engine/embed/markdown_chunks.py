@@ -25,7 +25,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from markdown_it import MarkdownIt
 
 from tesseradb.embed import chunking
 from tesseradb.embed.chunking import ChunkPlan
@@ -38,7 +37,8 @@ _ATOMIC = ("fence", "code_block", "table_open")
 
 
 @lru_cache(maxsize=1)
-def _parser() -> MarkdownIt:
+def _parser() -> "MarkdownIt":
+    from markdown_it import MarkdownIt     # loads with the first markdown text, not at start-up
     md = MarkdownIt("commonmark").enable("table")
     md.core.ruler.disable(["inline", "text_join"])     # block structure is all we read
     return md

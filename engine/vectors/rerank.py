@@ -19,7 +19,6 @@ from pathlib import Path
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import onnxruntime as ort
 
 from tesseradb.embed import EmbeddingCancelled, ModelError
 from tesseradb.embed.integrity import sha256_file
@@ -65,6 +64,7 @@ class CrossEncoder:
         self.tokenizer = load_tokenizer(os.fspath(layout.tokenizer))
         self.tokenizer.enable_truncation(layout.window, strategy="only_second")
         try:
+            import onnxruntime as ort     # loads with the first cross-encoder, not at start-up
             self.session = ort.InferenceSession(os.fspath(layout.graph), session_options(),
                                                 providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime's own exception types
