@@ -31,7 +31,8 @@ class Session:
 
     def open(self) -> None:
         """Connect (in the thread that will run every statement) and read the catalog."""
-        self.reader = tesseradb.connect(self.path, read_only=True, statement_timeout=self.timeout)
+        self.reader = tesseradb.connect(self.path, read_only=True, statement_timeout=self.timeout,
+                                        secure_file_priv="")     # and no file statement at all
         if self.allow_writes:
             self.writer = tesseradb.connect(self.path, autocommit=True, statement_timeout=self.timeout)
         self.refresh()
