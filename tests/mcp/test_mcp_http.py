@@ -51,7 +51,7 @@ def test_every_read_tool_and_the_resources_over_http(served):
     assert client.ok("sql", {"query": "SELECT title FROM docs WHERE id = 3"})["rows"] == [["Office"]]
     assert client.ok("search", {"query": "USR1", "mode": "keyword"})["results"][0]["id"] == 4
     schema = client.read_resource("tessera://schema/labels").contents[0].text
-    assert schema.startswith("CREATE TABLE labels (")
+    assert schema.startswith("CREATE TABLE `labels` (")
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
