@@ -122,8 +122,8 @@ class TesseraVectorStore(BasePydanticVectorStore):
             column, value = self._target(query)
             hits = self._store.search(column, value, k, where)
         else:
-            raise NotImplementedError(f"TesseraVectorStore does not support query mode {mode.value!r} "
-                                      "(default, hybrid and mmr)")
+            raise ValueError(f"TesseraVectorStore does not support query mode {mode.value!r} "
+                              "(default, hybrid and mmr)")
         return self._result(hits)
 
     def _target(self, query: VectorStoreQuery):
