@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 import tesseradb
+
+MODEL = "Xenova/all-MiniLM-L6-v2"
 ALL_TYPES = ("CREATE TABLE everything (a text, b string, c int, d integer, e bigint, f float, g bool, h json, "
              "i timestamp, j varchar(64), k double, l tinyint, m boolean, n datetime, "
              "u float_vector, w float_vector_array, "
@@ -50,15 +52,50 @@ def test_show_create_table_re_creates_the_same_table(con):
 def test_describe_shows_types_and_knn(con):
     con.execute(ALL_TYPES)
     described = {name: (kind, props) for name, kind, props in rows(con, "DESCRIBE everything")}
-    assert described["id"] == ("bigint", "")
-    assert described["j"] == ("string", "")
-    assert described["k"] == ("float", "")
+    assert described["id"] == ("bigint", "")             # Manticore's document id: no properties
+    assert described["a"] == ("text", "indexed stored")  # MATCH searches it, SELECT returns it
+    assert described["b"] == ("string", "")
+    assert described["d"] == ("integer", "")             # as declared
+    assert described["j"] == ("varchar(64)", "")         # as declared, not the canonical string
+    assert described["k"] == ("double", "")
     assert described["n"] == ("datetime", "")              # MySQL's DATETIME, no longer a timestamp
     assert described["u"] == ("float_vector", "")
-    assert described["x"] == ("float_vector", "knn")
-    assert described["y"] == ("float_vector_array", "knn")
+    assert described["x"] == ("float_vector", "knn knn_type='hnsw' knn_dims='3' hnsw_similarity='cosine' "
+                                              "hnsw_m='16' hnsw_ef_construction='200'")
+    assert described["y"] == ("float_vector_array", "knn knn_type='hnsw' knn_dims='8' hnsw_similarity='ip' "
+                                                    "hnsw_m='32' hnsw_ef_construction='64'")
     cur = con.execute("DESCRIBE everything")
     assert [d[0] for d in cur.description] == ["Field", "Type", "Properties"]
+
+
+def test_describe_shows_the_mysql_facts_of_each_column(con):
+    con.execute("CREATE TABLE people (user_id int PRIMARY KEY AUTO_INCREMENT, name varchar(255) NOT NULL "
+                "DEFAULT '', email VARCHAR(80) UNIQUE, score decimal(10,2) DEFAULT 1.5, born date, "
+                "n int unsigned NOT NULL)")
+    con.execute("CREATE INDEX by_born ON people (born)")
+    assert rows(con, "DESCRIBE people") == [
+        ("user_id", "int", "primary key auto_increment"),
+        ("name", "varchar(255)", "not null default ''"),
+        ("email", "varchar(80)", "unique"),
+        ("score", "decimal(10,2)", "default 1.5"),
+        ("born", "date", "key"),
+        ("n", "int unsigned", "not null"),
+    ]
+
+
+def test_describe_shows_every_option_of_a_model_column(con):
+    con.execute(f"CREATE TABLE docs (title text, body text, tag text stored, v float_vector_array "
+                f"knn_type='hnsw' hnsw_similarity='cosine' model_name='{MODEL}' from='title,body' "
+                f"chunk_strategy='sentence' max_tokens='64' overlap_tokens='8' max_chunks='16')")
+    described = {name: (kind, props) for name, kind, props in rows(con, "DESCRIBE docs")}
+    assert described["tag"] == ("text", "stored")        # text stored: kept, not searched by MATCH
+    kind, props = described["v"]
+    assert kind == "float_vector_array"
+    assert props == ("knn knn_type='hnsw' hnsw_similarity='cosine' hnsw_m='16' hnsw_ef_construction='200' "
+                     f"model_name='{MODEL}' from='title,body' chunk_strategy='sentence' max_tokens='64' "
+                     "overlap_tokens='8' max_chunks='16'")
+    create = rows(con, "SHOW CREATE TABLE docs")[0][1]
+    assert props.removeprefix("knn ") in create          # the options as SHOW CREATE TABLE prints them
 
 
 def test_the_catalog_survives_a_reopen(db_path):

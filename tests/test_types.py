@@ -51,7 +51,8 @@ VALUES = {   # canonical type -> (value written, value read back, Python type)
 def test_every_type_and_alias_round_trips(con, declared, canonical):
     cur = con.cursor()
     cur.execute(f"CREATE TABLE t (c {declared})")
-    assert cur.execute("DESCRIBE t").fetchall()[1][:2] == ("c", canonical)
+    assert cur.execute("DESCRIBE t").fetchall()[1][:2] == ("c", declared)     # as declared
+    assert cur.execute("SHOW COLUMNS FROM t").fetchall()[1][:2] == ("c", declared)
     written, expected, pytype = VALUES[canonical]
     cur.execute("INSERT INTO t (c) VALUES (?)", [written])
     cur.execute("INSERT INTO t (c) VALUES (NULL)")

@@ -129,7 +129,9 @@ def rewrite(tables: dict[str, Table], expr: exp.Expression) -> exp.Expression:
             for p in select.expressions])
     for column in list(expr.find_all(exp.Column)):
         if _renamed(column, scope):
+            owner = _owner(column, scope)
             column.set("this", exp.to_identifier("id", quoted=True))
+            _qualify(column, owner)
     if isinstance(expr, exp.Insert) and isinstance(expr.this, exp.Schema):
         table = scope.get(expr.this.this.name.lower())
         name = alias(table) if table is not None else None
@@ -137,6 +139,21 @@ def rewrite(tables: dict[str, Table], expr: exp.Expression) -> exp.Expression:
             if name and ident.name.lower() == name.lower():
                 ident.set("this", "id")
     return expr
+
+
+def _qualify(column: exp.Column, owner: Table | None) -> None:
+    """An unqualified key name becomes ``<its table>.id``: every table has an ``id``, so a bare one is
+    ambiguous as soon as a SELECT joins two tables (``FROM t1, t2 WHERE a1 = b2``)."""
+    select = column.find_ancestor(exp.Select)
+    while select is not None and owner is not None and not column.table:
+        sources = [select.args["from_"].this] if select.args.get("from_") else []
+        sources += [j.this for j in select.args.get("joins") or []]
+        named = [s for s in sources if isinstance(s, exp.Table) and s.name.lower() == owner.name.lower()]
+        if len(named) > 1:
+            return                  # the table twice in one FROM: a bare name is ambiguous, as in MySQL
+        if named:
+            column.set("table", exp.to_identifier(named[0].alias or named[0].name, quoted=True))
+        select = select.find_ancestor(exp.Select)
 
 
 def _renamed(column: exp.Column, scope: dict[str, Table]) -> bool:

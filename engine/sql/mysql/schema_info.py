@@ -112,11 +112,16 @@ def column_infos(db: Database, table: Table) -> list[ColumnInfo]:
         default = _default_text(written if written is not None else row[4] if row else None)
         auto = pk and row_id.auto_increment(table)
         out.append(ColumnInfo(
-            name=row_id.display_name(table, col), position=n, type_text=row_id.display_type(table, col),
+            name=row_id.display_name(table, col), position=n, type_text=_lower(row_id.display_type(table, col)),
             type=col.type, nullable=not notnull, key="PRI" if pk else keys.get(col.name.lower(), ""),
             default=default, extra="auto_increment" if auto else "",
             comment=options.get("comment", "")))
     return out
+
+
+def _lower(type_text: str) -> str:
+    """MySQL prints a column type in lower case (``VARCHAR(80)`` -> ``varchar(80)``), enum values aside."""
+    return type_text if "'" in type_text else type_text.lower()
 
 
 def _default_text(value: Any) -> Any:

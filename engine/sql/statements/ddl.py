@@ -19,6 +19,7 @@ from tesseradb.catalog.types import TYPES, VECTOR_TYPES
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql import constraints, row_id, schema_info
+from tesseradb.sql.statements.describe import describe
 from tesseradb.sql.statements.integrity import check_table
 from tesseradb.sql.write import recompute_all
 
@@ -247,19 +248,6 @@ def quote_ident(name: str) -> str:
 
 _RESERVED = {"from", "select", "where", "table", "order", "group", "by", "limit", "index", "key",
              "create", "drop", "insert", "update", "delete", "knn", "and", "or", "not", "desc", "asc"}
-
-
-def describe(db: Database, table: Table) -> Result:
-    rows = []
-    for col in table.columns:
-        props = ""
-        spec = table.vectors.get(col.name.lower())
-        if spec is not None:
-            props = "knn" + (f" model={spec.model_name} from={','.join(spec.from_columns)}"
-                             f" chunk_strategy={spec.chunk_strategy}" if spec.model_name else "")
-        rows.append((row_id.display_name(table, col), col.type, props))
-    return Result(columns=[("Field", None), ("Type", None), ("Properties", None)], rows=rows,
-                   rowcount=len(rows))
 
 
 def truncate(db: Database, table: Table) -> Result:
