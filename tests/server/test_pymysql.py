@@ -192,7 +192,7 @@ def test_client_probes(server):
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'docs'":
                 lambda r: r == (("docs",),),
             "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'docs' "
-            "ORDER BY ordinal_position": lambda r: r[0] == ("id", "BIGINT") and ("chunks", "TEXT") in r,
+            "ORDER BY ordinal_position": lambda r: r[0] == ("id", "bigint") and ("chunks", "float_vector_array") in r,
             "SET NAMES utf8mb4": lambda r: not r,
             "SET NAMES utf8mb4 COLLATE utf8mb4_general_ci": lambda r: not r,
             "USE docs": lambda r: not r,

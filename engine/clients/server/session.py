@@ -21,12 +21,12 @@ from typing import Any
 
 from mysql_mimic import ResultColumn, Session
 from mysql_mimic.results import ensure_result_set
-from mysql_mimic.schema import Column, InfoSchema, info_schema_tables
+from mysql_mimic.schema import InfoSchema
 from mysql_mimic.types import ServerStatus
 from mysql_mimic.variables import SessionVariables, Variables
 
 from tesseradb import errors
-from tesseradb.clients.server import statements, values
+from tesseradb.clients.server import info_schema, statements, values
 from tesseradb.clients.server.statements import Route, Statement
 
 
@@ -150,7 +150,7 @@ class EngineSession(Session):
 
     # -- statements ------------------------------------------------------------------------
     async def run(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
-        if params and stmt.route != Route.ENGINE:
+        if params and stmt.route not in (Route.ENGINE, Route.INFO_SCHEMA):
             raise ServerError("this statement takes no parameters", 1210, "HY000")
         self.info, self.since = stmt.text, time.monotonic()
         try:
@@ -210,6 +210,18 @@ class EngineSession(Session):
             except Exception:  # noqa: BLE001 - mysql-mimic cannot answer it either: the engine's error stands
                 raise exc from None
 
+    async def _info_schema(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        """information_schema as in-process; what the engine's lacks, mysql-mimic's (info_schema.py)."""
+        try:
+            return await self._engine(stmt, params)
+        except errors.ProgrammingError as exc:
+            if params:
+                raise
+            try:
+                return await self._probe(stmt)
+            except Exception:  # noqa: BLE001 - mysql-mimic cannot answer it either: the engine's error stands
+                raise exc from None
+
     async def _use(self, stmt: Statement, params: list[Any] | None) -> Outcome:
         name = stmt.tokens[1].text if len(stmt.tokens) == 2 else ""
         await self.use(name)
@@ -254,19 +266,7 @@ class EngineSession(Session):
 
     # -- what mysql-mimic serves information_schema and SHOW DATABASES from --------------------
     async def schema(self) -> InfoSchema:
-        data = info_schema_tables(await self._call(self._columns))
-        schemata = data["information_schema"]["schemata"]
-        if not any(row[1] == self.shared.name for row in schemata.rows):   # a database with no tables yet
-            schemata.append(("def", self.shared.name, "utf8mb4", "utf8mb4_general_ci", None))
-        return InfoSchema(data)
-
-    def _columns(self) -> list[Column]:
-        assert self.con is not None
-        out = []
-        for table, fields in describe_all(self.con).items():
-            out += [Column(name=name, type=values.schema_type(kind), table=table, schema=self.shared.name,
-                           is_nullable=name != "id") for name, kind in fields]
-        return out
+        return await self._call(info_schema.build, self.con)
 
     async def fields(self, table: str) -> list[tuple[str, str]]:
         """COM_FIELD_LIST: (name, MySQL type) of each column of ``table``."""
@@ -280,6 +280,7 @@ RUNNERS = {
     Route.USE: EngineSession._use,
     Route.SET: EngineSession._set,
     Route.PROCESSLIST: EngineSession._processlist,
+    Route.INFO_SCHEMA: EngineSession._info_schema,
 }
 
 
@@ -325,12 +326,6 @@ def describe(con: Any, table: str) -> list[tuple[str, str]]:
     cur = con.cursor()
     cur.execute(f"DESCRIBE `{table.replace('`', '``')}`")
     return [(row[0], row[1]) for row in cur.fetchall()]
-
-
-def describe_all(con: Any) -> dict[str, list[tuple[str, str]]]:
-    cur = con.cursor()
-    cur.execute("SHOW TABLES")
-    return {row[0]: describe(con, row[0]) for row in cur.fetchall()}
 
 
 async def _aiter(rows):

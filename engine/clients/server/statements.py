@@ -27,6 +27,7 @@ class Route(enum.Enum):
     USE = "use"              # change the default database
     SET = "set"              # session variables (autocommit reaches the engine connection)
     PROCESSLIST = "processlist"   # SHOW [FULL] PROCESSLIST (processes.py)
+    INFO_SCHEMA = "info_schema"   # the engine's information_schema first; tables it lacks: mysql-mimic's
 
 
 @dataclass(frozen=True)
@@ -97,11 +98,13 @@ def _words(tokens: list[Token]) -> list[str]:
     return [t.text.upper() for t in tokens]
 
 
+def _reads_info_schema(tokens: list[Token]) -> bool:
+    words = _words(tokens)
+    return any(w in INFO_SCHEMA and i + 1 < len(words) and words[i + 1] == "." for i, w in enumerate(words))
+
+
 def _is_probe_select(tokens: list[Token]) -> bool:
     words = _words(tokens)
-    if any(w in INFO_SCHEMA and i + 1 < len(words) and words[i + 1] == "."
-           for i, w in enumerate(words)):
-        return True
     if "FROM" in words:
         return False
     session = any(t.token_type == TokenType.SESSION_PARAMETER for t in tokens)
@@ -126,6 +129,8 @@ def _user_variable(tokens: list[Token]) -> bool:
 
 
 def _select_route(tokens: list[Token]) -> Route:
+    if _reads_info_schema(tokens):
+        return Route.INFO_SCHEMA        # the same answer as in-process (ENGINE, collations: issue 22)
     return Route.PROBE if _is_probe_select(tokens) and not _user_variable(tokens) else Route.ENGINE
 
 

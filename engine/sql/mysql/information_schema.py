@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from tesseradb.sql.mysql import schema_info, variables
+from tesseradb.sql.mysql import schema_info, server_facts, variables
 from tesseradb.sql.database import Database
 
 SCHEMA = "information_schema"
@@ -26,6 +26,11 @@ TABLES: dict[str, tuple[str, ...]] = {
     "STATISTICS": ("TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "NON_UNIQUE", "INDEX_SCHEMA", "INDEX_NAME",
                    "SEQ_IN_INDEX", "COLUMN_NAME", "COLLATION", "CARDINALITY", "NULLABLE", "INDEX_TYPE",
                    "COMMENT"),
+    # what the server is (mysql/server_facts.py, the same tables SHOW ENGINES / CHARSET / COLLATION read)
+    "ENGINES": ("ENGINE", "SUPPORT", "COMMENT", "TRANSACTIONS", "XA", "SAVEPOINTS"),
+    "CHARACTER_SETS": ("CHARACTER_SET_NAME", "DEFAULT_COLLATE_NAME", "DESCRIPTION", "MAXLEN"),
+    "COLLATIONS": ("COLLATION_NAME", "CHARACTER_SET_NAME", "ID", "IS_DEFAULT", "IS_COMPILED", "SORTLEN",
+                   "PAD_ATTRIBUTE"),
 }
 
 
@@ -93,4 +98,10 @@ def _statistics(db: Database) -> list[tuple]:
     return rows
 
 
-FILLERS = {"SCHEMATA": _schemata, "TABLES": _tables, "COLUMNS": _columns, "STATISTICS": _statistics}
+def _character_sets(db: Database) -> list[tuple]:
+    return [(name, collation, description, maxlen) for name, description, collation, maxlen in server_facts.CHARSETS[1]]
+
+
+FILLERS = {"SCHEMATA": _schemata, "TABLES": _tables, "COLUMNS": _columns, "STATISTICS": _statistics,
+           "ENGINES": lambda db: list(server_facts.ENGINES[1]), "CHARACTER_SETS": _character_sets,
+           "COLLATIONS": lambda db: list(server_facts.COLLATIONS[1])}

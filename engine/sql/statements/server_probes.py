@@ -11,26 +11,7 @@ from typing import Any
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-
-ENGINES = (["Engine", "Support", "Comment", "Transactions", "XA", "Savepoints"], [
-    ("SQLite", "DEFAULT", "SQLite through apsw: rows, FTS5 full-text, FAISS vector indexes", "YES", "NO", "YES"),
-    ("InnoDB", "YES", "accepted in CREATE TABLE ... ENGINE=InnoDB: stored as SQLite", "YES", "NO", "YES"),
-])
-CHARSETS = (["Charset", "Description", "Default collation", "Maxlen"], [
-    ("utf8mb3", "UTF-8 Unicode (stored as utf8mb4)", "utf8mb3_general_ci", 3),
-    ("utf8mb4", "UTF-8 Unicode", "utf8mb4_0900_ai_ci", 4),
-])
-COLLATIONS = (["Collation", "Charset", "Id", "Default", "Compiled", "Sortlen", "Pad_attribute"], [
-    ("utf8mb4_0900_ai_ci", "utf8mb4", 255, "Yes", "Yes", 0, "NO PAD"),
-    ("utf8mb4_bin", "utf8mb4", 46, "", "Yes", 1, "PAD SPACE"),
-    ("utf8mb4_general_ci", "utf8mb4", 45, "", "Yes", 1, "PAD SPACE"),
-    ("utf8mb4_unicode_ci", "utf8mb4", 224, "", "Yes", 8, "PAD SPACE"),
-])
-PLUGINS = (["Name", "Status", "Type", "Library", "License"], [
-    ("sqlite", "ACTIVE", "STORAGE ENGINE", None, "Public Domain"),
-    ("fts5", "ACTIVE", "FTPARSER", None, "Public Domain"),
-    ("faiss_hnsw", "ACTIVE", "VECTOR INDEX", None, "MIT"),
-])
+from tesseradb.sql.mysql.server_facts import CHARSETS, COLLATIONS, ENGINES, PLUGINS
 
 
 def _like(pattern: str | None, value: str) -> bool:
