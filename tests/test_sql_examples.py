@@ -23,6 +23,10 @@ EXPECT = {
                       r"\| runbooks/backups\.md\s+\| Backups\s+\| \[\"ops\", \"storage\"\] \| \{\"owner\": \"infra\"",
                       r"\| path\s+\| knn_dist\(\) \|\n\+-+\+-+\+\n\| runbooks/certificates\.md",
                       r"0 added, 0 changed, 4 unchanged, 0 removed, 0 skipped"],
+    "describe_probes.sql": [r"\| user_id \| int\s+\| primary key auto_increment \|",
+                            r"\| name\s+\| varchar\(255\) \| not null default ''\s+\|",
+                            r"\| v\s+\| float_vector \| knn knn_type='hnsw' knn_dims='4'",
+                            r"\| people\s+\| SQLite \| utf8mb4_0900_ai_ci \|"],
 }
 
 

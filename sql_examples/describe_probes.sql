@@ -1,0 +1,19 @@
+-- DESCRIBE carries the declared facts in Manticore's layout; the probes GUI tools send (docs/statements.md).
+CREATE TABLE people (user_id int PRIMARY KEY AUTO_INCREMENT, name varchar(255) NOT NULL DEFAULT '',
+  email varchar(80) UNIQUE, bio text);
+DESCRIBE people;
+
+-- Manticore's spellings show what Manticore shows; a vector column shows knn and every option
+CREATE TABLE articles (title text, tag string, code text stored, ts timestamp,
+  v float_vector knn_type='hnsw' knn_dims='4' hnsw_similarity='cosine');
+DESC articles;
+SHOW COLUMNS FROM people;
+
+-- what DBeaver, Workbench and DataGrip ask first: the same answers here and over tessera serve
+SHOW ENGINES;
+SHOW CHARACTER SET LIKE 'utf8mb4';
+SHOW COLLATION LIKE 'utf8mb4_0900%';
+SHOW GRANTS;
+SELECT TABLE_NAME, ENGINE, TABLE_COLLATION FROM information_schema.TABLES ORDER BY TABLE_NAME;
+SELECT COLLATION_NAME, IS_DEFAULT FROM information_schema.COLLATIONS WHERE CHARACTER_SET_NAME = 'utf8mb4';
+DROP TABLE people, articles;
