@@ -38,8 +38,9 @@ def _table(s: Session, info: TableInfo) -> dict:
 def describe(s: Session) -> dict:
     s.refresh()
     used = {c.properties.get("model") for t in s.tables.values() for c in t.columns if c.model_backed}
-    models = [{"name": name, "dimensions": dims}
-              for name, _aliases, dims, *_ in s.reader.execute("SHOW MODELS").fetchall() if name in used]
+    models = [{"name": name, "dimensions": dims}       # DESCRIBE names a model as written: an alias
+              for name, aliases, dims, *_ in s.reader.execute("SHOW MODELS").fetchall()
+              if used & {name, *(a.strip() for a in str(aliases or "").split(","))}]
     return {"database": s.name, "read_only": not s.allow_writes, "sql_is_read_only": True,
             "tables": [_table(s, info) for info in s.tables.values()], "models": models,
             "indexes": INDEXES_NOTE}

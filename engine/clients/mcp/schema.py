@@ -1,6 +1,7 @@
 """What an agent may search and filter: each table's columns, read with SHOW TABLES and DESCRIBE."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 VECTOR_TYPES = {"float_vector", "float_vector_array"}
@@ -12,6 +13,7 @@ class Column:
     name: str
     type: str
     properties: dict[str, str] = field(default_factory=dict)
+    full_text: bool = False                 # MATCH() searches it (DESCRIBE: ``indexed``)
 
     @property
     def is_vector(self) -> bool:
@@ -31,7 +33,7 @@ class Column:
         if self.is_vector:
             out["searchable"] = self.model_backed
             out.update({k: v for k, v in self.properties.items() if k in ("model", "from", "chunk_strategy")})
-        elif self.type == "text":
+        elif self.full_text:
             out["full_text"] = True
         return out
 
@@ -52,7 +54,7 @@ class TableInfo:
 
     @property
     def text_columns(self) -> list[Column]:
-        return [c for c in self.columns if c.type == "text"]
+        return [c for c in self.columns if c.full_text]
 
     @property
     def title_column(self) -> Column | None:
@@ -70,10 +72,18 @@ class TableInfo:
         return [c for c in self.columns if not c.is_vector]
 
 
-def _properties(text: str | None) -> dict[str, str]:
-    """DESCRIBE's third column for a vector column: ``knn model=M from=a,b chunk_strategy=s``."""
-    pairs = [word.split("=", 1) for word in (text or "").split() if "=" in word]
-    return {key: value for key, value in pairs}
+OPTION = re.compile(r"(\w+)='((?:[^'\\]|\\.)*)'")
+#: DESCRIBE's option names -> the names the tools report
+OPTION_NAMES = {"model_name": "model"}
+
+
+def _properties(text: str | None) -> tuple[dict[str, str], bool]:
+    """DESCRIBE's third column: a vector column's options as SHOW CREATE TABLE prints them
+    (``knn knn_type='hnsw' ... model_name='M' from='a,b' chunk_strategy='s'``), and whether MATCH()
+    searches the column (``indexed stored``, ``indexed attribute``)."""
+    options = {OPTION_NAMES.get(k, k): re.sub(r"\\(.)", r"\1", v) for k, v in OPTION.findall(text or "")}
+    words = OPTION.sub("", text or "").split()
+    return options, "indexed" in words and "knn" not in words
 
 
 def load(con, only: list[str] | None = None) -> dict[str, TableInfo]:
@@ -89,7 +99,7 @@ def load(con, only: list[str] | None = None) -> dict[str, TableInfo]:
     tables = {}
     for name in names:
         rows = con.execute(f"DESCRIBE {quote(name)}").fetchall()
-        columns = [Column(field_name, str(kind).lower(), _properties(props)) for field_name, kind, props in rows]
+        columns = [Column(field_name, str(kind).lower(), *_properties(props)) for field_name, kind, props in rows]
         tables[name.lower()] = TableInfo(name, columns)
     return tables
 

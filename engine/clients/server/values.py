@@ -30,9 +30,10 @@ DECLARED: dict[str, ColumnType] = {
 AS_TEXT = VECTOR_DECLS | {"JSON_TEXT"}
 BINARY = {"character_set": CharacterSet.binary}    # MySQL's charset 63: clients return bytes, not text
 
-# tesseradb column types (DESCRIBE's Type) -> what information_schema and COM_FIELD_LIST report.
+# DESCRIBE's Type (the type as declared) -> what COM_FIELD_LIST reports; MySQL's own names pass upper-cased.
 SCHEMA_TYPES: dict[str, str] = {
-    "bigint": "BIGINT", "int": "INT", "integer": "INT", "float": "DOUBLE", "bool": "TINYINT(1)",
+    "bigint": "BIGINT", "int": "INT", "integer": "INT", "uint": "INT UNSIGNED", "float": "DOUBLE",
+    "bool": "TINYINT(1)",
     "timestamp": "BIGINT", "json": "JSON", "text": "TEXT", "string": "VARCHAR(255)",
     "float_vector": "TEXT", "float_vector_array": "TEXT", "date": "DATE", "datetime": "DATETIME", "time": "TIME",
 }
