@@ -189,6 +189,16 @@ def test_set_uses_session_variables_and_overrides_a_listed_column(cur, tmp_path)
     assert rows(cur, "SELECT k, s FROM t ORDER BY k") == [(101, "a"), (102, "b")]
 
 
+def test_columns_inside_a_subquery_of_set_are_that_tables(cur, tmp_path):
+    path = write(tmp_path / "p.txt", "apple\t2\npear\t3\n")
+    cur.execute("CREATE TABLE prices (name text, price double)")
+    cur.execute("INSERT INTO prices (name, price) VALUES ('apple', 0.5), ('pear', 0.25)")
+    cur.execute("CREATE TABLE basket (name text, total double)")
+    cur.execute(f"LOAD DATA INFILE '{path}' INTO TABLE basket (@name, @n) "
+                "SET name = @name, total = @n * (SELECT price FROM prices WHERE name = @name)")
+    assert rows(cur, "SELECT name, total FROM basket ORDER BY name") == [("apple", 1.0), ("pear", 0.75)]
+
+
 def test_file_values_are_bound_never_pasted_into_sql(cur, tmp_path):
     evil = "x'); DROP TABLE t; --"
     path = write(tmp_path / "evil.txt", f"{evil}\tIGNORE 1 LINES\n")

@@ -83,15 +83,18 @@ def _assignments(db: Database, table: Table, stmt: ast.LoadData, targets: list[T
         name = places.setdefault((kind, key), f"load_{len(places)}")
         return exp.Placeholder(this=name)
 
-    def visit(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Parameter) and node.name.lower() in variables:
-            return parameter("var", node.name.lower())
-        if isinstance(node, exp.Column) and not node.table:
-            col = _column(table, node.name)
-            return parameter("col", targets.index(col) if col in targets else -1)
-        return node
+    def bound(expr: exp.Expression) -> exp.Expression:
+        """The row's columns (not those of a subquery's tables) and the listed @variables as parameters."""
+        expr = exp.Paren(this=expr.copy())
+        for node in list(expr.find_all(exp.Column, exp.Parameter)):
+            if isinstance(node, exp.Parameter) and node.name.lower() in variables:
+                node.replace(parameter("var", node.name.lower()))
+            elif isinstance(node, exp.Column) and not node.table and node.find_ancestor(exp.Select) is None:
+                col = _column(table, node.name)
+                node.replace(parameter("col", targets.index(col) if col in targets else -1))
+        return expr.this
 
-    select = exp.select(*[expr.copy().transform(visit) for _, expr in stmt.assignments])
+    select = exp.select(*[bound(expr) for _, expr in stmt.assignments])
     select = passes.prepare(db, ast.Query(expr=select, kind="select")).expr     # @session vars, dates, ...
     plan.sql = select.sql(dialect="sqlite")
     plan.uses = [(name, key) for key, name in places.items()]
