@@ -319,3 +319,19 @@ def test_the_server_loads_with_clauses_inside_secure_file_priv(tmp_path):
             assert info.value.args[0] == 1290
     finally:
         srv.stop()
+
+
+# -- the grammar ---------------------------------------------------------------------------------------------------
+def test_the_clauses_parse_into_the_ast():
+    from tesseradb.grammar import ast, ddl
+    stmt = ddl.parse_extension(
+        "load data low_priority local infile 'a.txt' replace into table t character set utf8mb4 "
+        "columns terminated by '\\t' optionally enclosed by '\"' escaped by '\\\\' "
+        "lines starting by 'xx' terminated by '\\r\\n' ignore 2 rows (a, @B, `c`) set d = upper(@b)")
+    assert (stmt.path, stmt.table, stmt.replace, stmt.ignore, stmt.charset) == ("a.txt", "t", True, False, "utf8mb4")
+    assert stmt.fields == ast.LoadFields(terminated="\t", enclosed='"', escaped="\\", optionally=True)
+    assert stmt.lines == ast.LoadLines(starting="xx", terminated="\r\n")
+    assert stmt.ignore_lines == 2 and stmt.columns == ("a", ast.UserVar("b"), "c")
+    assert [(name, expr.sql(dialect="mysql")) for name, expr in stmt.assignments] == [("d", "UPPER(@b)")]
+    plain = ddl.parse_extension("LOAD DATA INFILE 'x.md' INTO TABLE t (path, title)")
+    assert (plain.fields, plain.lines, plain.ignore_lines, plain.assignments) == (None, None, None, ())
