@@ -13,6 +13,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
+from tesseradb.sql.mysql import row_id
 from tesseradb.sql.mysql.schema_info import view_named
 from tesseradb.sql.naming import name_as_written
 from tesseradb.storage.catalog import quote
@@ -40,6 +41,8 @@ def create_view(db: Database, stmt: ast.CreateView, params: Any = None) -> Resul
         raise UserError(f"table '{stmt.name}' already exists", errors.TableExists)
     select = stmt.query.expr
     _check_body(select)
+    if row_id.needs_rewrite(db.tables, select):
+        select = row_id.rewrite(db.tables, select)      # a declared key (`pk`) is the row id underneath
     if existing is not None:
         db.store.execute(f"DROP VIEW {quote(existing)}")
     columns = f" ({', '.join(quote(c) for c in stmt.columns)})" if stmt.columns else ""
