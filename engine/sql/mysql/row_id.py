@@ -130,8 +130,12 @@ def rewrite(tables: dict[str, Table], expr: exp.Expression) -> exp.Expression:
     for column in list(expr.find_all(exp.Column)):
         if _renamed(column, scope):
             owner = _owner(column, scope)
+            found, source = _source(column, owner)
+            if not found and not column.table and column.find_ancestor(exp.Select) is not None:
+                continue            # a derived table's column of that name (`SELECT pk FROM (...) AS d`)
             column.set("this", exp.to_identifier("id", quoted=True))
-            _qualify(column, owner)
+            if source is not None and not column.table:
+                column.set("table", exp.to_identifier(source.alias or source.name, quoted=True))
     if isinstance(expr, exp.Insert) and isinstance(expr.this, exp.Schema):
         table = scope.get(expr.this.this.name.lower())
         name = alias(table) if table is not None else None
@@ -141,19 +145,21 @@ def rewrite(tables: dict[str, Table], expr: exp.Expression) -> exp.Expression:
     return expr
 
 
-def _qualify(column: exp.Column, owner: Table | None) -> None:
-    """An unqualified key name becomes ``<its table>.id``: every table has an ``id``, so a bare one is
-    ambiguous as soon as a SELECT joins two tables (``FROM t1, t2 WHERE a1 = b2``)."""
+def _source(column: exp.Column, owner: Table | None) -> tuple[bool, exp.Table | None]:
+    """The FROM entry of ``owner`` that a bare key name refers to: in the column's own SELECT, else in
+    an enclosing one (a correlated subquery). Named so, the key becomes ``<that table>.id``: every table
+    has an ``id``, so a bare one is ambiguous as soon as a SELECT joins two tables (``FROM t1, t2 WHERE
+    a1 = b2``). (False, None) when no SELECT reads the table directly; (True, None) when one reads it
+    twice (a bare name is then ambiguous, as in MySQL)."""
     select = column.find_ancestor(exp.Select)
-    while select is not None and owner is not None and not column.table:
+    while select is not None and owner is not None:
         sources = [select.args["from_"].this] if select.args.get("from_") else []
         sources += [j.this for j in select.args.get("joins") or []]
         named = [s for s in sources if isinstance(s, exp.Table) and s.name.lower() == owner.name.lower()]
-        if len(named) > 1:
-            return                  # the table twice in one FROM: a bare name is ambiguous, as in MySQL
         if named:
-            column.set("table", exp.to_identifier(named[0].alias or named[0].name, quoted=True))
+            return True, named[0] if len(named) == 1 else None
         select = select.find_ancestor(exp.Select)
+    return False, None
 
 
 def _renamed(column: exp.Column, scope: dict[str, Table]) -> bool:
