@@ -75,3 +75,43 @@ def test_an_older_chunk_index_is_rebuilt_once_on_open(db_path, caplog):
     with caplog.at_level(logging.INFO, logger="tesseradb.fulltext"):
         tesseradb.connect(db_path).close()
     assert not any("building" in r.message for r in caplog.records)       # once
+
+
+def test_a_chunk_index_without_the_context_line_is_rebuilt_once_on_open(db_path, caplog):
+    """A file whose chunk-level index was filled before the entries held the chunk's context line
+    (issue 23): its chunks are only findable by their own words until the index is rebuilt on open."""
+    con = tesseradb.connect(db_path)
+    cur = con.cursor()
+    cur.execute(f"CREATE TABLE h (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' {MODEL} "
+                "chunk_strategy='recursive' max_tokens='24' overlap_tokens='0' chunk_context='heading')")
+    body = "# Zeppelins\n\n" + " ".join(WORDS[i % 10] + " rides the train today." for i in range(40))
+    cur.execute("INSERT INTO h (id, body) VALUES (1, ?)", (body,))
+    con.commit()
+    chunks = con.execute("SELECT LENGTH(v) FROM h WHERE id = 1").fetchone()[0]
+    con.close()
+    raw = apsw.Connection(db_path)
+    table, trigger = raw.execute("SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger' AND name LIKE "
+                                 "'\\_tessera\\_ftsc\\_%\\_ai' ESCAPE '\\'").fetchone()    # on the chunk table
+    fts = trigger[:-len("_ai")]
+    sql = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?", (trigger,)).fetchone()[0]
+    old = sql.replace("COALESCE(NEW.context || char(10), '') || ", "")   # the previous release: the span only
+    assert old != sql
+    with raw:
+        raw.execute(f'DROP TRIGGER "{trigger}"')
+        raw.execute(old)
+        raw.execute(f'DELETE FROM "{fts}"')
+        raw.execute(f'INSERT INTO "{fts}" (rowid, body) SELECT k.chunk_id, substr(r.body, k.start + 1, k."end" - k.start) '
+                    f'FROM "{table}" k JOIN h r ON r.id = k.doc_id')
+    count = f"SELECT COUNT(*) FROM \"{fts}\"('zeppelins')"
+    assert raw.execute(count).fetchone()[0] == 1            # only the chunk whose text holds the heading
+    raw.close()
+    with caplog.at_level(logging.INFO, logger="tesseradb.fulltext"):
+        con = tesseradb.connect(db_path)
+    assert any("context" in r.message and "rebuilt" in r.message for r in caplog.records)
+    assert con.execute("CHECK TABLE h").fetchall()[-1][2:] == ("status", "OK")
+    con.close()
+    assert apsw.Connection(db_path).execute(count).fetchone()[0] == chunks > 3   # each chunk: its context line
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tesseradb.fulltext"):
+        tesseradb.connect(db_path).close()
+    assert not any("building" in r.message for r in caplog.records)       # once
