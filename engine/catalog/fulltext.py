@@ -157,11 +157,11 @@ def missing(store: RowStore, tables: Iterable[Table]) -> list[tuple[Table, TextI
 def _rebuild_reason(store: RowStore, index: TextIndex | ChunkTextIndex) -> str | None:
     """Why an existing index must be built again: another tokenizer (a chunk-level index of a release
     before hybrid_match() stemmed regardless of ``morphology``), or other text per entry (a chunk-level
-    index from before its entries held the chunk's context line)."""
+    index from before its entries held the chunk's context line or heading path as a field)."""
     if fts.built_tokenizer(store, index.name) not in (None, index.tokenize):
         return "rebuilt with its new tokenizer"
     if not index.indexes_as_defined(store):
-        return "rebuilt: its entries now hold what the chunks' context says"
+        return "rebuilt: its entries now hold each chunk's context line or heading path"
     return None
 
 
