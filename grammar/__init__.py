@@ -8,11 +8,10 @@ from __future__ import annotations
 import re
 
 from . import ast
-from .ddl import TYPE_ALIASES, parse_extension
 from .errors import GrammarError
 from .split import Piece, split
-from .session import parse_set
 from .sql import parse_query
+from .type_names import TYPE_ALIASES
 
 __all__ = ["parse", "split", "Piece", "GrammarError", "ast", "TYPE_ALIASES"]
 
@@ -39,8 +38,10 @@ def parse(sql: str) -> ast.Statement:
     if word == "call":
         _check_procedure(text[match.end():])
     if word == "set":
-        return parse_set(text)
+        from .session import parse_set      # Lark (the extension grammar) loads with the first statement
+        return parse_set(text)              # that needs it: a plain query does not pay for it
     if word in _EXTENSION_WORDS:
+        from .ddl import parse_extension
         return parse_extension(text)
     if word in _QUERY_WORDS:
         return parse_query(text)

@@ -10,23 +10,11 @@ from lark.exceptions import VisitError
 from . import ast
 from .errors import GrammarError
 from .sql import parse_query
+from .type_names import TYPE_ALIASES
 from .manticore import flagged_type
 from .session import SessionRules
 from .mysql_ddl import Constraint, MysqlDdlRules, MysqlTableOption
 
-# MySQL spellings accepted as aliases of our column types.
-TYPE_ALIASES = {
-    "text": "text", "tinytext": "text", "mediumtext": "text", "longtext": "text",
-    "string": "string", "varchar": "string", "char": "string",
-    "int": "int", "integer": "int", "tinyint": "int", "smallint": "int", "mediumint": "int",
-    "uint": "int",
-    "bigint": "bigint",
-    "float": "float", "double": "float", "real": "float", "decimal": "float", "numeric": "float",
-    "bool": "bool", "boolean": "bool",
-    "json": "json",
-    "timestamp": "timestamp", "datetime": "datetime", "date": "date", "time": "time",
-    "float_vector": "float_vector", "float_vector_array": "float_vector_array",
-}
 
 @functools.cache
 def _parser() -> Lark:

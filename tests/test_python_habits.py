@@ -15,17 +15,30 @@ LONG = ("INSERT INTO t (n) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x +
         "WHERE x < 1000000000) SELECT x FROM c")
 
 
-def test_sigint_raises_keyboard_interrupt_and_rolls_the_statement_back(db_path):
+@pytest.fixture
+def python_sigint():
+    """Ctrl-C as a Python program gets it: the default handler (KeyboardInterrupt in the main thread).
+    A test before this one may have left another handler in place (an event loop's), so it is set here."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def test_sigint_raises_keyboard_interrupt_and_rolls_the_statement_back(db_path, python_sigint):
     con = tesseradb.connect(db_path)
     con.execute("CREATE TABLE t (n int)")
     con.execute("INSERT INTO t (n) VALUES (1)")
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    # should Ctrl-C not stop the statement, the test fails (1317) instead of running a billion rows
+    watchdog = threading.Timer(20, con.interrupt)
     timer.start()
+    watchdog.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             con.execute(LONG)
     finally:
         timer.cancel()
+        watchdog.cancel()
     assert not isinstance(KeyboardInterrupt(), Exception)   # `except Exception: continue` cannot swallow it
     assert con.execute("SELECT COUNT(*) FROM t").fetchone() == (1,)    # the statement left nothing
     con.rollback()

@@ -70,3 +70,10 @@ def test_examples_exist_for_the_headline_features():
     for feature in ["chunk_strategy='recursive'", "chunk_strategy='sentence'", "knn(", "knn_dist()",
                     "LENGTH(", "LOAD DATA", "INTO OUTFILE", "float_vector_array", "hnsw_similarity='l2'"]:
         assert feature in examples, feature
+
+
+@pytest.mark.parametrize("entry", list(HANDLERS.values()) + list(QUERY_HANDLERS.values()), ids=lambda e: e.doc)
+def test_every_handler_resolves_to_a_function(entry):
+    """Handlers load on first use (start-up pays for none of them): each one's module.function exists."""
+    module, name = entry.handler.spec.split(".")
+    assert callable(getattr(importlib.import_module(f"tesseradb.sql.statements.{module}"), name))

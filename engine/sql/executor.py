@@ -11,7 +11,6 @@ from tesseradb.sql.database import Database
 from tesseradb.sql import passes, read_only
 from tesseradb.sql.mysql import hidden, qualified_names, time_limit, variables
 from tesseradb.sql.planner import Handler, commits, handler_for, writes
-from tesseradb.sql.statements.insert import insert_many
 
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
@@ -65,6 +64,7 @@ def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     try:
         with db.store.savepoint():
             if isinstance(stmt, ast.Query) and stmt.kind == "insert":    # the rows as one batch
+                from tesseradb.sql.statements.insert import insert_many   # loads with the first INSERT
                 return _as_query(lambda db, stmt, _: insert_many(db, stmt, seq))(db, stmt, None)
             total = Result(rowcount=0)
             for params in seq:

@@ -9,19 +9,20 @@ from typing import Any
 
 from tesseradb.grammar import ast
 
-from tesseradb.sql.statements import backup, ddl, insert, query, rebuild, session, show_models
-from tesseradb.sql.statements import chunk_listing, create_from, evaluate, modify_column, update_delete
-from tesseradb.sql.statements import set as set_statements
-from tesseradb.sql.statements import show, views
-
 Handler = Callable[..., Any]
 
 
-def _on_first_use(module: str, name: str) -> Handler:
-    """A handler whose module (and what it imports: pyarrow for LOAD DATA) loads when first run,
-    so that start-up and plain SQL do not pay for it."""
+def _h(spec: str) -> Handler:
+    """``module.function`` of tesseradb.sql.statements, loaded when first run with what it imports
+    (pyarrow for LOAD DATA, the chunkers for DDL): start-up and plain SQL do not pay for it."""
+    module, name = spec.split(".")
+    found: list[Handler] = []
+
     def run(*args: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args)
+        if not found:
+            found.append(getattr(importlib.import_module(f"tesseradb.sql.statements.{module}"), name))
+        return found[0](*args)
+    run.spec = spec         # type: ignore[attr-defined]   (tests/test_sql_docs.py resolves each one)
     return run
 
 
@@ -46,44 +47,44 @@ def _table_command_writes(stmt: ast.TableCommand) -> bool:
 
 
 HANDLERS: dict[type, Entry] = {
-    ast.CreateTable: Entry(ddl.create_table, WRITES, "CREATE TABLE"),
-    ast.DropTable: Entry(ddl.drop_table, WRITES, "DROP TABLE"),
-    ast.CreateIndex: Entry(ddl.create_index, WRITES, "CREATE INDEX"),
-    ast.DropIndex: Entry(ddl.drop_index, WRITES, "DROP INDEX"),
-    ast.AlterAddColumn: Entry(ddl.alter_add_column, WRITES, "ADD COLUMN"),
-    ast.AlterDropColumn: Entry(ddl.alter_drop_column, WRITES, "DROP COLUMN"),
-    ast.AlterRebuild: Entry(rebuild.alter_rebuild, rebuild.writes, "REBUILD EMBEDDINGS"),
-    ast.TableCommand: Entry(ddl.table_command, _table_command_writes, "SHOW CREATE TABLE"),
-    ast.ShowTables: Entry(ddl.show_tables, READS, "SHOW TABLES"),
-    ast.ShowWarnings: Entry(session.show_warnings, READS, "SHOW WARNINGS"),
-    ast.ShowModels: Entry(show_models.show_models, READS, "SHOW MODELS"),
-    ast.Transaction: Entry(session.transaction, READS, "ROLLBACK"),
-    ast.LoadData: Entry(_on_first_use("tesseradb.sql.statements.load_data", "load_data"), WRITES, "LOAD DATA"),
-    ast.Explain: Entry(query.explain, READS, "EXPLAIN"),
-    ast.ShowChunks: Entry(chunk_listing.show_chunks, READS, "SHOW CHUNKS"),
-    ast.CallChunks: Entry(chunk_listing.call_chunks, READS, "CALL CHUNKS"),
-    ast.CallEvaluate: Entry(evaluate.call_evaluate, READS, "CALL EVALUATE"),
-    ast.AlterModifyColumn: Entry(modify_column.alter_modify_column, WRITES, "MODIFY COLUMN"),
+    ast.CreateTable: Entry(_h("ddl.create_table"), WRITES, "CREATE TABLE"),
+    ast.DropTable: Entry(_h("ddl.drop_table"), WRITES, "DROP TABLE"),
+    ast.CreateIndex: Entry(_h("ddl.create_index"), WRITES, "CREATE INDEX"),
+    ast.DropIndex: Entry(_h("ddl.drop_index"), WRITES, "DROP INDEX"),
+    ast.AlterAddColumn: Entry(_h("ddl.alter_add_column"), WRITES, "ADD COLUMN"),
+    ast.AlterDropColumn: Entry(_h("ddl.alter_drop_column"), WRITES, "DROP COLUMN"),
+    ast.AlterRebuild: Entry(_h("rebuild.alter_rebuild"), _h("rebuild.writes"), "REBUILD EMBEDDINGS"),
+    ast.TableCommand: Entry(_h("ddl.table_command"), _table_command_writes, "SHOW CREATE TABLE"),
+    ast.ShowTables: Entry(_h("ddl.show_tables"), READS, "SHOW TABLES"),
+    ast.ShowWarnings: Entry(_h("session.show_warnings"), READS, "SHOW WARNINGS"),
+    ast.ShowModels: Entry(_h("show_models.show_models"), READS, "SHOW MODELS"),
+    ast.Transaction: Entry(_h("session.transaction"), READS, "ROLLBACK"),
+    ast.LoadData: Entry(_h("load_data.load_data"), WRITES, "LOAD DATA"),
+    ast.Explain: Entry(_h("query.explain"), READS, "EXPLAIN"),
+    ast.ShowChunks: Entry(_h("chunk_listing.show_chunks"), READS, "SHOW CHUNKS"),
+    ast.CallChunks: Entry(_h("chunk_listing.call_chunks"), READS, "CALL CHUNKS"),
+    ast.CallEvaluate: Entry(_h("evaluate.call_evaluate"), READS, "CALL EVALUATE"),
+    ast.AlterModifyColumn: Entry(_h("modify_column.alter_modify_column"), WRITES, "MODIFY COLUMN"),
     # MySQL session and introspection (issue 14)
-    ast.SetStatement: Entry(set_statements.set_statement, READS, "SET NAMES"),
-    ast.UseDatabase: Entry(set_statements.use_database, READS, "USE main"),
-    ast.ShowSession: Entry(show.show_session, READS, "SHOW TABLE STATUS"),
-    ast.ShowColumns: Entry(show.show_columns, READS, "SHOW FULL COLUMNS"),
-    ast.CreateView: Entry(views.create_view, WRITES, "CREATE OR REPLACE VIEW"),
-    ast.CreateTableAs: Entry(create_from.create_table_as, WRITES, "CREATE TABLE ... AS SELECT"),    # issue 22
-    ast.CreateTableLike: Entry(create_from.create_table_like, WRITES, "CREATE TABLE ... LIKE"),
-    ast.DropView: Entry(views.drop_view, WRITES, "DROP VIEW"),
-    ast.LockTables: Entry(set_statements.lock_tables, READS, "LOCK TABLES"),
+    ast.SetStatement: Entry(_h("set.set_statement"), READS, "SET NAMES"),
+    ast.UseDatabase: Entry(_h("set.use_database"), READS, "USE main"),
+    ast.ShowSession: Entry(_h("show.show_session"), READS, "SHOW TABLE STATUS"),
+    ast.ShowColumns: Entry(_h("show.show_columns"), READS, "SHOW FULL COLUMNS"),
+    ast.CreateView: Entry(_h("views.create_view"), WRITES, "CREATE OR REPLACE VIEW"),
+    ast.CreateTableAs: Entry(_h("create_from.create_table_as"), WRITES, "CREATE TABLE ... AS SELECT"),    # issue 22
+    ast.CreateTableLike: Entry(_h("create_from.create_table_like"), WRITES, "CREATE TABLE ... LIKE"),
+    ast.DropView: Entry(_h("views.drop_view"), WRITES, "DROP VIEW"),
+    ast.LockTables: Entry(_h("set.lock_tables"), READS, "LOCK TABLES"),
     # outside the statement transaction: it copies committed data, saving the indexes first
-    ast.Backup: Entry(backup.backup, READS, "BACKUP TO"),
+    ast.Backup: Entry(_h("backup.backup"), READS, "BACKUP TO"),
 }
 
 # every query also goes through the SELECT/DML passes and the session's bookkeeping (executor.run)
 QUERY_HANDLERS: dict[str, Entry] = {
-    "select": Entry(query.select, READS, "SELECT"),
-    "insert": Entry(insert.insert, WRITES, "INSERT"),
-    "update": Entry(update_delete.update, WRITES, "UPDATE"),
-    "delete": Entry(update_delete.delete, WRITES, "DELETE"),
+    "select": Entry(_h("query.select"), READS, "SELECT"),
+    "insert": Entry(_h("insert.insert"), WRITES, "INSERT"),
+    "update": Entry(_h("update_delete.update"), WRITES, "UPDATE"),
+    "delete": Entry(_h("update_delete.delete"), WRITES, "DELETE"),
 }
 
 

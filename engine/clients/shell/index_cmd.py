@@ -22,6 +22,7 @@ from tesseradb.clients.shell.progress import Progress
 CHUNK_STRATEGY = "markdown"      # headings bound the chunks and prefix what is embedded (docs/chunking.md)
 DEFAULT_TABLE = "docs"
 DOCUMENT_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf")
+WAKE_MS = 500                    # --watch: the watcher wakes this often when nothing changes
 WATCH_EXTRA = "tessera index --watch needs watchfiles: pip install 'tesseradb[watch]'"
 
 
@@ -58,7 +59,7 @@ def main(argv: list[str]) -> int:
         return 2
     if args.watch:
         try:
-            import watchfiles
+            import watchfiles  # noqa: F401 - the extra is installed
         except ImportError:
             err.write(f"tessera index: {WATCH_EXTRA}\n")
             return 2
@@ -73,20 +74,31 @@ def main(argv: list[str]) -> int:
     try:
         if not indexer.run(indexer.ensure_table):
             return 1
-        synced = indexer.run(indexer.sync)
         if not args.watch:
-            return 0 if synced else 1
-        out.write(f"watching {args.directory} (Ctrl-C stops)\n")
-        out.flush()
-        for _ in watchfiles.watch(args.directory, watch_filter=_is_document,
-                                  debounce=int(args.debounce * 1000), raise_interrupt=False):
-            indexer.run(indexer.sync)          # a failed sync changed nothing; the next change retries
-        return 0
+            return 0 if indexer.run(indexer.sync) else 1
+        return _watch(indexer, args.directory, args.debounce, out)
     except KeyboardInterrupt:
         return 130 if indexer.interrupted else 0
     finally:
         indexer.close()
         con.close()
+
+
+def _watch(indexer: "Indexer", directory: str, debounce: float, out: TextIO) -> int:
+    """Sync, then again whenever documents change. The first sync runs once the watcher is running (its
+    first wake-up), so a file saved during that sync or just after "watching" is printed is not missed."""
+    import watchfiles
+    watching = False
+    for changes in watchfiles.watch(directory, watch_filter=_is_document, debounce=int(debounce * 1000),
+                                    raise_interrupt=False, yield_on_timeout=True, rust_timeout=WAKE_MS):
+        if not watching:
+            indexer.run(indexer.sync)
+            out.write(f"watching {directory} (Ctrl-C stops)\n")
+            out.flush()
+            watching = True
+        elif changes:
+            indexer.run(indexer.sync)          # a failed sync changed nothing; the next change retries
+    return 0
 
 
 def _is_document(change, path: str) -> bool:

@@ -52,8 +52,10 @@ from tesseradb.sql.search import hybrid_defaults, passage_calls, rerank_stage
 # SQLite both release the GIL; the connection is used by one thread at a time)
 _EARLY = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="tessera-text-side")
 TABLE = "_tessera_hybrid"
-CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (doc_id INTEGER PRIMARY KEY, score REAL NOT NULL, "
-                "weight REAL, dist REAL, chunk_id INTEGER, rerank REAL)")
+# joined to the user's tables: the reserved prefix keeps a user column named score or weight unambiguous
+CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (_tessera_doc INTEGER PRIMARY KEY, "
+                "_tessera_score REAL NOT NULL, _tessera_weight REAL, _tessera_dist REAL, _tessera_chunk INTEGER, "
+                "_tessera_rerank REAL)")
 SCORES = ("weight", "hybrid_score", "knn_dist", "rerank_score")
 # hybrid_match()'s text side leaves English stop words out: on the manual's questions recall@1 rose
 # from 64% to 68% (MRR 0.761 -> 0.790), headings unchanged. Candidates per side stay Manticore's
@@ -392,13 +394,13 @@ def _filter_sql(select: exp.Select, alias: str, pre: list[exp.Expression]) -> st
 
 def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression], reranked: bool = False) -> None:
     expand_star(select)
-    values = {"weight": exp.column("weight", table="_h"), "hybrid_score": exp.column("score", table="_h"),
-              "knn_dist": exp.column("dist", table="_h"), "rerank_score": exp.column("rerank", table="_h")}
+    values = {"weight": exp.column("_tessera_weight", table="_h"), "hybrid_score": exp.column("_tessera_score", table="_h"),
+              "knn_dist": exp.column("_tessera_dist", table="_h"), "rerank_score": exp.column("_tessera_rerank", table="_h")}
     for name, value in values.items():
         for node in calls(select, name):
             node.replace(value.copy())
     first = select.args["from_"].this
-    on = exp.EQ(this=exp.column("doc_id", table="_h"), expression=exp.column("id", table=alias))
+    on = exp.EQ(this=exp.column("_tessera_doc", table="_h"), expression=exp.column("id", table=alias))
     hybrid = exp.Table(this=exp.to_identifier(TABLE), alias=exp.TableAlias(this=exp.to_identifier("_h")))
     if isinstance(first, exp.Table) and first.alias_or_name.lower() == alias:
         select.set("from_", exp.From(this=hybrid))
@@ -408,6 +410,6 @@ def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression], reranke
     select.set("joins", joins + list(select.args.get("joins") or []))
     select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
     if not (select.args.get("order") or select.args.get("group") or select.find(exp.AggFunc)):
-        first_keys = [exp.Ordered(this=exp.column("rerank", table="_h"), desc=True, nulls_first=False)] if reranked else []
+        first_keys = [exp.Ordered(this=exp.column("_tessera_rerank", table="_h"), desc=True, nulls_first=False)] if reranked else []
         select.set("order", exp.Order(expressions=first_keys + [
-            exp.Ordered(this=exp.column("score", table="_h"), desc=True), exp.Ordered(this=exp.column("id", table=alias))]))
+            exp.Ordered(this=exp.column("_tessera_score", table="_h"), desc=True), exp.Ordered(this=exp.column("id", table=alias))]))

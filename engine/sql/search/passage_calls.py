@@ -104,7 +104,7 @@ def _template(name: str, n: int) -> exp.Expression:
 
 @dataclass(frozen=True)
 class Matched:
-    """Where the search's own chunk of each row is: ``chunk_id`` (an SQL column, e.g. ``_knn.chunk_id``)
+    """Where the search's own chunk of each row is: ``chunk_id`` (an SQL column of the joined hits table)
     in the ``chunks`` table; the source text is the ``from`` columns of the row. Then the matched chunk
     is read by plain SQL, nothing is computed beforehand."""
     chunk_id: str
@@ -113,7 +113,7 @@ class Matched:
     separator: str = "' '"       # SQL: how the from columns are joined (vectors.passages.separator_sql)
 
 
-def searched_chunk(table: Any, column: str, chunk_id: str = "_knn.chunk_id") -> Matched | None:
+def searched_chunk(table: Any, column: str, chunk_id: str) -> Matched | None:
     """The search's own chunk can be read directly unless the model may have cut it (``truncate``, or
     the last chunk ``max_chunks`` stretched): then the kept span needs the tokenizer (TEMP table)."""
     spec = table.vectors[column.lower()]

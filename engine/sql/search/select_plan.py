@@ -19,8 +19,11 @@ from tesseradb.vectors import knn_rank, passages
 from tesseradb.sql.search import passage_calls
 
 KNN_TABLE = "_tessera_knn"
-CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} "
-                    "(doc_id INTEGER PRIMARY KEY, dist REAL NOT NULL, chunk_id INTEGER, score REAL, pos INTEGER)")
+# The hits table is joined to the user's tables, so its columns carry the reserved prefix: a user column
+# named doc_id, dist or score stays unambiguous in the query's WHERE and select list.
+DOC, DIST, CHUNK, SCORE, POS = "_tessera_doc", "_tessera_dist", "_tessera_chunk", "_tessera_score", "_tessera_pos"
+CREATE_KNN_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {KNN_TABLE} ({DOC} INTEGER PRIMARY KEY, "
+                    f"{DIST} REAL NOT NULL, {CHUNK} INTEGER, {SCORE} REAL, {POS} INTEGER)")
 
 
 def _is_call(node: exp.Expression, name: str) -> bool:
@@ -143,14 +146,14 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     _star_to_tables(select, tables)
     for node in list(select.find_all(exp.Anonymous)):
         if _is_call(node, "knn_dist"):
-            node.replace(exp.column("dist", table="_knn"))
+            node.replace(exp.column(DIST, table="_knn"))
         elif _is_call(node, "knn_score"):      # what was ranked (vectors/knn_rank.py)
-            node.replace(exp.column("score", table="_knn"))
+            node.replace(exp.column(SCORE, table="_knn"))
     fixed_passages = passage_calls.fixed(select)      # the rewritten SQL holds for any parameters
     request.passages = passage_calls.rewrite(select, request.alias, bound,
-                                             passage_calls.searched_chunk(request.table, request.column),
+                                             passage_calls.searched_chunk(request.table, request.column, f"_knn.{CHUNK}"),
                                              passage_calls.source_of(request.table, request.column))
-    on = exp.condition(f"_knn.doc_id = {exp.column('id', table=request.alias).sql()}")
+    on = exp.condition(f"_knn.{DOC} = {exp.column('id', table=request.alias).sql()}")
     knn_table = exp.to_table(KNN_TABLE).as_("_knn")
     first = select.args["from_"].this
     if isinstance(first, exp.Table) and first.alias_or_name.lower() == request.alias:
@@ -163,7 +166,7 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     select.set("joins", joins + list(select.args.get("joins") or []))
     select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
     if not select.args.get("order") and not select.args.get("group") and not select.find(exp.AggFunc):
-        key = "pos" if knn_rank.active(request) else "dist"      # {mmr}, {length_penalty}: their order
+        key = POS if knn_rank.active(request) else DIST      # {mmr}, {length_penalty}: their order
         select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column(key, table="_knn")),
                                                    exp.Ordered(this=exp.column("id", table=request.alias))]))
     remake = _remaker(call, tables, select, request.filter_sql, request.passages) \
@@ -195,7 +198,7 @@ def _star_to_tables(select: exp.Select, tables: dict[str, Any]) -> None:
     names = [t.alias_or_name for t in sources if t.alias_or_name]    # not tables of subqueries
     expanded = [exp.Column(this=exp.Star(), table=exp.to_identifier(n)) for n in names]
     # as in Manticore, SELECT * of a knn query ends with the distance, named @knn_dist
-    expanded.append(exp.alias_(exp.column("dist", table="_knn"), "@knn_dist", quoted=True))
+    expanded.append(exp.alias_(exp.column(DIST, table="_knn"), "@knn_dist", quoted=True))
     new = []
     for p in select.expressions:
         new.extend(expanded if isinstance(p, exp.Star) else [p])

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import apsw
-import apsw.ext
 from sqlglot import exp
 
 from tesseradb.catalog.types import reader_for
@@ -24,7 +23,7 @@ def _describe(db: Database, cursor: apsw.Cursor, sql: str, bound: dict[str, Any]
     try:
         return list(cursor.getdescription())
     except apsw.ExecutionCompleteError:
-        return [tuple(d) for d in apsw.ext.query_info(db.store.conn, sql, bound).description]
+        return [tuple(d) for d in _query_info(db.store.conn, sql, bound).description]
 
 
 def _plan(db: Database, expr: exp.Expression, params: Any, options: tuple) -> Planned:
@@ -79,7 +78,7 @@ def explain(db: Database, stmt: ast.Explain, params=None) -> Result:
             rows.extend(explain_knn(db, planned.knn))
             if planned.knn.filter_sql:
                 rows.append(("filter", planned.knn.filter_sql))
-                info = apsw.ext.query_info(db.store.conn, planned.knn.filter_sql, bound, explain_query_plan=True)
+                info = _query_info(db.store.conn, planned.knn.filter_sql, bound, explain_query_plan=True)
                 rows.extend(("filter plan", _plan_text(step)) for step in _walk(info.query_plan))
         describe = getattr(planned.prepare, "describe", None)       # hybrid search: its sides
         if describe is not None:
@@ -93,7 +92,7 @@ def explain(db: Database, stmt: ast.Explain, params=None) -> Result:
     else:
         return Result(columns=[("step", None), ("detail", None)],
                        rows=[("statement", type(inner).__name__)], rowcount=1)
-    info = apsw.ext.query_info(db.store.conn, sql, bound, explain_query_plan=True)
+    info = _query_info(db.store.conn, sql, bound, explain_query_plan=True)
     rows.append(("sqlite", sql))
     rows.extend(("plan", _plan_text(step)) for step in _walk(info.query_plan))
     rows.extend(("pass", name) for name in trace.changed)      # the passes that changed the statement
@@ -111,3 +110,10 @@ def _walk(node, depth: int = 0):
 def _plan_text(step: tuple[int, str]) -> str:
     depth, detail = step
     return "  " * depth + detail
+
+
+def _query_info(*args, **kwargs):
+    """apsw.ext costs a tenth of start-up (it imports most of the standard library): only EXPLAIN and
+    statements that return no rows read it."""
+    import apsw.ext
+    return apsw.ext.query_info(*args, **kwargs)
