@@ -128,12 +128,41 @@ class Transaction:
 
 
 @dataclass(frozen=True)
+class LoadFields:
+    """MySQL's ``{FIELDS | COLUMNS} [TERMINATED BY] [[OPTIONALLY] ENCLOSED BY] [ESCAPED BY]``: None
+    where the clause does not say (docs/load_data.md#mysqls-fields-and-lines-clauses)."""
+    terminated: str | None = None
+    enclosed: str | None = None
+    escaped: str | None = None
+    optionally: bool = False
+
+
+@dataclass(frozen=True)
+class LoadLines:
+    """MySQL's ``LINES [STARTING BY] [TERMINATED BY]``."""
+    starting: str | None = None
+    terminated: str | None = None
+
+
+@dataclass(frozen=True)
+class UserVar:
+    """``@name`` in LOAD DATA's column list: the field goes to a variable that SET can use."""
+    name: str                      # lower case, without the @
+
+
+@dataclass(frozen=True)
 class LoadData:
     path: Any                      # the file or glob; a Placeholder for INFILE ?
     table: str
-    columns: tuple[str, ...] = ()
+    columns: tuple[Any, ...] = ()  # column names; UserVar for @name
     replace: bool = False
     sync: bool = False             # LOAD DATA ... SYNC INTO TABLE (docs/load_data.md#sync)
+    fields: LoadFields | None = None
+    lines: LoadLines | None = None
+    ignore_lines: int | None = None                 # IGNORE n {LINES | ROWS}
+    assignments: tuple[tuple[str, Any], ...] = ()   # SET col = expr: (column, sqlglot expression)
+    ignore: bool = False           # LOAD DATA ... IGNORE INTO TABLE: rows repeating a key are skipped
+    charset: str | None = None     # CHARACTER SET name
 
 
 @dataclass(frozen=True)

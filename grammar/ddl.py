@@ -10,6 +10,7 @@ from lark.exceptions import VisitError
 from . import ast
 from .errors import GrammarError
 from .sql import parse_query
+from .load_set import load_set
 from .type_names import TYPE_ALIASES
 from .manticore import flagged_type
 from .session import SessionRules
@@ -37,6 +38,25 @@ def _unquote_string(tok: str) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
+
+
+class _LoadPart:
+    """A clause of LOAD DATA on its way into ast.LoadData."""
+
+
+@dataclass(frozen=True)
+class _Charset(_LoadPart):
+    name: str
+
+
+@dataclass(frozen=True)
+class _Ignore(_LoadPart):
+    count: int
+
+
+@dataclass(frozen=True)
+class _Targets(_LoadPart):
+    names: tuple
 
 
 @dataclass(frozen=True)
@@ -201,16 +221,54 @@ class _ToAst(SessionRules, MysqlDdlRules, Transformer):
     def rollback(self, _):
         return ast.Transaction("rollback")
 
-    def column_list(self, items):
-        return tuple(items)
-
     def load_data(self, items):
-        replace = any(isinstance(i, Token) and i.type == "REPLACE_KW" for i in items)
-        sync = any(isinstance(i, Token) and i.type == "SYNC_KW" for i in items)
-        items = [i for i in items if not isinstance(i, Token) or i.type == "STRING"]
-        path = items[0] if isinstance(items[0], ast.Placeholder) else _unquote_string(str(items[0]))
-        columns = items[2] if len(items) > 2 else ()
-        return ast.LoadData(path=path, table=items[1], columns=columns, replace=replace, sync=sync)
+        kinds = {i.type for i in items if isinstance(i, Token)}
+        clauses = {type(i): i for i in items if isinstance(i, (ast.LoadFields, ast.LoadLines, _LoadPart))}
+        names = [i for i in items if not isinstance(i, Token) or i.type == "STRING"]
+        names = [i for i in names if not isinstance(i, (ast.LoadFields, ast.LoadLines, _LoadPart))]
+        path = names[0] if isinstance(names[0], ast.Placeholder) else _unquote_string(str(names[0]))
+        setting = [i for i in items if isinstance(i, Token) and i.type == "LOAD_SET"]
+        return ast.LoadData(path=path, table=names[1], columns=clauses.get(_Targets, _Targets(())).names,
+                            replace="REPLACE_KW" in kinds, sync="SYNC_KW" in kinds, ignore="IGNORE_KW" in kinds,
+                            fields=clauses.get(ast.LoadFields), lines=clauses.get(ast.LoadLines),
+                            ignore_lines=clauses[_Ignore].count if _Ignore in clauses else None,
+                            assignments=load_set(str(setting[0])) if setting else (),
+                            charset=clauses[_Charset].name if _Charset in clauses else None)
+
+    def load_charset(self, items):
+        return _Charset(str(items[-1]).strip("'\"").lower())
+
+    def fields_terminated(self, items):
+        return ("terminated", _unquote_string(str(items[-1])))
+
+    def fields_enclosed(self, items):
+        return ("enclosed", _unquote_string(str(items[-1])), len(items) > 1)
+
+    def fields_escaped(self, items):
+        return ("escaped", _unquote_string(str(items[-1])))
+
+    lines_terminated = fields_terminated
+
+    def lines_starting(self, items):
+        return ("starting", _unquote_string(str(items[-1])))
+
+    def load_fields(self, items):
+        options = {o[0]: o[1] for o in items if isinstance(o, tuple)}
+        optionally = any(o[0] == "enclosed" and o[2] for o in items if isinstance(o, tuple))
+        return ast.LoadFields(**options, optionally=optionally)
+
+    def load_lines(self, items):
+        return ast.LoadLines(**{o[0]: o[1] for o in items if isinstance(o, tuple)})
+
+    def load_ignore(self, items):
+        return _Ignore(int(next(i for i in items if isinstance(i, Token) and i.type == "INT")))
+
+    def load_columns(self, items):
+        return _Targets(tuple(items))
+
+    def user_var(self, items):
+        text = str(items[0])[1:]
+        return ast.UserVar((text[1:-1].replace("``", "`") if text.startswith("`") else text).lower())
 
     # -- chunks: SHOW CHUNKS, CALL CHUNKS, ALTER TABLE ... MODIFY COLUMN -----------------------------
     def show_chunks(self, items):

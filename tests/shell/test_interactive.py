@@ -178,7 +178,9 @@ def test_completion_of_tables_and_columns_after_ddl(terminal):
 def test_keywords_complete_in_the_case_typed(terminal):
     term = terminal()
     term.child.send("SELECT 1 AS n UNI")
+    term.child.expect("UNI")                 # typed (completion runs off the input thread) ...
     term.child.send("\t")
+    term.child.expect("UNION")               # ... and completed before more is typed
     out = term.run(" ALL SELECT 2;")
     assert "2 rows in set" in out, out
 

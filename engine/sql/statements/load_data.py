@@ -19,7 +19,7 @@ from tesseradb.grammar import ast
 from tesseradb.io import shards
 from tesseradb.io.formats import BadRow, Batch, batches, columns_for, convert, extension, pick
 from tesseradb.results import Result
-from tesseradb.sql.statements import load_documents, sync
+from tesseradb.sql.statements import load_documents, load_fields, sync
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql import auto_value, keys
 from tesseradb.sql.statements.update_delete import delete_ids
@@ -77,8 +77,12 @@ def _same_id(value: Any, wanted: int) -> bool:
 
 
 def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
-    """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]``, inside the statement's transaction."""
+    """``LOAD DATA INFILE 'file' [REPLACE] INTO TABLE t [FIELDS ...] [LINES ...] [IGNORE n LINES]
+    [(col | @var, ...)] [SET col = expr, ...]``, inside the statement's transaction."""
     stmt = load_documents.bind_path(stmt, params)
+    if stmt.ignore and load_documents.is_document_load(stmt):
+        raise UserError("LOAD DATA ... IGNORE INTO TABLE loads data files, not documents (a document row "
+                        "has no key of its own to repeat)", errors.NotSupportedError)
     if load_documents.is_document_load(stmt):         # markdown, text, HTML, PDF: one row per file
         handler = sync.sync if stmt.sync else load_documents.load
         stmt = dataclasses.replace(stmt, path=db.file_access.located(stmt.path))   # refused first
@@ -86,15 +90,16 @@ def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     if stmt.sync:
         raise UserError("LOAD DATA ... SYNC loads document files (.md, .markdown, .txt, .html, .htm, .pdf)",
                         errors.NotSupportedError)
-    ext = extension(stmt.path, "LOAD DATA")
     table = db.table(stmt.table)
+    fields = load_fields.Loader(db, table, stmt) if load_documents.has_delimited_clauses(stmt) else None
+    ext = extension(stmt.path, "LOAD DATA") if fields is None else ".txt"
     paths = db.file_access.expand(stmt.path, warn=_warner(db))   # the one expansion: secure_file_priv (io/file_access.py)
     progress = _Progress(db.on_progress) if db.on_progress is not None else None
     saved, written = db.on_progress, 0
     db.on_progress = progress
     try:
         for path in paths:
-            written += _load_file(db, table, stmt, path, ext, progress)
+            written += _load_file(db, table, stmt, path, ext, progress, fields)
         if progress is not None:
             progress.finish()
     finally:
@@ -107,9 +112,14 @@ def _warner(db: Database) -> Callable[[str], None]:
     return lambda message: db.warn(message, code=1290)
 
 
-def _source(path: str, ext: str, table, stmt: ast.LoadData) -> Iterator[tuple[Batch, list[Column], list[list[Any]]]]:
+def _source(path: str, ext: str, table, stmt: ast.LoadData,
+            fields: load_fields.Loader | None) -> Iterator[tuple[Batch, list[Column], list[list[Any]]]]:
     """(batch, columns, rows) of one file; an embedded shard (io.shards) brings its model column's
-    vectors, checked against the column's model and chunk settings, so the model does not run."""
+    vectors, checked against the column's model and chunk settings, so the model does not run.
+    With MySQL's FIELDS/LINES/SET clauses the file is MySQL's delimited text (load_fields)."""
+    if fields is not None:
+        yield from fields.source(path)
+        return
     shard = shards.header(path) if ext == ".parquet" else None
     if shard is not None:
         yield from shards.load_batches(path, table, stmt, shard, shards.check(shard, table, path))
@@ -120,14 +130,18 @@ def _source(path: str, ext: str, table, stmt: ast.LoadData) -> Iterator[tuple[Ba
         yield batch, columns, convert(columns, batch, native_json=ext == ".jsonl")
 
 
-def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, progress: _Progress | None) -> int:
+def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, progress: _Progress | None,
+               fields: load_fields.Loader | None = None) -> int:
     written = 0
     try:
-        for batch, columns, rows in _source(path, ext, table, stmt):
+        for batch, columns, rows in _source(path, ext, table, stmt, fields):
             if db.check_cancelled():
                 raise errors.Interrupted("Query execution was interrupted")
             if progress is not None:
                 progress.batch(batch.done)
+            if stmt.ignore:
+                written += _write_ignoring(db, table, path, batch, columns, rows)
+                continue
             try:
                 doomed = keys.conflicts(db, table, [c.name for c in columns], rows, stmt.replace)
                 if doomed:
@@ -142,4 +156,20 @@ def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, pro
         raise UserError(f"{where}: {bad.msg}", bad.kind) from None
     except (OSError, UnicodeDecodeError, pa.ArrowException) as exc:
         raise UserError(f"'{path}': cannot read the file: {exc}", errors.DataError) from None
+    return written
+
+
+def _write_ignoring(db: Database, table, path: str, batch: Batch, columns: list[Column], rows: list[list[Any]]) -> int:
+    """LOAD DATA ... IGNORE: a row that repeats the id or a unique key of a row already there (or loaded
+    before it) is skipped with its Warning 1062, as INSERT IGNORE does; the others are written one by one."""
+    names, written = [c.name.lower() for c in columns], 0
+    for row, line in zip(rows, batch.lines):
+        hit = keys.collision(db, table, dict(zip(names, row)))
+        if hit is not None:
+            db.warn(hit.warning(), 1062)
+            continue
+        try:
+            written += write_rows(db, table, columns, [row], id_rule=auto_value.id_rule(db, table)).rowcount
+        except UserError as exc:
+            raise _place(exc, path, Batch(batch.names, [row], [line], batch.done), [row], columns) from None
     return written

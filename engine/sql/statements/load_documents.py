@@ -40,14 +40,16 @@ def bind_path(stmt: ast.LoadData, params: Any) -> ast.LoadData:
 
 
 def has_delimited_clauses(stmt: ast.LoadData) -> bool:
-    """MySQL's FIELDS / LINES clauses make any file delimited data."""
-    return bool(getattr(stmt, "fields", None) or getattr(stmt, "lines", None))
+    """MySQL's clauses (FIELDS, LINES, IGNORE n LINES, an @variable in the column list, SET) make any
+    file delimited data (tesseradb.sql.statements.load_fields)."""
+    return bool(stmt.fields or stmt.lines or stmt.ignore_lines is not None or stmt.assignments
+                or any(isinstance(c, ast.UserVar) for c in stmt.columns))
 
 
 def is_document_load(stmt: ast.LoadData) -> bool:
     """The one choice between documents and data files: a document extension (.md, .markdown, .txt,
     .html, .htm, .pdf), or a glob whose last part names no extension (``docs/**/*``), unless the
-    statement has FIELDS or LINES clauses."""
+    statement has MySQL's clauses (has_delimited_clauses)."""
     if has_delimited_clauses(stmt):
         return False
     base = os.path.basename(stmt.path)
