@@ -81,6 +81,10 @@ class _Fts5Index:
     def triggers_exist(self, store: RowStore) -> bool:
         return all(_exists(store, self.name + s) for s in self.TRIGGERS)
 
+    def indexes_as_defined(self, store: RowStore) -> bool:
+        """Whether the existing index indexes what its definition now says (beyond the tokenizer)."""
+        return True
+
 
 # -- row level ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -165,8 +169,12 @@ class TextIndex(_Fts5Index):
 # -- chunk level ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ChunkTextIndex(_Fts5Index):
-    """The chunk-level full-text index of one model column: each chunk's span of the ``from`` text."""
+    """The chunk-level full-text index of one model column: per chunk, two fields, ``heading`` (the
+    chunk's context line, else its heading path) and ``body`` (its span of the ``from`` text), ranked
+    by BM25 with the heading field weighted ``HEADING_WEIGHT`` (BM25F's title boost; FTS5's ``rank``)."""
     TRIGGERS: ClassVar[tuple[str, ...]] = ("_ai", "_ad")
+    COLUMNS: ClassVar[tuple[str, ...]] = ("heading", "body")
+    HEADING_WEIGHT: ClassVar[float] = 2.0
     table: str
     chunks: str                         # the column's chunk table
     sources: tuple[str, ...]            # the column's ``from`` columns, in order
@@ -177,6 +185,10 @@ class ChunkTextIndex(_Fts5Index):
     def name(self) -> str:
         return chunk_fts_name(self.chunks)
 
+    def bm25(self) -> str:
+        """SQL for an entry's relevance to the current match, higher is better (as ``-rank``)."""
+        return f"-bm25({quote(self.name)}, {self.HEADING_WEIGHT!r}, 1.0)"
+
     def source_sql(self, row: str = "") -> str:
         """The ``from`` text as SQL: the columns joined by the separator, NULL as '' (as the embedder does)."""
         return f" || {self.separator} || ".join(f"COALESCE(CAST({row}{quote(c)} AS TEXT), '')" for c in self.sources)
@@ -185,19 +197,32 @@ class ChunkTextIndex(_Fts5Index):
         return f"substr({self.source_sql(row)}, {chunk}start + 1, {chunk}\"end\" - {chunk}start)"
 
     def _indexed_sql(self, chunk: str, row: str) -> str:
-        """What a chunk's entry indexes: its context line and a line break when it has one
-        (``chunk_context='heading'``: what the model read), then its span of the ``from`` text."""
-        return f"COALESCE({chunk}context || char(10), '') || {self._span_sql(chunk, row)}"
+        """What a chunk's entry indexes: its context line (``chunk_context='heading'``: what the model
+        read before it), else its heading path, as the heading field; its span of the ``from`` text."""
+        return f"COALESCE({chunk}context, {chunk}heading, ''), {self._span_sql(chunk, row)}"
 
     def create(self, store: RowStore) -> None:
-        f, c, t = quote(self.name), quote(self.chunks), quote(self.table)
-        store.execute(f"CREATE VIRTUAL TABLE {f} USING fts5(body, content='', contentless_delete=1, "
-                      f"tokenize={_sql_string(self.tokenize)})")
-        store.execute(f"CREATE TRIGGER {quote(self.name + '_ai')} AFTER INSERT ON {c} WHEN NEW.start IS NOT NULL "
-                      f"BEGIN INSERT INTO {f} (rowid, body) SELECT NEW.chunk_id, {self._indexed_sql('NEW.', 'r.')} "
-                      f"FROM {t} r WHERE r.id = NEW.doc_id; END")
-        store.execute(f"CREATE TRIGGER {quote(self.name + '_ad')} AFTER DELETE ON {c} "
+        f = quote(self.name)
+        store.execute(f"CREATE VIRTUAL TABLE {f} USING fts5({', '.join(self.COLUMNS)}, content='', "
+                      f"contentless_delete=1, tokenize={_sql_string(self.tokenize)})")
+        store.execute(f"INSERT INTO {f} ({f}, rank) VALUES ('rank', 'bm25({self.HEADING_WEIGHT!r}, 1.0)')")
+        store.execute(self._insert_trigger())
+        store.execute(f"CREATE TRIGGER {quote(self.name + '_ad')} AFTER DELETE ON {quote(self.chunks)} "
                       f"BEGIN DELETE FROM {f} WHERE rowid = OLD.chunk_id; END")
+
+    def _insert_trigger(self) -> str:
+        """The trigger that indexes a new chunk row: what it writes is what the index holds."""
+        f, c, t = quote(self.name), quote(self.chunks), quote(self.table)
+        return (f"CREATE TRIGGER {quote(self.name + '_ai')} AFTER INSERT ON {c} WHEN NEW.start IS NOT NULL "
+                f"BEGIN INSERT INTO {f} (rowid, {', '.join(self.COLUMNS)}) SELECT NEW.chunk_id, "
+                f"{self._indexed_sql('NEW.', 'r.')} FROM {t} r WHERE r.id = NEW.doc_id; END")
+
+    def indexes_as_defined(self, store: RowStore) -> bool:
+        """False when the index was built to hold other text than this release indexes per chunk (its
+        insert trigger, which SQLite keeps as written, differs: e.g. an index from before the chunks'
+        context line). A missing trigger is CHECK TABLE's to report, not a reason to rebuild."""
+        row = store.one("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (self.name + "_ai",))
+        return row is None or row[0] == self._insert_trigger()
 
     def rebuild(self, store: RowStore, on_progress: Progress = None) -> int:
         f, c, t = quote(self.name), quote(self.chunks), quote(self.table)
@@ -209,7 +234,7 @@ class ChunkTextIndex(_Fts5Index):
                             f"AND start IS NOT NULL ORDER BY chunk_id LIMIT {REBUILD_BATCH})", (last,))
             if not row or row[0] is None:
                 break
-            store.execute(f"INSERT INTO {f} (rowid, body) SELECT k.chunk_id, {self._indexed_sql('k.', 'r.')} "
+            store.execute(f"INSERT INTO {f} (rowid, {', '.join(self.COLUMNS)}) SELECT k.chunk_id, {self._indexed_sql('k.', 'r.')} "
                           f"FROM {c} k JOIN {t} r ON r.id = k.doc_id WHERE k.chunk_id > ? AND k.chunk_id <= ? "
                           "AND k.start IS NOT NULL", (last, row[0]))
             done, last = done + int(row[1]), int(row[0])

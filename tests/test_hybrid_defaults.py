@@ -75,3 +75,58 @@ def test_an_older_chunk_index_is_rebuilt_once_on_open(db_path, caplog):
     with caplog.at_level(logging.INFO, logger="tesseradb.fulltext"):
         tesseradb.connect(db_path).close()
     assert not any("building" in r.message for r in caplog.records)       # once
+
+
+def test_a_chunk_index_without_the_heading_field_is_rebuilt_once_on_open(db_path, caplog):
+    """A file whose chunk-level index holds each chunk's span only (the layout before the entries got
+    the chunk's context line or heading path as a field): its chunks are findable by their own words
+    only until the index is rebuilt, once, on open."""
+    con = tesseradb.connect(db_path)
+    cur = con.cursor()
+    cur.execute(f"CREATE TABLE h (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' {MODEL} "
+                "chunk_strategy='recursive' max_tokens='24' overlap_tokens='0')")
+    body = "# Zeppelins\n\n" + " ".join(WORDS[i % 10] + " rides the train today." for i in range(40))
+    cur.execute("INSERT INTO h (id, body) VALUES (1, ?)", (body,))
+    con.commit()
+    chunks = con.execute("SELECT LENGTH(v) FROM h WHERE id = 1").fetchone()[0]
+    con.close()
+    raw = apsw.Connection(db_path)
+    table, trigger = raw.execute("SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger' AND name LIKE "
+                                 "'\\_tessera\\_ftsc\\_%\\_ai' ESCAPE '\\'").fetchone()    # on the chunk table
+    fts = trigger[:-len("_ai")]
+    span = """substr(COALESCE(CAST(r."body" AS TEXT), ''), NEW.start + 1, NEW."end" - NEW.start)"""
+    with raw:                                  # the previous layout: one field, the span
+        raw.execute(f'DROP TRIGGER "{trigger}"')
+        raw.execute(f'DROP TABLE "{fts}"')
+        raw.execute(f"""CREATE VIRTUAL TABLE "{fts}" USING fts5(body, content='', contentless_delete=1, """
+                    """tokenize='porter unicode61 tokenchars ''_''')""")
+        raw.execute(f'CREATE TRIGGER "{trigger}" AFTER INSERT ON "{table}" WHEN NEW.start IS NOT NULL BEGIN '
+                    f'INSERT INTO "{fts}" (rowid, body) SELECT NEW.chunk_id, {span} FROM "h" r WHERE r.id = NEW.doc_id; END')
+        raw.execute(f'INSERT INTO "{fts}" (rowid, body) SELECT k.chunk_id, substr(r.body, k.start + 1, '
+                    f'k."end" - k.start) FROM "{table}" k JOIN h r ON r.id = k.doc_id')
+    count = f"""SELECT COUNT(*) FROM "{fts}"('zeppelins')"""
+    assert raw.execute(count).fetchone()[0] == 1            # only the chunk whose text holds the heading
+    raw.close()
+    with caplog.at_level(logging.INFO, logger="tesseradb.fulltext"):
+        con = tesseradb.connect(db_path)
+    assert any("heading path" in r.message and "rebuilt" in r.message for r in caplog.records)
+    assert con.execute("CHECK TABLE h").fetchall()[-1][2:] == ("status", "OK")
+    con.close()
+    assert apsw.Connection(db_path).execute(count).fetchone()[0] == chunks > 3   # each chunk: its heading path
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="tesseradb.fulltext"):
+        tesseradb.connect(db_path).close()
+    assert not any("building" in r.message for r in caplog.records)       # once
+
+
+def test_the_heading_path_is_a_field_weighted_above_the_text(cur):
+    """hybrid_match's text side finds a chunk by the headings above it, and a query word in a chunk's
+    heading path counts more than the same word in another chunk's text."""
+    cur.execute(f"CREATE TABLE m (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' {MODEL} "
+                "chunk_strategy='recursive' max_tokens='24' overlap_tokens='0')")
+    filler = " ".join(WORDS[i % 8] + " waits." for i in range(30))
+    cur.executemany("INSERT INTO m (id, body) VALUES (?, ?)", [
+        (1, "# Zeppelins\n\n" + filler),                      # the word: the heading, over every chunk
+        (2, filler + " A zeppelins note. " + filler)])         # the word once in one chunk's text
+    text = cur.execute("SELECT id, weight() FROM m WHERE hybrid_match('zeppelins') ORDER BY weight() DESC").fetchall()
+    assert [d for d, w in text if w is not None] == [1, 2]

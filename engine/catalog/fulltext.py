@@ -149,11 +149,20 @@ def check(store: RowStore, table: Table) -> list[str]:
 
 
 def missing(store: RowStore, tables: Iterable[Table]) -> list[tuple[Table, TextIndex | ChunkTextIndex]]:
-    """Indexes to build on open: absent (a file from before full-text search), or built with another
-    tokenizer than the one they are defined with now (a chunk-level index of a release before
-    hybrid_match() stemmed regardless of ``morphology``)."""
-    return [(t, i) for t in tables for i in all_indexes(t)
-            if not i.exists(store) or fts.built_tokenizer(store, i.name) not in (None, i.tokenize)]
+    """Indexes to build on open: absent (a file from before full-text search), or built another way
+    than they are defined now (``_rebuild_reason``)."""
+    return [(t, i) for t in tables for i in all_indexes(t) if not i.exists(store) or _rebuild_reason(store, i)]
+
+
+def _rebuild_reason(store: RowStore, index: TextIndex | ChunkTextIndex) -> str | None:
+    """Why an existing index must be built again: another tokenizer (a chunk-level index of a release
+    before hybrid_match() stemmed regardless of ``morphology``), or other text per entry (a chunk-level
+    index from before its entries held the chunk's context line or heading path as a field)."""
+    if fts.built_tokenizer(store, index.name) not in (None, index.tokenize):
+        return "rebuilt with its new tokenizer"
+    if not index.indexes_as_defined(store):
+        return "rebuilt: its entries now hold each chunk's context line or heading path"
+    return None
 
 
 def upgrade(store: RowStore, tables: Iterable[Table], on_progress: Progress = None) -> int:
@@ -168,7 +177,7 @@ def upgrade(store: RowStore, tables: Iterable[Table], on_progress: Progress = No
         todo = missing(store, tables)           # again, under the write lock
         for table, index in todo:
             log.info("building the full-text index %s of table %s (%s)", index.name, table.name,
-                     "rebuilt with its new tokenizer" if index.exists(store) else "missing")
+                     _rebuild_reason(store, index) if index.exists(store) else "missing")
             index.drop(store)
             index.create(store)
 

@@ -11,8 +11,11 @@ The rule, by ``secure_file_priv`` (``tesseradb.connect(..., secure_file_priv=...
 - ``None``: unrestricted, as sqlite3 is for an embedded program (the DB-API default); INTO OUTFILE
   replaces an existing file.
 - a directory: a path (relative ones are taken inside the directory) is resolved with every symlink
-  followed and must stay inside the directory, and so must every file a glob matches; INTO OUTFILE
-  never replaces an existing file (MySQL's error 1086).
+  followed and must stay inside the directory, and so must a glob's fixed folders; a glob has no
+  ``..`` after its first wildcard. The glob's walk does not follow a link leading out of the
+  directory (file or folder, whether its target exists or not): it is skipped, and the statement
+  names it in a Warning (1290) when given ``warn``, else is refused. INTO OUTFILE never replaces an
+  existing file (MySQL's error 1086).
 - ``""``: every file statement is refused (the server's default).
 
 Refusals are MySQL's error 1290 and never name the path, so they do not tell whether a file outside
@@ -23,6 +26,7 @@ from __future__ import annotations
 import glob
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tesseradb import errors
@@ -73,26 +77,47 @@ class FileAccess:
         return full
 
     # -- reading -----------------------------------------------------------------------------
-    def expand(self, pattern: str, missing_ok: bool = False) -> list[str]:
+    def expand(self, pattern: str, missing_ok: bool = False,
+               warn: Callable[[str], None] | None = None) -> list[str]:
         """The file named, or every regular file a glob pattern ('shards/*.parquet', 'docs/**/*.md')
-        matches, in name order; refused or "not found" (``missing_ok``: []) as the rule says."""
+        matches, in name order; refused or "not found" (``missing_ok``: []) as the rule says. A link
+        out of the directory that a glob meets is skipped with ``warn(message)``, or refused without it."""
         if not self.confined:
             return _expand(pattern, missing_ok=missing_ok)
-        self._check_enabled()
-        if not glob.has_magic(pattern) and not missing_ok:
-            return [self._existing(self._inside(pattern), pattern)]
-        self._inside(_fixed_prefix(pattern) or ".")      # the folder part may not leave the directory
-        matches = _expand(os.path.join(self.root, pattern), shown=pattern, missing_ok=missing_ok)
-        return [self._inside(p) for p in matches]
+        full = self.located(pattern)
+        if not glob.has_magic(pattern):
+            if _regular(self._inside(pattern)):
+                return [full]
+            if missing_ok:
+                return []
+            raise not_found(pattern)
+        outside: set[str] = set()
+        paths = [p for p in globs.expand(full, within=self.root, outside=outside) if _regular(p)]
+        for link in sorted(outside):
+            if warn is None:
+                raise _refused("the file is outside the directory it allows")
+            warn(f"'{os.path.relpath(link, self.root)}' skipped: a symbolic link leading outside the "
+                 "--secure-file-priv directory")
+        if not paths and not missing_ok:
+            raise not_found(pattern)
+        return paths
 
     def located(self, pattern: str) -> str:
-        """Where the files of ``pattern`` are looked for: inside the directory when confined."""
-        return os.path.join(self.root, pattern) if self.confined else pattern
-
-    def _existing(self, full: str, pattern: str) -> str:
-        if not _regular(full):
-            raise not_found(pattern)
-        return full
+        """Where the files of ``pattern`` are looked for: inside the directory when confined, where
+        its fixed folders (resolved) must stay, with no ``..`` after a wildcard; refused before
+        anything is looked at otherwise, so a refusal says nothing of what exists outside."""
+        if not self.confined:
+            return pattern
+        self._check_enabled()
+        if glob.has_magic(pattern):
+            parts = pattern.replace(os.sep, "/").split("/")
+            first = next(n for n, part in enumerate(parts) if glob.has_magic(part))
+            if ".." in parts[first:]:
+                raise _refused("a '..' after a wildcard leaves the folder it names")
+            self._inside(_fixed_prefix(pattern) or ".")
+        else:
+            self._inside(pattern)
+        return os.path.join(self.root, pattern)
 
     # -- writing -----------------------------------------------------------------------------
     def target(self, path: str) -> str:
@@ -132,11 +157,11 @@ def _fixed_prefix(pattern: str) -> str:
     return "/".join(fixed) if fixed or not pattern.startswith("/") else "/"
 
 
-def _expand(pattern: str, shown: str | None = None, missing_ok: bool = False) -> list[str]:
+def _expand(pattern: str, missing_ok: bool = False) -> list[str]:
     """``globs.expand`` (``**`` recursive, never re-entering a folder it is inside), regular files only."""
     paths = [p for p in globs.expand(pattern) if _regular(p)]
     if not paths and not missing_ok:
-        raise not_found(shown or pattern)
+        raise not_found(pattern)
     return paths
 
 

@@ -3,7 +3,9 @@
 starting with ``.`` match only a part that starts with ``.``, and matching is case-sensitive.
 
 The walk follows symbolic links to folders (as ``glob`` does) but never into a folder it is already
-inside, so a link loop ends instead of repeating the tree until the path is too long. A pattern's
+inside, so a link loop ends instead of repeating the tree until the path is too long. Confined to a
+folder (``within``, the server's ``--secure-file-priv``), it never follows a link whose target lies
+outside it, whether or not the target exists: such links are collected in ``outside`` instead. A pattern's
 *prefix* is its fixed leading folders (``docs`` for ``docs/**/*.md``, the folder of a plain file);
 document loads name each file by its path relative to it (``tesseradb.io.documents``)."""
 from __future__ import annotations
@@ -43,15 +45,34 @@ def split(pattern: str) -> Pattern:
     return Pattern(pattern, head or ".", rest)
 
 
-def expand(pattern: str) -> list[str]:
-    """The file named, or every file the glob matches, in name order; [] when nothing matches."""
+@dataclass(frozen=True)
+class _Guard:
+    within: str                 # resolved folder the walk may not leave
+    outside: set[str]           # links met that lead out of it (paths as the walk found them)
+
+    def leaves(self, path: str) -> bool:
+        """A link whose target is outside ``within`` (checked without following it to see what it is)."""
+        if not os.path.islink(path):
+            return False                # the walk's folder is inside, so a plain entry of it is too
+        real = os.path.realpath(path)
+        if os.path.commonpath([real, self.within]) == self.within:
+            return False
+        self.outside.add(path)
+        return True
+
+
+def expand(pattern: str, within: str | None = None, outside: set[str] | None = None) -> list[str]:
+    """The file named, or every file the glob matches, in name order; [] when nothing matches.
+    ``within`` (a resolved folder the pattern's prefix is inside): links leading out of it are not
+    followed and are added to ``outside``."""
+    guard = _Guard(within, outside if outside is not None else set()) if within is not None else None
     p = split(pattern)
     if not p.is_glob:
         return [pattern] if os.path.isfile(pattern) else []
     start = "" if p.prefix == "." and not pattern.startswith("." + os.sep) else p.prefix
     if start and not os.path.isdir(start):
         return []
-    found = set(_walk(start, p.parts, frozenset()))
+    found = set(_walk(start, p.parts, frozenset(), guard))
     return sorted(found)
 
 
@@ -85,9 +106,9 @@ def _name_matches(part: str, name: str) -> bool:
     return not _hidden(name, part) and fnmatch.fnmatchcase(name, part)
 
 
-def _walk(folder: str, parts: tuple[str, ...], inside: frozenset) -> Iterator[str]:
+def _walk(folder: str, parts: tuple[str, ...], inside: frozenset, guard: _Guard | None) -> Iterator[str]:
     """Files under ``folder`` that ``parts`` match; ``inside`` holds the folders (device, inode) the
-    walk is in, so a link back to one of them is not entered again."""
+    walk is in, so a link back to one of them is not entered again; ``guard`` keeps it in a folder."""
     head, rest = parts[0], parts[1:]
     try:
         here = os.stat(folder or ".")
@@ -96,17 +117,19 @@ def _walk(folder: str, parts: tuple[str, ...], inside: frozenset) -> Iterator[st
     inside = inside | {(here.st_dev, here.st_ino)}
     if head == "**":
         if rest:
-            yield from _walk(folder, rest, inside)
-        for name in _folders(folder, inside):
-            yield from _walk(os.path.join(folder, name), parts, inside)
+            yield from _walk(folder, rest, inside, guard)
+        for name in _folders(folder, inside, guard):
+            yield from _walk(os.path.join(folder, name), parts, inside, guard)
         return
     for name in _entries(folder, head):
         path = os.path.join(folder, name)
+        if guard is not None and guard.leaves(path):
+            continue
         if not rest:
             if os.path.isfile(path):
                 yield path
         elif os.path.isdir(path):
-            yield from _walk(path, rest, inside)
+            yield from _walk(path, rest, inside, guard)
 
 
 def _entries(folder: str, part: str) -> list[str]:
@@ -119,8 +142,9 @@ def _entries(folder: str, part: str) -> list[str]:
     return [n for n in names if _name_matches(part, n)]
 
 
-def _folders(folder: str, inside: frozenset) -> list[str]:
-    """The sub-folders ``**`` descends into: not hidden, not one the walk is already inside."""
+def _folders(folder: str, inside: frozenset, guard: _Guard | None) -> list[str]:
+    """The sub-folders ``**`` descends into: not hidden, not one the walk is already inside, not a
+    link out of the guard's folder."""
     out = []
     try:
         entries = list(os.scandir(folder or "."))
@@ -128,6 +152,8 @@ def _folders(folder: str, inside: frozenset) -> list[str]:
         return out
     for entry in entries:
         if entry.name.startswith("."):
+            continue
+        if guard is not None and entry.is_symlink() and guard.leaves(entry.path):
             continue
         try:
             if not entry.is_dir():

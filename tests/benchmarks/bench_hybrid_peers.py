@@ -15,7 +15,9 @@ its defaults). Methods, each over the heading queries and the natural-language q
                                  and chunk BM25 over an unstemmed (unicode61) copy of the chunk text,
                                  English stop words out of the query, 10 candidates per side, RRF k=60
 * ``hybrid_match``               ``hybrid_match(?, v)`` (this release's defaults)
-* ``hybrid_match linear``        the same with ``OPTION fusion_method='linear'`` (min-max)
+* ``hybrid_match no heading field``  this release's defaults but the chunk BM25 over the chunk text
+                                 alone (no heading-path field): what the default was before that field
+* ``hybrid_match rrf``           the defaults with ``OPTION fusion_method='rrf'`` (k=60)
 * ``lancedb hybrid``             ``search(query_type='hybrid')``, 50 chunks per side, RRFReranker
                                  (k=60), chunks collapsed to pages in order
 * ``knn mmr 0.5`` / ``knn length_penalty 0.25``  the knn options
@@ -51,6 +53,7 @@ from tesseradb.grammar.match_fts5 import to_fts5  # noqa: E402
 from tesseradb.grammar.match_mysql import parse_against  # noqa: E402
 from tesseradb.grammar.stopwords import ENGLISH  # noqa: E402
 from tesseradb.storage.chunks import read_vectors  # noqa: E402
+from tesseradb.vectors import score_fusion  # noqa: E402
 from tesseradb.vectors.fusion import RankedList, rrf  # noqa: E402
 
 MODEL = "Xenova/all-MiniLM-L6-v2"
@@ -60,7 +63,7 @@ CHUNKING = {"chunk_strategy": "recursive", "max_tokens": 256, "overlap_tokens": 
 SQL = {
     "knn": "SELECT id FROM manual WHERE knn(v, 10, ?) LIMIT 10",
     "hybrid_match": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10",
-    "hybrid_match linear": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10 OPTION fusion_method='linear'",
+    "hybrid_match rrf": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10 OPTION fusion_method='rrf'",
     "hybrid_match rank_constant=20": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10 OPTION rank_constant=20",
     "hybrid_match window_size=100": "SELECT id FROM manual WHERE hybrid_match(?, v) LIMIT 10 OPTION window_size=100",
     "knn mmr 0.5": "SELECT id FROM manual WHERE knn(v, 10, ?, {mmr=0.5}) LIMIT 10",
@@ -130,6 +133,24 @@ class OldHybrid:
         return [h.doc_id for h in fused[:10]]
 
 
+class NoHeadingField(OldHybrid):
+    """This release's hybrid_match without the chunk index's heading field: the chunk text alone,
+    stemmed (``porter``), 50 candidates per side, linear min-max fusion."""
+    def __init__(self, found: list[tuple[int, int, str]]):
+        self.mem = apsw.Connection(":memory:")
+        self.mem.execute("CREATE VIRTUAL TABLE c USING fts5(body, tokenize=\"porter unicode61 tokenchars '_'\")")
+        self.mem.execute("CREATE TABLE k (chunk_id INTEGER PRIMARY KEY, doc_id INTEGER)")
+        with self.mem:
+            self.mem.executemany("INSERT INTO c (rowid, body) VALUES (?, ?)", [(c, t) for c, _, t in found])
+            self.mem.executemany("INSERT INTO k VALUES (?, ?)", [(c, d) for c, d, _ in found])
+
+    def rank(self, cur, text: str) -> list[int]:
+        knn = [(int(d), float(s), None) for d, s in
+               cur.execute("SELECT id, knn_dist() FROM manual WHERE knn(v, 50, ?) LIMIT 50", (text,))]
+        lists = [RankedList(None, "text", self.text_side(text, 50)), RankedList(None, "knn", knn)]
+        return [h.doc_id for h in score_fusion.linear(lists)[:10]]
+
+
 # -- LanceDB ---------------------------------------------------------------------------------------------
 class Lance:
     def __init__(self, found: list[tuple[int, int, str]], vectors: np.ndarray, model):
@@ -161,8 +182,9 @@ class Lance:
 
 
 # -- measuring ----------------------------------------------------------------------------------------------
-def rank_all(cur, old: OldHybrid, lance: Lance, queries) -> tuple[dict[str, list[list[int]]], dict[str, int]]:
-    ranked = {m: [] for m in ["knn", "hybrid_match old defaults", *[m for m in SQL if m != "knn"], "lancedb hybrid"]}
+def rank_all(cur, old: OldHybrid, plain: NoHeadingField, lance: Lance, queries) -> tuple[dict[str, list[list[int]]], dict[str, int]]:
+    ranked = {m: [] for m in ["knn", "hybrid_match old defaults", "hybrid_match no heading field",
+                              *[m for m in SQL if m != "knn"], "lancedb hybrid"]}
     errors = {m: 0 for m in ranked}
     for n, q in enumerate(queries):
         for method, sql in SQL.items():
@@ -172,6 +194,7 @@ def rank_all(cur, old: OldHybrid, lance: Lance, queries) -> tuple[dict[str, list
                 errors[method] += 1
                 ranked[method].append([])
         ranked["hybrid_match old defaults"].append(old.rank(cur, q.text))
+        ranked["hybrid_match no heading field"].append(plain.rank(cur, q.text))
         ranked["lancedb hybrid"].append(lance.rank(q.text))
         if n % 100 == 99:
             log(f"  {n + 1}/{len(queries)}")
@@ -292,12 +315,12 @@ def main() -> None:
               "questions": len(asked), "deep_questions": sum(q.deep for q in asked), "methods": {}}
     found, vectors = chunks(con)
     result["chunks"], result["vectors_checked_against_embed"] = len(found), check_same_vectors(con, docs, found, vectors)
-    old, lance = OldHybrid(found), Lance(found, vectors, model)
+    old, plain, lance = OldHybrid(found), NoHeadingField(found), Lance(found, vectors, model)
     result["lancedb"] = {"version": lance.version, "build_seconds": lance.build_seconds}
     cur = con.cursor()
     for name, queries in (("headings", heads), ("questions", asked)):
         log(f"{name}: {len(queries)} queries")
-        ranked, errors = rank_all(cur, old, lance, queries)
+        ranked, errors = rank_all(cur, old, plain, lance, queries)
         result["methods"][name] = {m: {"scores": common.score(queries, r), "errors": errors[m]} for m, r in ranked.items()}
         result.setdefault("section_share", {})[name] = {m: section_share(docs, ranked[m]) for m in ("knn", "knn mmr 0.5")}
         for m, r in result["methods"][name].items():

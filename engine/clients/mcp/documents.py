@@ -1,16 +1,17 @@
 """read() and context(): a document, one of its sections, or a passage with its neighbours.
 
-Sections and passages come from the chunk spans the engine reports (SHOW CHUNKS: ordinal, start,
-end, text, and the heading path where the engine records one); nothing is re-chunked here."""
+Passages come from the chunk spans the engine reports (SHOW CHUNKS: ordinal, start, end, text);
+nothing is re-chunked here. Sections and the outline come from the headings of the document's own
+text (``tesseradb.clients.mcp.sections``), so they do not depend on where the chunks were cut."""
 from __future__ import annotations
 
+from tesseradb.clients.mcp import sections
 from tesseradb.clients.mcp.limits import MAX_FIELD_CHARS, MAX_READ_CHARS, MAX_WINDOW, cap
 from tesseradb.clients.mcp.schema import TableInfo, quote
 from tesseradb.clients.mcp.session import Session, ToolFailure
 from tesseradb.clients.mcp.tools import require_document, similar
 from tesseradb.clients.mcp.values import jsonable
 
-PATH_SEPARATOR = " > "
 MAX_OUTLINE = 200
 CONTEXT_SIMILAR = 5
 
@@ -84,40 +85,36 @@ def _window(s: Session, info: TableInfo, doc_id: int, chunk: int, window: int) -
             "text": text, "truncated": cut}
 
 
-def _path(heading: str | None) -> list[str]:
-    return [part.strip().lower() for part in heading.split(PATH_SEPARATOR)] if heading else []
-
-
-def _in_section(wanted: list[str], path: list[str]) -> bool:
-    """The chunk's heading path runs through the wanted heading (a name, or a path ending in one)."""
-    n = len(wanted)
-    return any(path[i:i + n] == wanted for i in range(len(path) - n + 1))
+def _section_texts(s: Session, info: TableInfo, doc_id: int) -> list[tuple[str, str]]:
+    """(column, text) of the columns a section is looked for in: the search column's ``from``
+    columns in order (title, body), else every text column."""
+    vector = info.search_column
+    names = [n.strip() for n in vector.properties["from"].split(",")] if vector else []
+    columns = [c for c in (info.column(n) for n in names) if c is not None and not c.is_vector] \
+        or info.text_columns
+    if not columns:
+        raise ToolFailure(f"table '{info.name}' has no text column to read a section from")
+    listed = ", ".join(quote(c.name) for c in columns)
+    row = s.reader.execute(f"SELECT {listed} FROM {quote(info.name)} WHERE id = ?", [doc_id]).fetchone()
+    if row is None:
+        raise ToolFailure(f"table '{info.name}' has no document with id {doc_id}")
+    return [(c.name, v) for c, v in zip(columns, row) if isinstance(v, str)]
 
 
 def _section(s: Session, info: TableInfo, doc_id: int, section: str) -> dict:
-    require_document(s, info, doc_id)
-    chunks = _chunks(s, info, doc_id)
-    if chunks and "heading" not in chunks[0]:
-        raise ToolFailure("this database's chunks do not record their heading paths (an engine without "
-                          "markdown chunking), so sections cannot be read: use chunk and window instead")
-    wanted = _path(section)
-    picked = [c for c in chunks if wanted and _in_section(wanted, _path(c.get("heading")))]
-    if not picked:
-        headings = _outline(chunks)[:50]
-        raise ToolFailure(f"document {doc_id} has no section {section!r}; its headings: "
-                          + ("; ".join(headings) if headings else "none"))
-    text, cut = cap(merged(picked), MAX_READ_CHARS)
-    return {"table": info.name, "id": doc_id, "section": picked[0]["heading"],
-            "chunks": [picked[0]["chunk"], picked[-1]["chunk"]], "text": text, "truncated": cut}
-
-
-def _outline(chunks: list[dict]) -> list[str]:
-    seen: list[str] = []
-    for chunk in chunks:
-        heading = chunk.get("heading")
-        if heading and heading not in seen:
-            seen.append(heading)
-    return seen[:MAX_OUTLINE]
+    """The section whose heading path ends with ``section``, cut from the document's text as stored
+    (its heading line through its sub-sections; ``tesseradb.clients.mcp.sections``)."""
+    texts = _section_texts(s, info, doc_id)
+    for column, text in texts:
+        found = sections.find(text, section)
+        if found:
+            body, cut = cap(sections.section_text(text, found[0]), MAX_READ_CHARS)
+            return {"table": info.name, "id": doc_id, "column": column, "section": found[0].heading,
+                    "text": body, "truncated": cut, "other_matches": [f.heading for f in found[1:]][:20]}
+    headings = [h.heading for _, text in texts for h in sections.sections(text)][:MAX_OUTLINE]
+    raise ToolFailure(f"document {doc_id} has no section {section!r}; its headings: "
+                      + ("; ".join(headings[:50]) if headings else "none (read it whole, or a passage "
+                                                                 "with chunk and window)"))
 
 
 def context(s: Session, table: str, id: int) -> dict:
@@ -128,6 +125,7 @@ def context(s: Session, table: str, id: int) -> dict:
         return {**answer, "outline": None, "similar": []}
     chunks = _chunks(s, info, id)
     answer["chunks"] = len(chunks)
-    answer["outline"] = _outline(chunks) if chunks and "heading" in chunks[0] else None
+    answer["outline"] = [h.heading for _, text in _section_texts(s, info, id)
+                         for h in sections.sections(text)][:MAX_OUTLINE]     # what read(section=) finds
     answer["similar"] = similar(s, info.name, id, CONTEXT_SIMILAR)["results"]
     return answer

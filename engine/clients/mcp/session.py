@@ -34,7 +34,8 @@ class Session:
         self.reader = tesseradb.connect(self.path, read_only=True, statement_timeout=self.timeout,
                                         secure_file_priv="")     # and no file statement at all
         if self.allow_writes:
-            self.writer = tesseradb.connect(self.path, autocommit=True, statement_timeout=self.timeout)
+            self.writer = tesseradb.connect(self.path, autocommit=True, statement_timeout=self.timeout,
+                                            secure_file_priv=self.sync_root or "")   # files: --allow-sync only
         self.refresh()
 
     def refresh(self) -> None:

@@ -5,6 +5,7 @@ parameters; ``sql`` never reaches this connection."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from tesseradb.clients.mcp.limits import MAX_WRITE_DOCUMENTS
@@ -72,30 +73,38 @@ def delete(s: Session, table: str, ids: list[int]) -> dict:
     return {"table": info.name, "deleted": cur.rowcount}
 
 
-# A path becomes the string literal of LOAD DATA (which takes no ? parameter): only these characters.
-UNSAFE_PATH_CHARACTERS = set("'\"\\`\0\n\r")
+# The path is LOAD DATA's bound parameter, read as a glob: a folder name with glob characters would
+# name other folders, and the engine refuses NUL.
+UNSAFE_PATH_CHARACTERS = set("*?[\0")
+SYNC_COUNTS = re.compile(r"(\d+) (added|changed|unchanged|removed|skipped)")
 
 
 def sync_target(root: str, path: str) -> str:
     """``path`` (relative to the --allow-sync folder, or absolute) resolved, symlinks included; it
     must stay inside the folder."""
     if any(ch in UNSAFE_PATH_CHARACTERS for ch in path):
-        raise ToolFailure("the path holds a quote, backslash or control character: rename the folder")
+        raise ToolFailure("the path holds a glob character (* ? [) or NUL: name a folder without them")
     target = os.path.realpath(os.path.join(root, path))
     if target != root and not target.startswith(root + os.sep):
         raise ToolFailure(f"sync works only inside {root} (given at start with --allow-sync)")
     if not os.path.exists(target):
         raise ToolFailure(f"{path!r} does not exist inside {root}")
+    if any(ch in UNSAFE_PATH_CHARACTERS for ch in target):
+        raise ToolFailure("the folder's full path holds a glob character (* ? [): sync a folder without them")
     return target
 
 
 def sync(s: Session, table: str, path: str = ".") -> dict:
+    """LOAD DATA ... SYNC of a folder inside --allow-sync, on the writer connection, which the engine
+    confines to that folder (secure_file_priv): a link inside leading out is skipped, not followed."""
     con = s.write_connection()
     if s.sync_root is None:
         raise ToolFailure("sync is off: start tessera mcp with --allow-sync DIR")
     info = s.table(table)
     target = sync_target(s.sync_root, path)
-    glob = os.path.join(target, "**", "*") if os.path.isdir(target) else target
-    cur = con.execute(f"LOAD DATA INFILE '{glob}' SYNC INTO TABLE {quote(info.name)}")
-    return {"table": info.name, "path": target, "rowcount": cur.rowcount,
-            "notes": [message for _, _, message in con.warnings][:20]}
+    pattern = os.path.join(target, "**", "*") if os.path.isdir(target) else target
+    cur = con.execute(f"LOAD DATA INFILE ? SYNC INTO TABLE {quote(info.name)}", [pattern])
+    notes = [message for _, _, message in con.warnings]
+    summary = next((n for n in notes if n.startswith("LOAD DATA SYNC")), "")
+    counts = {kind: int(n) for n, kind in SYNC_COUNTS.findall(summary.rpartition(": ")[2])}
+    return {"table": info.name, "path": target, "counts": counts, "rowcount": cur.rowcount, "notes": notes[:20]}

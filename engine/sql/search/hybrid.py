@@ -41,6 +41,7 @@ from tesseradb.sql.database import Database
 from tesseradb.sql.search.match import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
                                     resolve_side, tables_in_from, weight_sql)
 from tesseradb.storage.catalog import quote
+from tesseradb.storage.fulltext import ChunkTextIndex
 from tesseradb.vectors import score_fusion
 from tesseradb.vectors.fusion import RankedList
 from tesseradb.vectors.knn_options import limit_k
@@ -315,7 +316,7 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     index = catalog_fulltext.chunk_index(table, column)
     tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
     # natural language: common English words are ignored (measured: the note at the top of this module)
-    expression = to_fts5(tree, ["body"], catalog_fulltext.stopwords(table) | ENGLISH)
+    expression = to_fts5(tree, list(ChunkTextIndex.COLUMNS), catalog_fulltext.stopwords(table) | ENGLISH)
     searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
     if searches and early is not None:
         searches[0].start(*early)
@@ -340,7 +341,7 @@ def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], c
             return hybrid_defaults.best_chunks(db.store, fts, chunks, param, bound, window)
         where = f"WHERE k.doc_id IN ({filter_sql})" if filter_sql else ""
         # MATERIALIZED: bm25() cannot run inside the aggregate a flattened subquery would become
-        return _ranked(db, f"WITH x AS MATERIALIZED (SELECT rowid AS chunk_id, -bm25({fts}) AS s FROM {fts}(:{param})) "
+        return _ranked(db, f"WITH x AS MATERIALIZED (SELECT rowid AS chunk_id, {index.bm25()} AS s FROM {fts}(:{param})) "
                            f"SELECT k.doc_id, MAX(x.s) AS best, x.chunk_id FROM x JOIN {chunks} k "
                            f"ON k.chunk_id = x.chunk_id {where} GROUP BY k.doc_id ORDER BY best DESC, k.doc_id "
                            f"LIMIT {int(window)}", bound)

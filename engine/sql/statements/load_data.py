@@ -5,7 +5,7 @@ The executor runs the whole statement in one transaction, so a bad row anywhere 
 from __future__ import annotations
 
 import dataclasses
-
+import functools
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -85,15 +85,15 @@ def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
                         "has no key of its own to repeat)", errors.NotSupportedError)
     if load_documents.is_document_load(stmt):         # markdown, text, HTML, PDF: one row per file
         handler = sync.sync if stmt.sync else load_documents.load
-        stmt = dataclasses.replace(stmt, path=db.file_access.located(stmt.path))
-        return handler(db, stmt, db.file_access.expand, _Progress)
+        stmt = dataclasses.replace(stmt, path=db.file_access.located(stmt.path))   # refused first
+        return handler(db, stmt, functools.partial(db.file_access.expand, warn=_warner(db)), _Progress)
     if stmt.sync:
         raise UserError("LOAD DATA ... SYNC loads document files (.md, .markdown, .txt, .html, .htm, .pdf)",
                         errors.NotSupportedError)
     table = db.table(stmt.table)
     fields = load_fields.Loader(db, table, stmt) if load_documents.has_delimited_clauses(stmt) else None
     ext = extension(stmt.path, "LOAD DATA") if fields is None else ".txt"
-    paths = db.file_access.expand(stmt.path)      # the one expansion: secure_file_priv (io/file_access.py)
+    paths = db.file_access.expand(stmt.path, warn=_warner(db))   # the one expansion: secure_file_priv (io/file_access.py)
     progress = _Progress(db.on_progress) if db.on_progress is not None else None
     saved, written = db.on_progress, 0
     db.on_progress = progress
@@ -105,6 +105,11 @@ def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     finally:
         db.on_progress = saved
     return Result(rowcount=written)
+
+
+def _warner(db: Database) -> Callable[[str], None]:
+    """A link out of ``--secure-file-priv`` that a glob met: skipped, with a Warning (1290)."""
+    return lambda message: db.warn(message, code=1290)
 
 
 def _source(path: str, ext: str, table, stmt: ast.LoadData,

@@ -45,7 +45,9 @@ def sync(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Calla
         raise errors.OperationalError(f"Directory '{pattern.prefix}' not found (Errcode: 2 - No such file "
                                       "or directory)", errno=29)
     prefix = os.path.realpath(pattern.prefix)
+    before = len(db.pending_warnings)
     files = load_documents.document_files(stmt, files_of, missing_ok=True)
+    links_out = sum(1 for w in db.pending_warnings[before:] if w.code == 1290)   # --secure-file-priv skips
     state = _current(db, table, path_col, prefix)
     writer = Writer(db, table, stmt, progress_of)
     writer.on_written = lambda written: _record(db, table, path_col, prefix, state, written)
@@ -61,7 +63,7 @@ def sync(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Calla
     gone = [s for rel, s in state.owned.items() if rel not in seen and globs.matches(pattern, rel)]
     _remove(db, table, gone)
     state.counts["removed"] = len(gone)
-    state.counts["skipped"] = writer.skipped
+    state.counts["skipped"] = writer.skipped + links_out
     db.warn(f"LOAD DATA SYNC '{stmt.path}': " + ", ".join(f"{v} {k}" for k, v in state.counts.items()),
             code=1000, level="Note")
     return Result(rowcount=sum(state.counts[k] for k in ("added", "changed", "removed")))
