@@ -188,6 +188,8 @@ def _failed_key(db: Database, table: Table, exc: apsw.ConstraintError) -> schema
     if "UNIQUE constraint failed" not in text:
         return None
     failed = tuple(part.strip().split(".")[-1].lower() for part in text.split(":", 1)[1].split(","))
+    if failed == ("id",) and row_id.alias(table):      # a declared key (`pk int PRIMARY KEY`) is the row id
+        return schema_info.UniqueKey("PRIMARY", ("id",))
     for key in schema_info.unique_keys(db, table):
         if tuple(c.lower() for c in key.columns) == failed:
             return key
