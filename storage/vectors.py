@@ -40,7 +40,8 @@ EF_MAX = 1 << 16
 RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 rescoring
 # Quantized indexes: candidate documents = k * this. 8bit keeps Manticore's 3.0; 1-bit codes rank too
 # coarsely for that (recall@10 0.75 at 100k, 0.44 at 1M): 10 gave 0.995 at 100k (bench_quantize_index.py).
-OVERSAMPLING = {"none": 1.0, "8bit": 3.0, "1bit": 10.0, "1bitsimple": 10.0}
+# 1bit: 20 finds 0.961 of the true top 10 at 1M x 384 (10: 0.879, 3: 0.44; docs/benchmarks.md#one-file)
+OVERSAMPLING = {"none": 1.0, "8bit": 3.0, "1bit": 20.0, "1bitsimple": 10.0}
 
 #: ``source(chunk_ids) -> (chunk ids found, their float32 vectors)``: where a quantized index reads
 #: the exact vectors of its rescoring candidates (SQLite, through storage.chunks).

@@ -149,7 +149,8 @@ def literal_only(args: argparse.Namespace, result: dict) -> None:
 def manual(args: argparse.Namespace) -> dict:
     import tesseradb
     import bench_ingest
-    if not bench_ingest.DB_PATH.exists():
+    path = args.db or bench_ingest.DB_PATH
+    if not path.exists():
         if not args.build_manual:
             raise SystemExit(f"{bench_ingest.DB_PATH} is missing: run bench_ingest.py first (or --build-manual)")
         build_manual()
@@ -157,10 +158,10 @@ def manual(args: argparse.Namespace) -> dict:
     rng = np.random.default_rng(7)
     texts = [queries[i] for i in rng.choice(len(queries), min(args.manual_queries, len(queries)), replace=False)]
     model = common.model()
-    con = tesseradb.connect(str(bench_ingest.DB_PATH))
+    con = tesseradb.connect(str(path))
     cur = con.cursor()
-    out: dict = {"queries": len(texts), "loadavg_start": common.loadavg()}
-    for col in ("v_rec", "v_trunc"):
+    out: dict = {"queries": len(texts), "loadavg_start": common.loadavg(), "database": str(path)}
+    for col in args.columns.split(","):
         sql = bench_ingest.KNN.format(col=col)
         open_ms = timed_ms(lambda: cur.execute(sql, ("open the index",)).fetchall())  # loads the index file
         idx = con.db.column_index(con.db.table("manual"), col).catch_up()
@@ -235,6 +236,9 @@ def main() -> None:
     ap.add_argument("--build-manual", action="store_true", help="load the manual here when bench_ingest's database is missing")
     ap.add_argument("--no-insert", action="store_true", help="skip INSERT of literal vs parameter vectors")
     ap.add_argument("--literal-only", action="store_true", help="only rerun knn literal vs parameter on the manual")
+    ap.add_argument("--db", type=Path, default=None, help="the manual database (default: bench_ingest's); its "
+                    "table is `manual`")
+    ap.add_argument("--columns", default="v_rec,v_trunc", help="the vector columns of `manual` to query")
     args = ap.parse_args()
     result = common.load_result("query") or {}
     if args.literal_only:
