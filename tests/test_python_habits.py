@@ -3,6 +3,7 @@ does; Connection.interrupt() stays ERROR 1317; result columns are named as writt
 suggest the closest one."""
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import threading
@@ -17,10 +18,17 @@ LONG = ("INSERT INTO t (n) WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x +
 
 @pytest.fixture
 def python_sigint():
-    """Ctrl-C as a Python program gets it: the default handler (KeyboardInterrupt in the main thread).
-    A test before this one may have left another handler in place (an event loop's), so it is set here."""
+    """Ctrl-C as a plain Python program gets it: the default handler raises KeyboardInterrupt in the
+    main thread at its next bytecode. Two things in a test process can lose it, so both are set aside
+    here: another handler left in place, and gc callbacks. hypothesis registers one (its GC timing), and
+    a KeyboardInterrupt raised while a gc callback runs is swallowed by Python ("Exception ignored in
+    gc_callback"); a statement that allocates row after row runs the collector, and so the callback,
+    all the time."""
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    callbacks = gc.callbacks[:]
+    gc.callbacks.clear()
     yield
+    gc.callbacks[:] = callbacks
     signal.signal(signal.SIGINT, old)
 
 
