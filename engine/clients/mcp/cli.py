@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import os
 import sys
 
 import tesseradb
+from tesseradb.clients.network import is_loopback
 
 DEFAULT_PORT = 8765
 
@@ -31,15 +31,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="interrupt any statement running longer than this (default 30)")
     return p
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check(args: argparse.Namespace) -> None:

@@ -1,10 +1,11 @@
 """``tessera serve`` options, their defaults and the checks made before anything listens."""
 from __future__ import annotations
 
-import ipaddress
 import os
 import ssl
 from dataclasses import dataclass
+
+from tesseradb.clients.network import is_loopback
 
 DEFAULT_PORT = 9306                 # Manticore's MySQL-protocol port
 DEFAULT_IDLE_TIMEOUT = 28800.0      # MySQL's wait_timeout
@@ -39,15 +40,6 @@ class ServerOptions:
         """The database name clients see: the file's name without its extension."""
         stem = os.path.splitext(os.path.basename(self.database))[0]
         return stem or "tessera"
-
-
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check(options: ServerOptions) -> None:
