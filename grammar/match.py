@@ -138,6 +138,9 @@ class _Scanner:
         while self.i < len(text) and not _blank(text[self.i]) and text[self.i] not in SPECIAL:
             ch = text[self.i]
             if ch == "\\" and self.i + 1 < len(text):
+                if _blank(text[self.i + 1]):    # an escaped blank or control character (NUL) still
+                    self.i += 1                 # separates words: no index holds it inside one
+                    break
                 out.append(text[self.i + 1])
                 self.i += 2
                 star = False
@@ -178,7 +181,7 @@ class _Scanner:
         while self.i < len(text) and text[self.i] != '"':
             ch = text[self.i]
             if ch == "\\" and self.i + 1 < len(text):
-                out.append(text[self.i + 1])
+                out.append(" " if _blank(text[self.i + 1]) else text[self.i + 1])
                 self.i += 2
                 continue
             if ch in "|()":

@@ -100,6 +100,8 @@ def test_ten_thousand_words(fts):
 def test_nul_and_control_characters(fts):
     assert ids(fts, "hello\x00world") == [1, 2]
     assert ids(fts, "\x01\x02") == [1, 2, 3, 4]
+    assert ids(fts, "hello\\\x00world") == [1, 2]          # escaped, a NUL still separates words
+    assert ids(fts, '"hello\\\x00world"') == ids(fts, '"hello world"')
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
