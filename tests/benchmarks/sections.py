@@ -33,6 +33,7 @@ import report_markdown  # noqa: E402
 import report_mcp  # noqa: E402
 import report_recall  # noqa: E402
 import report_recorded  # noqa: E402
+import report_server  # noqa: E402
 import report_speed  # noqa: E402
 import report_sync  # noqa: E402
 
@@ -54,7 +55,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("engine-notes", report_ingest.engine_notes_section),
     ("hybrid", lambda: report_hybrid.section(common.load_result("hybrid"))),
     ("markdown", report_markdown.section),
-    ("server", lambda: report_recorded.section("server")),
+    ("server", report_server.section),
     ("integrations", lambda: report_recorded.section("integrations")),
     ("hybrid-peers", lambda: report_hybrid_peers.section(common.load_result("hybrid_peers"))),
     ("mcp", report_mcp.section),
