@@ -31,7 +31,7 @@ INSTRUCTIONS = ("A tesseradb database of documents. Start with describe() to see
                 "context() to explore. sql() runs one read-only MySQL-dialect statement.")
 
 
-TIMEOUT_GRACE = 2.0             # seconds past --timeout before a call is answered as timed out
+TIMEOUT_GRACE = 10.0            # seconds past --timeout before a call is answered as timed out
 
 
 class Worker:
