@@ -262,12 +262,12 @@ def _front_title(front: dict[str, Any]) -> str | None:
 
 
 # -- the readers ------------------------------------------------------------------------------------------
-def read_markdown(data: bytes, notes: list[str]) -> tuple[str | None, str, dict[str, Any]]:
+def read_markdown(data: bytes, notes: list[str] | None = None) -> tuple[str | None, str, dict[str, Any]]:
     front, body = split_front_matter(decode(data, notes), notes)
     return _front_title(front) or first_heading(body), body, front
 
 
-def read_text(data: bytes, notes: list[str]) -> tuple[str | None, str, dict[str, Any]]:
+def read_text(data: bytes, notes: list[str] | None = None) -> tuple[str | None, str, dict[str, Any]]:
     front, body = split_front_matter(decode(data, notes), notes)
     return _front_title(front), body, front
 
@@ -289,7 +289,7 @@ def first_heading(markdown: str) -> str | None:
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "head", "svg", "iframe", "object")
 
 
-def read_html(data: bytes, notes: list[str]) -> tuple[str | None, str, dict[str, Any]]:
+def read_html(data: bytes, notes: list[str] | None = None) -> tuple[str | None, str, dict[str, Any]]:
     """Readable text with headings as markdown headings (markdownify); the title is <title>, else
     the first heading."""
     from bs4 import BeautifulSoup
@@ -330,7 +330,7 @@ def _flatten_deep(soup: Any) -> None:
         stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tag))
 
 
-def read_pdf(data: bytes, notes: list[str]) -> tuple[str | None, str, dict[str, Any]]:
+def read_pdf(data: bytes, notes: list[str] | None = None) -> tuple[str | None, str, dict[str, Any]]:
     """The text of every page (pypdf), pages separated by a form feed on its own line, as pdftotext
     separates them; the title is the PDF's own Title, when it has one."""
     try:
