@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import apsw
-import numpy as np
 
 from . import index_cache
 from .blobs import unpack
@@ -29,7 +28,9 @@ from .catalog import quote
 from .errors import StorageError
 from .rowstore import MEMORY, RowStore
 
-if TYPE_CHECKING:       # FAISS loads with the first vector index, not with the database
+if TYPE_CHECKING:       # numpy and FAISS load with the first vector read or index, not with the database
+    import numpy as np
+
     from .vectors import VectorIndex
 
 log = logging.getLogger("tesseradb.storage")
@@ -160,6 +161,7 @@ def read_vectors(store: RowStore, layout: ColumnLayout, where: str = "", params:
     The chunk rows are read first, then each document's vector blob once (in batches of documents):
     joining the blob onto every chunk row would copy a many-chunk document's blob once per chunk.
     """
+    import numpy as np
     rows = list(store.execute(f"SELECT c.chunk_id, c.doc_id, c.ord FROM {quote(layout.chunks)} c {where} "
                               "ORDER BY c.doc_id, c.ord", params))
     if not rows:
@@ -192,6 +194,7 @@ BLOB_BATCH = 256
 def read_chunk_vectors(store: RowStore, layout: ColumnLayout, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(chunk ids found, their vectors) for a few chunk ids, fast: one join for a float_vector column
     (its blob is the vector); for an array, the chunk rows, then each document's blob once."""
+    import numpy as np
     ids = json.dumps(np.asarray(chunk_ids, np.int64).tolist())
     c, t, v = quote(layout.chunks), quote(layout.table), quote(layout.column)
     if not layout.is_array:
@@ -243,6 +246,7 @@ class ColumnIndex:
     def exact_vectors(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids found, their float32 vectors) read from SQLite: what a quantized index rescores
         its candidates with (a few dozen per query) and retrains from when compacted."""
+        import numpy as np
         return read_chunk_vectors(self.store, self.layout, np.asarray(chunk_ids, np.int64))
 
     def _watermark(self) -> tuple[int, int]:

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tesseradb.grammar.ast import ColumnDef
 from tesseradb.storage.chunks import ColumnLayout
 
 from tesseradb.catalog.vector_columns import VectorSpec
+
+if TYPE_CHECKING:
+    from tesseradb.grammar.nodes import ColumnDef
 
 
 @dataclass(frozen=True)

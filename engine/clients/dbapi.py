@@ -13,15 +13,12 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from tesseradb import grammar
 from tesseradb.grammar import ast
 from tesseradb.grammar.lexing import Lexing, normalize
 from tesseradb.grammar.literals import lift as lift_literals
 
 from tesseradb import errors
-from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts
 from tesseradb.results import Result
 from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
@@ -192,14 +189,15 @@ class Connection:
         """``con.sql("SELECT ...").df()``: execute and return the cursor (DuckDB's spelling)."""
         return self.execute(sql, params)
 
-    def embed(self, texts: str | Sequence[str], model: str = DEFAULT_MODEL, **settings: Any) -> Any:
-        """The vectors a column with ``model_name=model`` (and the given chunk settings:
+    def embed(self, texts: str | Sequence[str], model: str | None = None, **settings: Any) -> Any:
+        """The vectors a column with ``model_name=model`` (the default model when None; and the given chunk settings:
         chunk_strategy, max_tokens, overlap_tokens, max_chunks) would store for ``texts``.
 
         One text: a float32 array, (dims,) for ``truncate``/``mean``, (chunks, dims) otherwise.
         A list: an (n, dims) array for ``truncate``/``mean``, else a list of (chunks, dims) arrays."""
+        from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts    # the model stack loads on first use
         single = isinstance(texts, str)
-        vectors = self._call(lambda: embed_texts([texts] if single else texts, model, **settings))
+        vectors = self._call(lambda: embed_texts([texts] if single else texts, model or DEFAULT_MODEL, **settings))
         chunked = str(settings.get("chunk_strategy", "truncate")).lower() not in ("truncate", "mean")
         if chunked:
             return vectors[0] if single else vectors
@@ -307,6 +305,7 @@ def _outside_the_package() -> int:
 
 
 def _stack(vectors: list) -> Any:
+    import numpy as np
     return np.vstack(vectors) if vectors else np.empty((0, 0), dtype=np.float32)
 
 
