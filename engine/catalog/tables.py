@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tesseradb.storage.chunks import ColumnLayout
+from tesseradb.storage.chunk_table import ColumnLayout
 
 from tesseradb.catalog.vector_columns import VectorSpec
 
