@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from tesseradb.storage.chunk_table import ColumnLayout
 
+from tesseradb.catalog.types import VECTOR_TYPES
 from tesseradb.catalog.vector_columns import VectorSpec
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ class Table:
 
     def is_vector(self, name: str) -> bool:
         col = self.column(name)
-        return col is not None and col.type in ("float_vector", "float_vector_array")
+        return col is not None and col.type in VECTOR_TYPES
 
     def layout(self, column: str) -> ColumnLayout:
         spec = self.vectors[column.lower()]
