@@ -14,7 +14,6 @@ from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql import passes
-from tesseradb.sql.mysql import variables
 from tesseradb.sql.search.planned import Planned
 from tesseradb.sql.statement_cache import reusable
 
@@ -60,14 +59,15 @@ def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple =
     return Result(columns=columns, rows=rows, rowcount=len(rows))
 
 
-_NO_LIMIT = variables.SYSTEM["sql_select_limit"].default
+_NO_LIMIT = 18446744073709551615        # sql_select_limit's default: no limit
 
 
 def _bounded(db: Database, expr: exp.Expression, cursor):
     """The rows a client is sent: at most ``sql_select_limit`` when the SELECT has no LIMIT of its
     own (MySQL's rule), and none past ``db.max_result_bytes`` (``Connection.max_result_bytes``: the
     rows read so far are kept, a Warning 1301 says the result was cut)."""
-    limit = int(variables.system_value(db, "sql_select_limit") or 0)
+    session = db.session
+    limit = int(session.system.get("sql_select_limit", _NO_LIMIT)) if session is not None else _NO_LIMIT
     rows_left = limit if limit < _NO_LIMIT and expr.args.get("limit") is None else None
     budget = db.max_result_bytes
     if rows_left is None and budget is None:
