@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/benchmarks/report_hybrid.py      # rewrites the section between its markers
 
-make_report.py calls :func:`section` when it writes the whole page; run alone, this script replaces
+sections.py calls :func:`section` when it writes the whole page; run alone, this script replaces
 only the text between ``<!-- hybrid:start -->`` and ``<!-- hybrid:end -->`` (appending it the first time).
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ from results/hybrid_peers.json (bench_hybrid_peers.py).
 
     .venv/bin/python tests/benchmarks/report_hybrid_peers.py    # rewrites the section between its markers
 
-make_report.py calls :func:`section` when it writes the whole page.
+sections.py calls :func:`section` when it writes the whole page.
 """
 from __future__ import annotations
 

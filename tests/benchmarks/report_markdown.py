@@ -1,4 +1,4 @@
-"""The docs/benchmarks.md section of bench_markdown.py (results/markdown.json); make_report.py calls
+"""The docs/benchmarks.md section of bench_markdown.py (results/markdown.json); sections.py calls
 :func:`section`."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The docs/benchmarks.md section of bench_sync.py (results/sync.json); make_report.py calls :func:`section`."""
+"""The docs/benchmarks.md section of bench_sync.py (results/sync.json); sections.py calls :func:`section`."""
 from __future__ import annotations
 
 import common

@@ -27,10 +27,13 @@ import make_report  # noqa: E402
 import report_chunk_reuse  # noqa: E402
 import report_hybrid  # noqa: E402
 import report_hybrid_peers  # noqa: E402
+import report_ingest  # noqa: E402
 import report_int8  # noqa: E402
 import report_markdown  # noqa: E402
 import report_mcp  # noqa: E402
+import report_recall  # noqa: E402
 import report_recorded  # noqa: E402
+import report_server  # noqa: E402
 import report_speed  # noqa: E402
 import report_sync  # noqa: E402
 
@@ -40,19 +43,19 @@ PAGE = common.REPO / "docs" / "benchmarks.md"
 # its results file: results/recorded_<name>.json, report_recorded.py)
 SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("intro", make_report.intro_section),
-    ("machine", make_report.machine_section),
-    ("targets", make_report.targets_section),
-    ("recall", make_report.recall_section),
-    ("ingest", make_report.ingest_page_section),
-    ("memory-disk", make_report.memory_disk_section),
-    ("query", make_report.query_page_section),
+    ("machine", report_ingest.machine_section),
+    ("targets", report_ingest.targets_section),
+    ("recall", report_recall.recall_section),
+    ("ingest", report_ingest.ingest_page_section),
+    ("memory-disk", report_ingest.memory_disk_section),
+    ("query", report_ingest.query_page_section),
     ("chunk-reuse", report_chunk_reuse.section),
     ("speed", report_speed.section),
     ("int8", report_int8.section),
-    ("engine-notes", make_report.engine_notes_section),
+    ("engine-notes", report_ingest.engine_notes_section),
     ("hybrid", lambda: report_hybrid.section(common.load_result("hybrid"))),
     ("markdown", report_markdown.section),
-    ("server", lambda: report_recorded.section("server")),
+    ("server", report_server.section),
     ("integrations", lambda: report_recorded.section("integrations")),
     ("hybrid-peers", lambda: report_hybrid_peers.section(common.load_result("hybrid_peers"))),
     ("mcp", report_mcp.section),
