@@ -27,7 +27,6 @@ from tesseradb.clients.cursor import Cursor, Row
 from tesseradb.clients.dbapi_types import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Date, DateFromTicks,
                                            Time, TimeFromTicks, Timestamp, TimestampFromTicks)
 from tesseradb.clients.public_errors import public_errors
-from tesseradb.embed.texts import DEFAULT_MODEL
 from tesseradb.results import Result
 from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
@@ -146,7 +145,7 @@ class Connection:
         """``con.sql("SELECT ...").df()``: execute and return the cursor (DuckDB's spelling)."""
         return self.execute(sql, params)
 
-    def embed(self, texts: str | Sequence[str], model: str = DEFAULT_MODEL, **settings: Any) -> Any:
+    def embed(self, texts: str | Sequence[str], model: str | None = None, **settings: Any) -> Any:
         """The vectors a column with ``model_name=model`` (and the given chunk settings:
         chunk_strategy, max_tokens, overlap_tokens, max_chunks) would store for ``texts``.
 
