@@ -74,7 +74,7 @@ class Database:
     def table(self, name: str) -> Table:
         table = self.tables.get(name.lower())
         if table is None:
-            raise UserError(f"table '{name}' does not exist", errors.NoSuchTable)
+            raise errors.no_such_table(name)
         return table
 
     def column_index(self, table: Table, column: str) -> ColumnIndex:
