@@ -15,7 +15,6 @@ from tesseradb.catalog import tables as catalog_tables
 from tesseradb.catalog.vector_columns import VECTOR_TYPES, VectorSpec
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql import row_id, schema_info
-from tesseradb.sql.statements.ddl import show_create
 from tesseradb.sql.statements.describe import declared_type, text_flags
 
 
@@ -130,6 +129,7 @@ def describe(db: Database, name: str) -> TableInfo:
     columns = tuple(_column(table, col, info, declared) for col, info in zip(table.columns, infos))
     keys = tuple(KeyInfo(k.name, tuple(k.columns)) for k in schema_info.unique_keys(db, table))
     primary = tuple(c.name for c in columns if c.primary_key)
+    from tesseradb.sql.statements.ddl import show_create     # the DDL handlers load with the first use
     schema = show_create(db, table).rows[0][1]
     return TableInfo(table.name, columns, primary, keys, dict(table.options), schema)
 
