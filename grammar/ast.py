@@ -216,10 +216,43 @@ class AlterModifyColumn:
     column: ColumnDef
 
 
+# -- Manticore's conversational search (docs/chat.md) --------------------------------------------------
+@dataclass(frozen=True)
+class CreateChatModel:
+    """CREATE CHAT MODEL name (model='openai:...', api_key=..., base_url=..., ...): options as written."""
+    name: str
+    options: tuple[tuple[str, str], ...]       # (lower-cased key, value) in the order written
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class ShowChatModels:
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class DescribeChatModel:
+    name: str
+
+
+@dataclass(frozen=True)
+class DropChatModel:
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CallChat:
+    """CALL CHAT('question', 'table', 'model' [, 'conversation_uuid' [, 'vector_field']]): positional."""
+    args: tuple[Any, ...]
+    options: tuple[tuple[str, Any], ...] = ()
+
+
 Statement = Any
 EXTENSION_NODES = (CreateTable, DropTable, CreateIndex, DropIndex, AlterAddColumn, AlterDropColumn, AlterRebuild, TableCommand,
                    ShowTables, ShowWarnings, ShowModels, Backup, Transaction, LoadData, Explain,
-                   ShowChunks, CallChunks, CallEvaluate, AlterModifyColumn)
+                   ShowChunks, CallChunks, CallEvaluate, AlterModifyColumn, CreateChatModel, ShowChatModels,
+                   DescribeChatModel, DropChatModel, CallChat)
 
 
 # -- MySQL session and introspection statements (docs/compatibility.md#mysql) ----------------------

@@ -77,6 +77,13 @@ HANDLERS: dict[type, Entry] = {
     ast.LockTables: Entry(_h("set.lock_tables"), READS, "LOCK TABLES"),
     # outside the statement transaction: it copies committed data, saving the indexes first
     ast.Backup: Entry(_h("backup.backup"), READS, "BACKUP TO"),
+    # Manticore's conversational search (docs/chat.md). CALL CHAT reads: the model runs with no write
+    # lock held, and the conversation's messages are written after it, in a short transaction of their own
+    ast.CreateChatModel: Entry(_h("chat_models.create_chat_model"), WRITES, "CREATE CHAT MODEL"),
+    ast.ShowChatModels: Entry(_h("chat_models.show_chat_models"), READS, "SHOW CHAT MODELS"),
+    ast.DescribeChatModel: Entry(_h("chat_models.describe_chat_model"), READS, "DESCRIBE CHAT MODEL"),
+    ast.DropChatModel: Entry(_h("chat_models.drop_chat_model"), WRITES, "DROP CHAT MODEL"),
+    ast.CallChat: Entry(_h("chat.call_chat"), READS, "CALL CHAT"),
 }
 
 # every query also goes through the SELECT/DML passes and the session's bookkeeping (executor.run)
@@ -102,7 +109,7 @@ def handler_for(stmt: ast.Statement) -> Handler:
 # commit, issue 22): a ROLLBACK after CREATE TABLE keeps the table, and the rows inserted before it.
 IMPLICIT_COMMIT = (ast.CreateTable, ast.CreateTableAs, ast.CreateTableLike, ast.DropTable, ast.CreateIndex,
                    ast.DropIndex, ast.AlterAddColumn, ast.AlterDropColumn, ast.AlterModifyColumn, ast.CreateView,
-                   ast.DropView)
+                   ast.DropView, ast.CreateChatModel, ast.DropChatModel)
 
 
 def commits(stmt: ast.Statement) -> bool:

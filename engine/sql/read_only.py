@@ -57,6 +57,9 @@ ALLOWED: dict[type, Reason] = {
     ast.Transaction: _reads,
     ast.SetStatement: _reads,        # session variables only
     ast.UseDatabase: _reads,
+    ast.ShowChatModels: _reads,
+    ast.DescribeChatModel: _reads,
+    ast.CallChat: _reads,            # the conversation's history is kept in memory (engine/chat/history.py)
 }
 
 REFUSED_KINDS: dict[type, str] = {
