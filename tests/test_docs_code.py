@@ -7,8 +7,8 @@ A page is one session, run top to bottom in a fresh folder that holds a copy of 
   ``-- expect error`` must fail with a MySQL-style error; one whose first line is ``-- syntax`` is a
   grammar sketch (``[optional]`` parts, placeholders) and is only shown.
 - a ```python block runs as a script in the same folder (it may read what an earlier block wrote).
-Other fences (```sh, ```text, output listings) are not run. ``TESSERA_BENCH_CORPUS`` points examples
-at the Manticore manual beside the checkout (shared/corpora/manticore_manual). The page's database file
+Other fences (```sh, ```text, output listings) are not run. Examples read only what the repository
+ships (the copy of sql_examples/, its data/ folder); nothing beside the checkout. The page's database file
 is ``page.db`` unless the page names its own in an HTML comment, ``<!-- docs-test database: docs.db -->``,
 so that its Python blocks can open the file its SQL blocks wrote.
 """
@@ -44,10 +44,10 @@ def _first_line(code: str) -> str:
 def env(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    return dict(os.environ, HOME=str(home), TESSERA_HISTORY=str(home / "history"),
-                TESSERA_CACHE_DIR=os.environ.get("TESSERA_CACHE_DIR", str(Path.home() / ".cache" / "tesseradb")),
-                TESSERA_BENCH_CORPUS=os.environ.get(
-                    "TESSERA_BENCH_CORPUS", str(ROOT.parent / "shared" / "corpora" / "manticore_manual")))
+    env = dict(os.environ, HOME=str(home), TESSERA_HISTORY=str(home / "history"),
+               TESSERA_CACHE_DIR=os.environ.get("TESSERA_CACHE_DIR", str(Path.home() / ".cache" / "tesseradb")))
+    env.pop("TESSERA_BENCH_CORPUS", None)       # examples read only what the repository ships
+    return env
 
 
 DATABASE = re.compile(r"<!-- docs-test database: (\S+) -->")

@@ -23,6 +23,7 @@ Stages (each adds its part to tests/benchmarks/results/chunk_reuse.json):
 from __future__ import annotations
 
 import argparse
+import tempfile
 import re
 import shutil
 import sys
@@ -278,7 +279,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--targets", default="256/0,128/32")
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/tessera-bench-reuse"))
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "tessera-bench-reuse")
     parser.add_argument("--result", default="chunk_reuse", help="results/<name>.json to add to")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """hybrid_match()'s defaults side by side with LanceDB, plus MMR, length penalty and linear fusion, in
 one run, on Manticore's manual (issue 24).
 
-    .venv/bin/python tests/benchmarks/bench_hybrid_peers.py [--db /tmp/x.db]   # needs the `bench` extra (lancedb)
+    .venv/bin/python tests/benchmarks/bench_hybrid_peers.py [--db FILE]   # needs the `bench` extra (lancedb)
 
 The database is built as bench_hybrid's (once, reused; recursive 256/32 chunks of all-MiniLM-L6-v2)
 but with the table's default morphology (give it its own --db). Opening it with this release rebuilds its chunk-level index once if it
@@ -295,7 +295,7 @@ def extras(rerank_rounds: dict[str, int]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", default="/tmp/tessera_hybrid_peers_bench.db")
+    ap.add_argument("--db", default=str(Path(tempfile.gettempdir()) / "tessera_hybrid_peers_bench.db"))
     ap.add_argument("--extras", action="store_true", help="only the synthetic length-penalty corpus and rerank speed")
     ap.add_argument("--headings-every", type=int, default=1, help="use every n-th heading query (a shorter run)")
     ap.add_argument("--rerank-rounds", default="10,3,2", help="--extras: questions timed per cross-encoder size "

@@ -316,9 +316,10 @@ def main() -> None:
              "     not this page. -->", "",
              "Three questions decide a retrieval engine: does the right document come back, how long does loading "
              "take, how fast does a query answer. The benchmarks below measure them on Manticore Search's English "
-             "manual (189 markdown pages, 976k model tokens), which is read at run time from "
-             "`shared/corpora/manticore_manual` and never copied here. Point `TESSERA_BENCH_CORPUS` at another copy "
-             "if yours lives elsewhere. Every figure on this page comes from the JSON files in "
+             "manual (189 markdown pages, 976k model tokens), which is read at run time from the folder "
+             "`TESSERA_BENCH_CORPUS` names and never copied here (`bash scripts/get_bench_corpus.sh DEST` clones it "
+             "on a machine with internet). In the commands and notes below, `$MANUAL` stands for that folder and "
+             "`$SCRATCH` for a scratch folder under the system's temporary directory (`tempfile.gettempdir()`). Every figure on this page comes from the JSON files in "
              "`tests/benchmarks/results/`, written by the commands below.", "",
              "## Commands", "",
              "```sh",

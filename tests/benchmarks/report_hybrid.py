@@ -92,7 +92,7 @@ def section(result: dict | None) -> list[str]:
     lines = [START, "## Full-text and hybrid search", "",
              "Command: `.venv/bin/python tests/benchmarks/bench_hybrid.py` (the manual loaded once through the "
              "DB-API into `body text` + a recursive 256/32 model column, `morphology='stem_en'`; the database is "
-             "kept under /tmp and reused). "
+             "kept in the temporary folder and reused). "
              f"Speed run {result['when']}, load average {', '.join(f'{x:.1f}' for x in result.get('loadavg', []))} "
              "on the 2 shared cores.", "",
              f"**Heading queries** ({result['queries']}: deep and head as above):", ""]

@@ -1,5 +1,6 @@
-"""The Manticore manual (a few pages of it) exported to JSONL or Parquet, loaded from the shell with a
-visible progress line; the loaded table answers knn queries."""
+"""The notes collection the repository ships (sql_examples/data/notes, a few pages of it) exported to
+JSONL or Parquet, loaded from the shell with a visible progress line; the loaded table answers knn
+queries."""
 from __future__ import annotations
 
 import json
@@ -9,30 +10,30 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-MANUAL = Path("/work/shared/corpora/manticore_manual")
+NOTES = Path(__file__).resolve().parents[2] / "sql_examples" / "data" / "notes"
 PAGES = [
-    "Node_info_and_management/KILL.md",
-    "Logging/Docker_logging.md",
-    "Installation/Docker.md",
-    "Node_info_and_management/SHOW_WARNINGS.md",
-    "Logging/Rotating_query_and_server_logs.md",
+    "runbooks/kill-query.md",
+    "journal/2026-10-19.md",
+    "dev/local-setup.md",
+    "oncall/escalation.md",
+    "runbooks/log-rotation.md",
 ]
 SCRIPT = """
-CREATE TABLE manual (path string, title text, body text,
+CREATE TABLE notes (path string, title text, body text,
   chunks float_vector_array knn_type='hnsw' hnsw_similarity='cosine'
     model_name='Xenova/all-MiniLM-L6-v2' from='title,body'
     chunk_strategy='recursive' max_tokens='256' overlap_tokens='32');
-LOAD DATA INFILE '{file}' INTO TABLE manual;
-SELECT COUNT(*) FROM manual;
-SELECT path FROM manual WHERE knn(chunks, 1, 'how do I make the server reopen its log files for logrotate');
-SELECT path FROM manual WHERE knn(chunks, 1, 'stop a running query by its id');
+LOAD DATA INFILE '{file}' INTO TABLE notes;
+SELECT COUNT(*) FROM notes;
+SELECT path FROM notes WHERE knn(chunks, 1, 'how do I make the server reopen its log files for logrotate');
+SELECT path FROM notes WHERE knn(chunks, 1, 'stop a running query by its id');
 """
 
 
 def page_records() -> list[dict[str, str]]:
     records = []
     for rel in PAGES:
-        text = (MANUAL / rel).read_text(encoding="utf-8")
+        text = (NOTES / rel).read_text(encoding="utf-8")
         title = next((line.lstrip("# ").strip() for line in text.splitlines() if line.startswith("#")), rel)
         records.append({"path": rel, "title": title, "body": text})
     return records
@@ -46,16 +47,16 @@ def export(records: list[dict[str, str]], path: Path) -> None:
 
 
 @pytest.mark.parametrize("ext", ["jsonl", "parquet"])
-def test_manual_pages_load_with_progress_and_answer_knn(run, tmp_path, ext):
-    data = tmp_path / f"manual.{ext}"
+def test_notes_pages_load_with_progress_and_answer_knn(run, tmp_path, ext):
+    data = tmp_path / f"notes.{ext}"
     export(page_records(), data)
-    out = run("manual.db", "-N", "--progress", "--progress-delay", "0",
+    out = run("notes.db", "-N", "--progress", "--progress-delay", "0",
               input=SCRIPT.format(file=data.name))
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         "5",
-        "Logging/Rotating_query_and_server_logs.md",
-        "Node_info_and_management/KILL.md",
+        "runbooks/log-rotation.md",
+        "runbooks/kill-query.md",
     ]
     progress = [line for line in out.stderr.splitlines() if line.startswith("Embedding: ")]
     assert progress, out.stderr
@@ -65,7 +66,7 @@ def test_manual_pages_load_with_progress_and_answer_knn(run, tmp_path, ext):
 
 
 def test_no_progress_line_without_the_option(run, tmp_path):
-    data = tmp_path / "manual.jsonl"
+    data = tmp_path / "notes.jsonl"
     export(page_records()[:1], data)
     out = run("--progress-delay", "0", input=SCRIPT.format(file=data.name))
     assert out.returncode == 0, out.stderr
