@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tesseradb.grammar.ast import ColumnDef
-from tesseradb.storage.chunks import ColumnLayout
+from tesseradb.storage.chunk_table import ColumnLayout
 
 from tesseradb.catalog.vector_columns import VectorSpec
 

@@ -1,7 +1,7 @@
 """Never embed the same chunk twice: stored vectors are found by the exact text they were made from.
 
 Every chunk row whose vector is exactly ``model.embed(chunk text)`` carries a key, a hash of (model
-fingerprint, exact chunk text), in its chunk table (``text_key``, indexed; see ``storage.chunks``).
+fingerprint, exact chunk text), in its chunk table (``text_key``, indexed; see ``storage.chunk_table``).
 Before a statement runs the model, each chunk's key is looked up in the chunk tables of every column
 with the same model fingerprint; a hit's vector is read from its document's row and reused, and only
 the texts not found (each distinct text once) go to the model. The keys live in the chunk rows, so
@@ -23,7 +23,7 @@ import numpy as np
 
 from tesseradb.storage.blobs import unpack
 from tesseradb.storage.catalog import quote
-from tesseradb.storage.chunks import ColumnLayout, find_keys
+from tesseradb.storage.chunk_table import ColumnLayout, find_keys
 
 from tesseradb.context import Context
 

@@ -19,7 +19,7 @@ from tesseradb.errors import UserError
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
-from tesseradb.storage.chunks import delete_doc_chunks, write_chunks
+from tesseradb.storage.chunk_table import delete_doc_chunks, write_chunks
 
 
 def _check_width(rows: list[list[Any]], width: int) -> None:

@@ -38,7 +38,7 @@ from common import log, percentile  # noqa: E402
 
 import tesseradb  # noqa: E402
 from tesseradb.embed import chunking, reuse  # noqa: E402
-from tesseradb.storage.chunks import ColumnLayout, create_chunk_table, write_chunks  # noqa: E402
+from tesseradb.storage.chunk_table import ColumnLayout, create_chunk_table, write_chunks  # noqa: E402
 from tesseradb.storage.rowstore import RowStore  # noqa: E402
 
 MODEL = "Xenova/all-MiniLM-L6-v2"

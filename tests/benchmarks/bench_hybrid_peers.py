@@ -52,7 +52,7 @@ import tesseradb  # noqa: E402
 from tesseradb.grammar.match_fts5 import to_fts5  # noqa: E402
 from tesseradb.grammar.match_mysql import parse_against  # noqa: E402
 from tesseradb.grammar.stopwords import ENGLISH  # noqa: E402
-from tesseradb.storage.chunks import read_vectors  # noqa: E402
+from tesseradb.storage.chunk_table import read_vectors  # noqa: E402
 from tesseradb.vectors import score_fusion  # noqa: E402
 from tesseradb.vectors.fusion import RankedList, rrf  # noqa: E402
 
