@@ -8,7 +8,7 @@ the texts not found (each distinct text once) go to the model. The keys live in 
 they are written, deleted and rolled back with them, and memory does not grow with the collection.
 
 Reused vectors are bit-identical to embedding again: the model's output for a text does not depend on
-the batch it runs in (tests/test_chunk_reuse.py checks both). Rows without a key: supplied vectors,
+the batch it runs in (tests/embed/test_chunk_reuse.py checks both). Rows without a key: supplied vectors,
 and ``mean`` documents of several chunks (their one vector is an average, not any text's embedding).
 """
 from __future__ import annotations

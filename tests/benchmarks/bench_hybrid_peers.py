@@ -237,9 +237,9 @@ def synthetic_length(model_rounds: int = 1) -> dict:
 def rerank_speed(queries, rounds: dict[str, int]) -> dict:
     """Reranking 50 candidates per cross-encoder size: the model scoring 50 (question, passage) pairs,
     passages of about 256 tokens of the manual (what hybrid_match's best chunks are here), p50 over a
-    few questions. Random-weight BERTs of each published shape (tests/cross_encoder.py): the time
+    few questions. Random-weight BERTs of each published shape (tests/vectors/cross_encoder.py): the time
     does not depend on the weights."""
-    sys.path.insert(0, str(common.REPO / "tests"))
+    sys.path.insert(0, str(common.REPO / "tests" / "vectors"))
     import cross_encoder
     from tesseradb.vectors import rerank
     text = "\n".join(p.text for p in common.pages()[40:80])

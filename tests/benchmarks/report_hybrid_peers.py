@@ -114,7 +114,7 @@ def section(result: dict | None) -> list[str]:
         lines += _synthetic(result["synthetic_length"])
     if "rerank_speed" in result:
         lines += ["Reranking 50 candidates (`--extras`: the cross-encoder scoring 50 (question, ~256-token manual "
-                  "passage) pairs; random-weight BERTs of each published shape, built by tests/cross_encoder.py — "
+                  "passage) pairs; random-weight BERTs of each published shape, built by tests/vectors/cross_encoder.py — "
                   "the time does not depend on the weights):", "",
                   "| cross-encoder size | questions | p50 for 50 candidates | load once | load average |",
                   "|---|---:|---:|---:|---|"]

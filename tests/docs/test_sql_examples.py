@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "sql_examples").glob("*.sql"))
 TESSERA = str(Path(sys.executable).parent / "tessera")
 

@@ -31,7 +31,7 @@ import pytest
 
 import tesseradb
 from tesseradb.clients.shell.render import time_text
-SQL_DIR = Path(__file__).parent / "sql"
+SQL_DIR = Path(__file__).parent
 FILES = sorted(SQL_DIR.rglob("*.test"))    # subfolders too: tests/sql/manticore/*.test
 
 

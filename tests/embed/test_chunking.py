@@ -399,8 +399,10 @@ def test_real_tokenizer_non_ascii(tokenizer):
     text = "Straße in München. 日本語の文です。Émoji 😀 here!"
     offsets = real_offsets(tokenizer, text)
     assert len(offsets) == 19
+    # the overlap never starts at the "." glued to "München" (issue 32: chunks start on words;
+    # each CJK character is a word)
     assert cut(text, "fixed", offsets, max_tokens=5, overlap_tokens=1) == \
-        ["Straße in München.", ". 日本語の", "の文です。", "。Émoji 😀", "😀 here!"]
+        ["Straße in München.", "日本語の文", "文です。", "。Émoji 😀", "😀 here!"]
     assert cut(text, "sentence", offsets, max_tokens=5, overlap_tokens=1) == \
         ["Straße in München. ", "日本語の文", "文です。", "Émoji 😀 ", "😀 here!"]
     assert cut(text, "sentence", offsets, max_tokens=8) == \
@@ -460,11 +462,39 @@ def check_plan(text, offsets, plan, strategy, max_tokens, max_chunks, window):
     bounded = chunks[:-1] if plan.merged_overflow else chunks
     if n > size:
         assert all(tokens_in(offsets, c) <= size for c in bounded)
+    if strategy != "truncate":
+        check_word_edges(text, offsets, chunks, size)
     if plan.merged_overflow:
         assert chunks[-1].end == len(text) and len(chunks) == max_chunks
         assert plan.dropped_tokens == max(0, tokens_in(offsets, Chunk(chunks[-1].start, len(text) + 1)) - window)
     else:
         assert plan.dropped_tokens == 0
+
+
+def between_words(text: str, pos: int, offsets=()) -> bool:
+    """Whitespace or a CJK character on either side, or the text's edge (issue 32); with ``offsets``,
+    not inside a token either."""
+    if pos <= 0 or pos >= len(text):
+        return True
+    if any(s < pos < e for s, e in offsets):
+        return False
+    return any(c.isspace() or re.match(r"[\u3000-\u30ff\u4e00-\u9fff]", c) for c in text[pos - 1:pos + 1])
+
+
+def check_word_edges(text, offsets, chunks, size):
+    """Every chunk starts and ends between words, unless the edge lies inside a word of more tokens
+    than a chunk holds (then the token budget wins)."""
+    for c in chunks:
+        for pos in (c.start, c.end):
+            if between_words(text, pos):
+                continue
+            lo, hi = pos, pos
+            while lo > 0 and not between_words(text, lo, offsets):
+                lo -= 1
+            while hi < len(text) and not between_words(text, hi, offsets):
+                hi += 1
+            inside = sum(1 for s, e in offsets if e > s and e > lo and s < hi)   # tokens touching the word
+            assert inside > size, (text, c, pos, text[lo:hi])
 
 
 TEXT_ALPHABET = st.sampled_from(list("abcXYZ  \n.!?,é日😀") + [". ", "\n\n", "Mr. ", "a?B"])

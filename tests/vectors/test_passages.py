@@ -207,7 +207,7 @@ def test_own_uncommitted_writes_are_reported(corpus):
 
 
 def test_seed_runbook_sentence_column_finds_the_certificate_passage(cur):
-    script = (Path(__file__).parent.parent / "sql_examples" / "rotate_certificate.sql").read_text("utf-8")
+    script = (Path(__file__).resolve().parents[2] / "sql_examples" / "rotate_certificate.sql").read_text("utf-8")
     create = script[script.index("CREATE TABLE"):script.index(";", script.index("CREATE TABLE"))]
     insert = script[script.index("INSERT INTO"):script.index("SHOW WARNINGS")].strip().rstrip(";")
     cur.execute(create)

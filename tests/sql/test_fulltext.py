@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import tesseradb
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "sql_examples" / "data"
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "sql_examples" / "data"
 MODEL = "model_name='Xenova/all-MiniLM-L6-v2' from='title,body'"
 NOTES = [
     ("Signals", "Send SIGUSR1 to the daemon and it reopens its log files; this is how log rotation works."),

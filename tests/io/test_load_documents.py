@@ -230,6 +230,7 @@ except tesseradb.Error as exc:
 """
 
 
+@pytest.mark.slow                   # a process of its own
 def test_without_pypdf_pdfs_name_the_extra(tmp_path):
     make_pdf(tmp_path / "a.pdf", ["text"])
     (tmp_path / "b.md").write_text("b\n")

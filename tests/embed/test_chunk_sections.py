@@ -53,7 +53,9 @@ def test_markdown_chunks_carry_heading_paths_and_the_source_joins_with_a_blank_l
     for _, _, start, end, _, chunk_text, _ in rows:
         assert chunk_text == text[start:end]
     headings = [r[6] for r in rows]
-    assert headings[0] is None                                   # the title, before the first heading
+    # the title before the first heading is no chunk of its own: it joins the first section (issue 32)
+    assert headings[0] == "Replication" and rows[0][5].startswith("Replication\n\n# Replication\n\nReplication copies")
+    assert all(r[5].strip() != "Replication" for r in rows)
     assert "Replication > Certificates > Rotation" in headings
     assert headings[-1] == "Replication > Lag"
     assert any(r[5].startswith("## Certificates\n\n### Rotation") for r in rows)   # heading-only part joined
@@ -88,7 +90,7 @@ def test_section_cut_at_max_tokens_and_hybrid_queries(cur):
     assert full.startswith(cut) and len(model.token_offsets(cut)) == 5
     rows = cur.execute("SELECT id, knn_chunk_heading(), knn_chunk_section(), knn_chunk_window(0, 0), knn_chunk_text() "
                        "FROM docs WHERE hybrid_match('kitchen fridge', v) LIMIT 2").fetchall()
-    assert rows[0][:2] == (2, None)        # one chunk, the whole text: its first text is the title
+    assert rows[0][:2] == (2, "Kitchen")   # one chunk, the whole text: its first text (past the title) is under Kitchen
     assert rows[0][3] == rows[0][4]                              # a window of no neighbours is the chunk
 
 

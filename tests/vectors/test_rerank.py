@@ -1,6 +1,6 @@
 """OPTION rerank='<dir>' [, rerank_window=N] and rerank_score(): the first N candidates of a knn(),
 MATCH() or hybrid query, before LIMIT, reordered by a cross-encoder. The cross-encoder is a tiny
-random BERT built in tests/cross_encoder.py; the expected order comes from its scores computed
+random BERT built in tests/vectors/cross_encoder.py; the expected order comes from its scores computed
 independently, straight through onnxruntime."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 import pytest
 
 import tesseradb
-import cross_encoder  # tests/cross_encoder.py
+import cross_encoder  # tests/vectors/cross_encoder.py
 
 DOCS = [
     "Send SIGUSR1 to the daemon and it reopens its log files.",

@@ -17,7 +17,7 @@ from tesseradb.grammar import GrammarError, parse
 from tesseradb.grammar import ast as gast
 from tesseradb.storage.blobs import pack_array, pack_vector
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 MODEL = "Xenova/all-MiniLM-L6-v2"
 
 

@@ -588,8 +588,8 @@ def test_manticore_case_25_filtered_paths(con):
 
 
 def test_the_vectors_example_script():
-    """sql_examples/vectors.sql (tests/test_sql_examples.py runs it through the shell too)."""
-    script = (Path(__file__).resolve().parent.parent / "sql_examples" / "vectors.sql").read_text()
+    """sql_examples/vectors.sql (tests/docs/test_sql_examples.py runs it through the shell too)."""
+    script = (Path(__file__).resolve().parents[2] / "sql_examples" / "vectors.sql").read_text()
     con = tesseradb.connect()
     con.executescript(script)
     assert rows(con, "SELECT id FROM photos WHERE knn(v, 3, (1.0, 0.2, 0.0, 0.0))") == [(1,), (2,), (3,)]
