@@ -83,13 +83,16 @@ def load(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Calla
 
 
 def read_document(db: Database, stmt: ast.LoadData, pattern: globs.Pattern, file: str, writer: Writer,
-                  snap: documents.Snapshot | None = None) -> Document | None:
+                  snap: documents.Snapshot | None = None, relative: str | None = None) -> Document | None:
     """The document of ``file``, or None when it is skipped (with a Warning naming the file)."""
     if db.check_cancelled():
         raise errors.Interrupted("Query execution was interrupted")
     try:
         snap = snap or documents.snapshot(file)
-        return documents.parse(file, globs.relative(pattern, file), snap)
+        doc = documents.parse(file, relative if relative is not None else globs.relative(pattern, file), snap)
+        for note in doc.notes:                  # loaded, but not quite as written: say so, naming the file
+            db.warn(f"'{file}': {note}", code=1366)
+        return doc
     except MissingExtra as exc:
         if documents.kind_of(stmt.path) == documents.kind_of(file):    # the statement asked for PDFs
             raise documents.missing_extra_error(str(exc)) from None
