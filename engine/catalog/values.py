@@ -174,7 +174,7 @@ def evaluate_row(store: RowStore, row: Sequence[exp.Expression], bound: dict[str
 
 # -- vector values --------------------------------------------------------------------------
 def _fail(row: int, column: str, message: str) -> UserError:
-    return UserError(f"row {row}, column '{column}': {message}", errors.DataError)
+    return errors.at(errors.Place(row=row), message, errors.DataError, column=column)
 
 
 def _as_float_list(seq: Sequence[Any], row: int, column: str, number: int) -> list[float]:

@@ -36,6 +36,7 @@ class Database:
         self.pending_warnings: list[Warn] = []
         self.on_progress: Callable[[int, int], None] | None = None
         self.on_chat_token: Callable[[str], None] | None = None   # CALL CHAT streams its answer here (shell)
+        self.max_result_bytes: int | None = None    # a SELECT's rows stop past this (statements/query.py)
         self._stop = False
         self._deadline: float | None = None
         self.read_limit: float | None = None       # this statement's max_execution_time (sql/time_limit.py)
@@ -75,7 +76,7 @@ class Database:
     def table(self, name: str) -> Table:
         table = self.tables.get(name.lower())
         if table is None:
-            raise UserError(f"table '{name}' does not exist", errors.NoSuchTable)
+            raise errors.no_such_table(name)
         return table
 
     def column_index(self, table: Table, column: str) -> ColumnIndex:

@@ -97,4 +97,4 @@ def check_internal(expr: exp.Expression) -> None:
     """The engine's own tables (catalog, chunk tables) are not part of the user's database."""
     for tbl in expr.find_all(exp.Table):
         if tbl.name.lower().startswith("_tessera_"):
-            raise UserError(f"table '{tbl.name}' does not exist", errors.NoSuchTable)
+            raise errors.no_such_table(tbl.name)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import glob
 import os
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -210,7 +209,7 @@ def _targets(table: Table, stmt: ast.LoadData) -> _Targets:
         [c.name.lower() for c in table.columns if c.type not in VECTOR_TYPES and c.name.lower() != "id"]
     for name in wanted:
         if table.column(name) is None:
-            raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
+            raise errors.unknown_column(name)
     meta_col: Column | None = table.column("meta")
     meta = "meta" in wanted and meta_col is not None and meta_col.type == "json"
     return _Targets(frozenset(n for n in wanted if not (meta and n == "meta")), meta)
@@ -218,7 +217,7 @@ def _targets(table: Table, stmt: ast.LoadData) -> _Targets:
 
 def _place(exc: UserError, files: Sequence[str]) -> UserError:
     """A write error 'row N ...' names the file instead."""
-    match = re.match(r"row (\d+)(?: \(id -?\d+\))?", exc.msg)
-    if match and 0 < int(match.group(1)) <= len(files):
-        return UserError(f"'{files[int(match.group(1)) - 1]}'{exc.msg[match.end():]}", exc.kind)
+    row = exc.fields.get("row")
+    if exc.place is not None and isinstance(row, int) and 0 < row <= len(files):
+        return errors.relocated(exc, f"'{files[row - 1]}'")
     return exc
