@@ -194,6 +194,17 @@ class Connection:
                 finally:
                     self._db = None
 
+    @property
+    def max_result_bytes(self) -> int | None:
+        """A bound on the rows a SELECT returns, by the size of their values (text and blobs by
+        length, other values 8): the rows past it are not read, and a Warning 1301 says the result
+        was cut. None (the default): no bound. The first row is always returned."""
+        return self.db.max_result_bytes
+
+    @max_result_bytes.setter
+    def max_result_bytes(self, value: int | None) -> None:
+        self.db.max_result_bytes = None if value is None else max(int(value), 1)
+
     def interrupt(self) -> None:
         """Stop the statement running on this connection (from another thread)."""
         if self._db is not None:

@@ -79,6 +79,13 @@ HANDLERS: dict[str, Entry] = {
     "LockTables": Entry(_h("set.lock_tables"), READS, "LOCK TABLES"),
     # outside the statement transaction: it copies committed data, saving the indexes first
     "Backup": Entry(_h("backup.backup"), READS, "BACKUP TO"),
+    # Manticore's conversational search (docs/chat.md). CALL CHAT reads: the model runs with no write
+    # lock held, and the conversation's messages are written after it, in a short transaction of their own
+    "CreateChatModel": Entry(_h("chat_models.create_chat_model"), WRITES, "CREATE CHAT MODEL"),
+    "ShowChatModels": Entry(_h("chat_models.show_chat_models"), READS, "SHOW CHAT MODELS"),
+    "DescribeChatModel": Entry(_h("chat_models.describe_chat_model"), READS, "DESCRIBE CHAT MODEL"),
+    "DropChatModel": Entry(_h("chat_models.drop_chat_model"), WRITES, "DROP CHAT MODEL"),
+    "CallChat": Entry(_h("chat.call_chat"), READS, "CALL CHAT"),
 }
 
 # every query also goes through the SELECT/DML passes and the session's bookkeeping (executor.run)
@@ -104,7 +111,7 @@ def handler_for(stmt: ast.Statement) -> Handler:
 # commit, issue 22): a ROLLBACK after CREATE TABLE keeps the table, and the rows inserted before it.
 IMPLICIT_COMMIT = frozenset({"CreateTable", "CreateTableAs", "CreateTableLike", "DropTable", "CreateIndex",
                              "DropIndex", "AlterAddColumn", "AlterDropColumn", "AlterModifyColumn", "CreateView",
-                             "DropView"})
+                             "DropView", "CreateChatModel", "DropChatModel"})
 
 
 def commits(stmt: ast.Statement) -> bool:

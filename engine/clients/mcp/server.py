@@ -1,8 +1,10 @@
 """The tools, their JSON schemas and descriptions, on the official SDK's MCPServer.
 
-Every statement runs on one worker thread that owns the connections (a connection belongs to one
-thread); the event loop only waits for it. Errors an agent can act on (a ToolFailure, a MySQL error)
-become tool errors with their message; the server keeps answering."""
+Every call runs on one of a pool of worker threads, each with its own connections (a connection
+belongs to one thread); the event loop only waits, so a slow call does not hold the others. A call
+that outlives ``--timeout`` (its statements are stopped by the engine's own time limit first) is
+answered with an error and its connections are interrupted. Errors an agent can act on (a
+ToolFailure, a MySQL error) become tool errors with their message; the server keeps answering."""
 from __future__ import annotations
 
 import inspect
@@ -22,7 +24,7 @@ from pydantic import Field
 import tesseradb
 from tesseradb.clients.mcp import documents, overview, tools, writes
 from tesseradb.clients.mcp.limits import (MAX_CHUNKS_PER_DOC, MAX_DOCUMENTS, MAX_QUERY_CHARS, MAX_SQL_CHARS,
-                                          MAX_WINDOW, MAX_WRITE_DOCUMENTS)
+                                          MAX_WINDOW, MAX_WRITE_DOCUMENTS, WORKERS)
 from tesseradb.clients.mcp.session import Session, ToolFailure
 
 WRITE_TOOLS = ("add", "update", "delete", "sync")
@@ -31,17 +33,39 @@ INSTRUCTIONS = ("A tesseradb database of documents. Start with describe() to see
                 "context() to explore. sql() runs one read-only MySQL-dialect statement.")
 
 
-class Worker:
-    """One thread that owns the connections and runs every statement."""
+TIMEOUT_GRACE = 10.0            # seconds past --timeout before a call is answered as timed out
 
-    def __init__(self) -> None:
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-mcp")
+
+class Worker:
+    """The worker threads (``WORKERS``), each with its own connections (``Session.open_thread``)."""
+
+    def __init__(self, session: Session | None = None, workers: int = WORKERS) -> None:
+        self.session = session
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="tessera-mcp",
+            initializer=session.open_thread if session is not None else None)
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        running: list[Any] = []
+
+        def job() -> Any:
+            if self.session is not None:
+                running.extend(self.session.connections())
+            return fn(*args)
+
+        future = asyncio.wrap_future(self._pool.submit(job))
+        timeout = self.session.timeout if self.session is not None else None
         try:
-            return await asyncio.wrap_future(self._pool.submit(fn, *args))
+            if timeout is None:
+                return await future
+            return await asyncio.wait_for(asyncio.shield(future), timeout + TIMEOUT_GRACE)
         except (ToolFailure, tesseradb.Error) as exc:
             raise ToolError(str(exc)) from None
+        except asyncio.TimeoutError:
+            for con in running:
+                con.interrupt()
+            raise ToolError(f"the call took longer than --timeout ({timeout:g} seconds) and was stopped; "
+                            "ask for less (a LIMIT, a narrower WHERE, a section or a passage)") from None
 
     async def answer(self, fn: Callable[..., Any], *args: Any) -> CallToolResult:
         """A tool's answer: the structured result, and the same as compact JSON text (an agent's
