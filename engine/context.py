@@ -10,12 +10,14 @@ from tesseradb.storage.chunks import ColumnIndex
 from tesseradb.storage.rowstore import RowStore
 
 from tesseradb.catalog.tables import Table
+from tesseradb.embed.remote.access import RemoteAccess
 
 
 class Context(Protocol):
     store: RowStore
     tables: dict[str, Table]
     on_progress: Callable[[int, int], None] | None
+    remote_access: RemoteAccess      # the operator's allow-list for remote models (embed/remote/access.py)
 
     def table(self, name: str) -> Table: ...
 
