@@ -74,8 +74,8 @@ def find(name: str) -> Path | None:
 
 
 def missing(name: str) -> ModelError:
-    return ModelError(f"unknown model '{name}': it is not on this machine, and nothing is downloaded "
-                      f"implicitly; fetch it once with: tessera model pull {name}")
+    return ModelError(f"unknown model '{name}': not a built-in model name, and not on this machine "
+                      f"(nothing is downloaded implicitly); fetch it once with: tessera model pull {name}")
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ def char_tokenizer() -> Tokenizer:
     """One token per character (the estimate), as a ``tokenizers`` pipeline: offsets come from Rust."""
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers
     tok = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
-    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"(?s)."), behavior="isolated")
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     return tok
 
 
@@ -129,9 +129,9 @@ class RemoteModel:
     def embed(self, texts: Sequence[str], *, on_progress: Callable[[int, int], None] | None = None,
               should_stop: Callable[[], bool] | None = None, query: bool = False) -> np.ndarray:
         prompt = self.prompts.query if query else self.prompts.document
-        items = [prompt + self._cut(t, self._base_window - self._count(prompt)) if t else "" for t in texts]
+        items = [prompt + self._cut(t, self._base_window - self._count(prompt)) if t.strip() else "" for t in texts]
         out = np.zeros((len(items), self.dims), np.float32)
-        todo = [i for i, t in enumerate(items) if t]         # empty texts are never sent
+        todo = [i for i, t in enumerate(items) if t]         # empty (or blank) texts are never sent
         done = 0
         for batch in self._batches([items[i] for i in todo]):
             if should_stop is not None and should_stop():

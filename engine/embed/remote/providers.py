@@ -13,6 +13,7 @@ and per request; a batch stays within them whatever ``batch_size`` asks.
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,8 +37,13 @@ class Provider:
     vectors: Callable[[Any], list]   # the answer -> one vector (list or base64 float32) per input, in order
 
     def endpoint(self, api_url: str | None) -> str:
+        """The URL requests go to: ``api_url`` (full or base), else the base URL the provider's own
+        client reads from the environment (``OPENAI_BASE_URL``, ``OLLAMA_HOST``), else the default."""
         if not api_url:
-            return self.url
+            env = os.environ.get(ENV_BASE_URL.get(self.name, ""), "").strip()
+            if not env:
+                return self.url
+            api_url = env if "://" in env else f"http://{env}"
         url = api_url.rstrip("/")
         if url.endswith(self.endpoints):
             return url
@@ -94,6 +100,8 @@ PROVIDERS = {p.name: p for p in (
     Provider("ollama", "http://localhost:11434/api/embed", "/api/embed", ("/api/embed",),
              512, 2048, 1_000_000, 64, _ollama_payload, _ollama_vectors),
 )}
+#: where each provider's official client reads a base URL from (the tests' loopback stand-ins use them)
+ENV_BASE_URL = {"openai": "OPENAI_BASE_URL", "ollama": "OLLAMA_HOST"}
 #: provider/model spellings (Manticore's); ollama/ is ours (Ollama names its models with a colon)
 SLASH_PROVIDERS = ("openai", "voyage", "jina", "ollama")
 
