@@ -4,20 +4,19 @@ import the SQL layer above them; ``tesseradb.sql.database.Database`` is the impl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from tesseradb.storage.chunks import ColumnIndex
 from tesseradb.storage.rowstore import RowStore
 
 from tesseradb.catalog.tables import Table
-from tesseradb.embed.remote.access import RemoteAccess
 
 
 class Context(Protocol):
     store: RowStore
     tables: dict[str, Table]
     on_progress: Callable[[int, int], None] | None
-    remote_access: RemoteAccess      # the operator's allow-list for remote models (embed/remote/access.py)
+    remote_access: Any      # the operator's allow-list for remote models (embed/remote/access.py RemoteAccess)
 
     def table(self, name: str) -> Table: ...
 

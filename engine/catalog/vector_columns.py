@@ -110,7 +110,8 @@ def validate_columns(
 
     ``resolve_model(name, model_options)`` returns ``(canonical name, fingerprint, dims)`` and raises
     its own exception for an unknown model, which propagates. ``is_remote(name)``: options that
-    change nothing on a local model (api_key, ...) are not kept for one (a warning says so). The first failing check raises
+    change nothing on a local model (api_key, ...) are not kept for one (a warning says so); without
+    it every model is taken as local. The first failing check raises
     :class:`UserError`.
     """
     normalized = [(name, type_.lower(), _normalize(options)) for name, type_, options in columns]
@@ -209,7 +210,7 @@ def _validate_column(
             chunk_strategy="truncate", max_tokens=0, overlap_tokens=0, max_chunks=0, quantization=quantization,
         )
     _check_remote_options(options)
-    local = is_remote is not None and not is_remote(options["model_name"])
+    local = is_remote is None or not is_remote(options["model_name"])
     model_options = tuple((key, options[key]) for key in MODEL_OPTIONS
                           if key in options and not (local and key in LOCAL_IGNORED))
     model_name, fingerprint, dims = resolve_model(options["model_name"], dict(model_options))

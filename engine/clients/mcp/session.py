@@ -24,6 +24,8 @@ class Session:
     allow_writes: bool = False
     sync_root: str | None = None            # --allow-sync DIR, resolved
     timeout: float | None = None            # statement_timeout of both connections
+    allow_remote: tuple[str, ...] = ()      # --allow-remote: endpoints remote models may call (none: refused)
+    allow_env: tuple[str, ...] = ()         # --allow-env: what api_key='env:NAME' may read
     reader: tesseradb.Connection | None = None
     writer: tesseradb.Connection | None = None
     tables: dict[str, TableInfo] = field(default_factory=dict)
@@ -31,11 +33,12 @@ class Session:
 
     def open(self) -> None:
         """Connect (in the thread that will run every statement) and read the catalog."""
+        remote = {"allow_remote": self.allow_remote, "allow_env": self.allow_env}
         self.reader = tesseradb.connect(self.path, read_only=True, statement_timeout=self.timeout,
-                                        secure_file_priv="")     # and no file statement at all
+                                        secure_file_priv="", **remote)     # and no file statement at all
         if self.allow_writes:
             self.writer = tesseradb.connect(self.path, autocommit=True, statement_timeout=self.timeout,
-                                            secure_file_priv=self.sync_root or "")   # files: --allow-sync only
+                                            secure_file_priv=self.sync_root or "", **remote)   # files: --allow-sync only
         self.refresh()
 
     def refresh(self) -> None:

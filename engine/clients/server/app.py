@@ -54,13 +54,14 @@ def server_variables(options: ServerOptions) -> GlobalVariables:
 
 
 class Server:
-    def __init__(self, options: ServerOptions, connect: Callable[..., Any]):
+    def __init__(self, options: ServerOptions, connect: Callable[..., Any], redact: Callable[[str], str] = str):
         config.check(options)
         self.options = options
         self.ssl = config.ssl_context(options)
         self.shared = Shared(connect=connect, path=options.database, name=options.name, variables=server_variables(options),
                              read_only=options.read_only, statement_timeout=options.statement_timeout,
-                             secure_file_priv=options.secure_file_priv)
+                             secure_file_priv=options.secure_file_priv, allow_remote=options.allow_remote,
+                             allow_env=options.allow_env, redact=redact)
         self.accounts = Accounts(options.user, options.password)
         self.control = EngineControl()
         self.clients: dict[asyncio.Task, Any] = {}
@@ -128,7 +129,8 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
           idle_timeout: float | None = config.DEFAULT_IDLE_TIMEOUT, read_only: bool = False,
           statement_timeout: float | None = None, max_packet: int = config.DEFAULT_MAX_PACKET,
           secure_file_priv: str | None = "", max_execution_time: int = config.DEFAULT_MAX_EXECUTION_TIME,
-          background: bool = False):
+          allow_remote: tuple[str, ...] = (), allow_env: tuple[str, ...] = (), background: bool = False,
+          redact: Callable[[str], str] = str):
     """Serve ``database`` over the MySQL protocol. Blocks until SIGTERM / Ctrl-C and returns 0, or
     with ``background=True`` returns a :class:`Background` handle at once (``.port``, ``.stop()``).
     ``connect`` is ``tesseradb.connect``: ``tesseradb.serve()`` hands it in (the server is a client of
@@ -139,8 +141,9 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
                             ssl_cert=ssl_cert, ssl_key=ssl_key, max_connections=max_connections,
                             idle_timeout=idle_timeout, read_only=read_only,
                             statement_timeout=statement_timeout, max_packet=max_packet,
-                            secure_file_priv=secure_file_priv, max_execution_time=max_execution_time)
-    server = Server(options, connect)
+                            secure_file_priv=secure_file_priv, max_execution_time=max_execution_time,
+                            allow_remote=tuple(allow_remote), allow_env=tuple(allow_env))
+    server = Server(options, connect, redact)
     if background:
         return Background(server)
     return asyncio.run(_run_forever(server))
