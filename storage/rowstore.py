@@ -6,7 +6,7 @@ import itertools
 import os
 import tempfile
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import apsw
@@ -28,6 +28,34 @@ def _open_read_only(path: str) -> apsw.Connection:
         return apsw.Connection(path)
     uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
     return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_URI)
+
+
+_BACKUP_TMP = ".tessera-backup-"        # + the writing process's id + "-" ... ".tmp"
+
+
+def _remove_abandoned(folder: str) -> None:
+    """Remove the temporary files of backups whose process no longer runs (a SIGKILL mid-copy)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(_BACKUP_TMP):
+            continue
+        pid = name[len(_BACKUP_TMP):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True                 # another user's process: it exists
+    return True
 
 
 class RowStore:
@@ -103,12 +131,15 @@ class RowStore:
     def data_version(self) -> int:
         return self.conn.data_version()
 
-    def backup_to(self, dest: str) -> None:
+    def backup_to(self, dest: str, place: Callable[[str], None] | None = None) -> None:
         """Copy the whole database into the new file ``dest`` with SQLite's online backup, all pages
         in one step (one read transaction: the copy is one committed state while others write).
-        Written to a temporary file beside ``dest`` and renamed into place when complete."""
+        Written to a temporary file beside ``dest`` (its name carries this process's id) and put into
+        place when complete by ``place(tmp)`` (default: a rename). Temporary files that a killed
+        backup left in that folder (their process is gone) are removed first."""
         folder = os.path.dirname(os.path.abspath(dest))
-        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(dest) + ".", suffix=".tmp", dir=folder)
+        _remove_abandoned(folder)
+        fd, tmp = tempfile.mkstemp(prefix=f"{_BACKUP_TMP}{os.getpid()}-", suffix=".tmp", dir=folder)
         os.close(fd)
         try:
             target = apsw.Connection(tmp)
@@ -118,12 +149,11 @@ class RowStore:
                 target.pragma("journal_mode", "delete")     # a closed copy is exactly one file
             finally:
                 target.close()
-            os.replace(tmp, dest)
-        except BaseException:
+            (place or (lambda t: os.replace(t, dest)))(tmp)
+        finally:
             for leftover in (tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"):
                 if os.path.exists(leftover):
                     os.unlink(leftover)
-            raise
 
     def close(self) -> None:
         self.conn.close()

@@ -5,8 +5,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tesseradb.grammar.ast import ColumnDef
-from tesseradb.storage.chunks import ColumnLayout
+from tesseradb.storage.chunk_table import ColumnLayout
 
+from tesseradb.catalog.types import VECTOR_TYPES
 from tesseradb.catalog.vector_columns import VectorSpec
 
 
@@ -37,7 +38,7 @@ class Table:
 
     def is_vector(self, name: str) -> bool:
         col = self.column(name)
-        return col is not None and col.type in ("float_vector", "float_vector_array")
+        return col is not None and col.type in VECTOR_TYPES
 
     def layout(self, column: str) -> ColumnLayout:
         spec = self.vectors[column.lower()]

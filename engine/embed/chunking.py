@@ -14,12 +14,15 @@ The algorithm follows Manticore's ``embeddings/src/chunk.rs`` (see ``shared/MANT
 * ``sentence`` caps the overlap at ``M // 2`` like the other strategies, never re-seeds a chunk
   that would hold no new sentence, folds token-less "sentences" (blank lines) into their
   neighbour, and keeps the pieces of an over-long sentence on the sentence's own boundaries;
-* ``max_chunks`` stretches the last kept chunk to the end of the text and reports it.
+* ``max_chunks`` stretches the last kept chunk to the end of the text and reports it;
+* no chunk starts or ends inside a word, nor does an overlap (:meth:`_Tokens.word_cut`,
+  :meth:`_Tokens.overlap_start`), unless one word holds more tokens than a chunk.
 """
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from icu4py.breakers import SentenceBreaker
@@ -28,6 +31,10 @@ STRATEGIES = ("truncate", "mean", "fixed", "recursive", "sentence")
 
 #: Separators a ``recursive`` cut snaps back to, in order of preference.
 SEPARATORS = ("\n\n", "\n", ". ", " ")
+
+_CJK = re.compile("[\u2e80-\u2fdf\u3000-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                  "\uff00-\uffef\U00020000-\U0003ffff]")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+$")
 
 #: ICU locale for sentence breaking: the plain UAX #29 rules, no abbreviation suppressions.
 _SENTENCE_LOCALE = "root"
@@ -162,12 +169,16 @@ class _Tokens:
         i = bisect.bisect_left(self.starts, pos) - 1
         return i >= 0 and self.offsets[i][1] > pos
 
-    def windows(self, lo: int, hi: int, size: int, overlap: int, *, snap: bool) -> list[tuple[int, int]]:
+    def windows(self, lo: int, hi: int, size: int, overlap: int, *, snap: bool,
+                adjust: "Callable[[int, int], int] | None" = None) -> list[tuple[int, int]]:
         """Token windows of ``size`` over tokens ``[lo, hi)``; ``snap`` makes them recursive.
 
         Each chunk runs from its first token's start to its last token's end (or to a snapped
-        cut, which keeps the separator). The next chunk starts at the first token at or after
-        the cut, stepped back by the overlap (capped at ``size // 2``), always moving forward.
+        cut, which keeps the separator). ``adjust(start, cut)`` may pull a cut back further (the
+        markdown strategy keeps fences whole). A cut that still lands inside a word moves back to
+        the last whitespace of the window (:meth:`word_cut`). The next chunk starts at the first
+        token at or after the cut, stepped back by the overlap (capped at ``size // 2``) to the
+        start of a word (:meth:`overlap_start`), always moving forward.
         """
         overlap = min(overlap, size // 2)
         spans: list[tuple[int, int]] = []
@@ -176,15 +187,60 @@ class _Tokens:
             last = min(first + size, hi)  # exclusive
             start = self.offsets[first][0]
             end = max(start, max(e for _, e in self.offsets[first:last]))
-            if snap and last < hi:
-                end = self.snap_back(start, end)
+            if last < hi:
+                if snap:
+                    end = self.snap_back(start, end)
+                if adjust is not None:
+                    end = adjust(start, end)
+                end = self.word_cut(start, end)
             spans.append((start, end))
             if last >= hi:
                 return spans
             following = self.first_at_or_after(end, lo, hi)
             if following >= hi:
                 return spans
-            first = max(following - overlap, first + 1)
+            first = self.overlap_start(first, following, overlap)
+
+    def at_boundary(self, pos: int) -> bool:
+        """Whether ``pos`` lies between words: the text's edges, whitespace on either side, or a CJK
+        character on either side (those scripts write no spaces; each character is a word)."""
+        text = self.text
+        if pos <= 0 or pos >= len(text):
+            return True
+        before, after = text[pos - 1], text[pos]
+        return before.isspace() or after.isspace() or _CJK.match(before) is not None \
+            or _CJK.match(after) is not None
+
+    def word_cut(self, start: int, end: int) -> int:
+        """``end`` when it lies between words; else just after the last whitespace of
+        ``text[start:end]`` (or CJK character) that is not inside a token (a word longer than the window keeps the
+        hard cut: the token budget wins)."""
+        if self.at_boundary(end):
+            return end
+        for pos in range(end - 1, start, -1):
+            if self.at_boundary(pos) and not self.inside_token(pos):
+                return pos
+        return end
+
+    def word_start(self, i: int) -> bool:
+        return self.at_boundary(self.offsets[i][0])
+
+    def overlap_start(self, first: int, following: int, overlap: int) -> int:
+        """The first token of the chunk after one that began at token ``first`` and whose cut is
+        followed by token ``following``: within the overlap, the earliest token that starts a
+        sentence or a line before ``following``, else the earliest that starts a word; a cut
+        inside a word (a word longer than the window) goes back to that word's start."""
+        lowest = max(following - overlap, first + 1)
+        starts = [i for i in range(lowest, following + 1) if self.word_start(i)]
+        if not starts:
+            back = [i for i in range(first + 1, following) if self.word_start(i)]
+            return back[-1] if back else following
+        strong = [i for i in starts if i < following and self.starts_sentence_or_line(i)]
+        return strong[0] if strong else starts[0]
+
+    def starts_sentence_or_line(self, i: int) -> bool:
+        before = self.text[max(0, self.offsets[i][0] - 8):self.offsets[i][0]]
+        return not before or before.endswith("\n") or _SENTENCE_END.search(before) is not None
 
     def snap_back(self, start: int, end: int) -> int:
         """Pull the cut ``end`` back to just after the last separator in ``text[start:end]``.
@@ -227,8 +283,8 @@ def _sentence_units(tokens: _Tokens) -> list[_Unit]:
     """Sentence spans, merged so that no boundary cuts a token and no unit is token-less."""
     bounds = [0]
     for _, end in sentence_spans(tokens.text):
-        if end < len(tokens.text) and tokens.inside_token(end):
-            continue  # a sentence boundary inside a token: keep the two sentences together
+        if end < len(tokens.text) and (tokens.inside_token(end) or not tokens.at_boundary(end)):
+            continue  # a sentence boundary inside a token or a word ("a?B"): keep the sentences together
         bounds.append(end)
     if bounds[-1] != len(tokens.text):
         bounds.append(len(tokens.text))

@@ -1,6 +1,6 @@
 """Chunk rows of a release before heading paths gain them once, when the database is opened.
 
-The location columns (``storage.chunks.LOCATION_COLUMNS``) are added to each chunk table that lacks
+The location columns (``storage.chunk_table.LOCATION_COLUMNS``) are added to each chunk table that lacks
 them, and every chunk of a model column gets its heading path and section from its document's text
 and its stored offsets (the same outline parse new chunks get theirs from, ``embed.chunk_context``).
 Nothing is re-embedded and nothing else changes: the spans, vectors and keys stay as they were, and
@@ -19,7 +19,7 @@ from tesseradb.catalog.tables import Table
 from tesseradb.embed.markdown_chunks import parse_outline
 from tesseradb.embed.rows import source_text
 from tesseradb.storage.catalog import quote
-from tesseradb.storage.chunks import add_location_columns, has_location_columns
+from tesseradb.storage.chunk_table import add_location_columns, has_location_columns
 from tesseradb.storage.rowstore import RowStore
 from tesseradb.catalog.vector_columns import VectorSpec
 

@@ -13,7 +13,10 @@ the very top of the text ends. Every strategy's chunks get their heading path fr
 * a part still too long is cut like ``recursive``, over that part's tokens only, so the overlap never
   crosses a heading; a cut that would fall inside a code fence or table that fits a chunk moves back
   to the block's start;
-* a text without headings is cut exactly like ``recursive``.
+* a text without headings is cut exactly like ``recursive``;
+* a single line before the first heading (the title, when ``from='title,body'``) is never a chunk of
+  its own: it joins the first section's first chunk (and, like a heading line, it is not "text" when
+  a chunk's heading path is found).
 
 Offsets are Python ``str`` indices into the text. Pure functions, no model inside.
 """
@@ -61,14 +64,15 @@ class Outline:
     headings: tuple[Heading, ...]
     blocks: tuple[tuple[int, int], ...]  # code fences and tables: (start, end), in order
     starts: tuple[int, ...] = ()         # each heading's start (for bisect)
+    lead: tuple[int, int] | None = None  # a lone line before the first heading (the title): no text
 
     def heading_index(self, pos: int) -> int:
         """The innermost heading enclosing ``pos`` (-1: none, the text before the first heading)."""
         return bisect.bisect_right(self.starts, pos) - 1
 
     def first_text(self, start: int, end: int, text: str) -> int:
-        """The first character of ``text[start:end]`` that is neither whitespace nor a heading line;
-        ``end`` when there is none."""
+        """The first character of ``text[start:end]`` that is neither whitespace nor a heading line
+        (nor the :attr:`lead`); ``end`` when there is none."""
         starts = self.starts
         pos = start
         while pos < end:
@@ -77,6 +81,9 @@ class Outline:
             i = bisect.bisect_right(starts, pos) - 1
             if pos < end and i >= 0 and self.headings[i].start <= pos < self.headings[i].end:
                 pos = self.headings[i].end
+                continue
+            if pos < end and self.lead is not None and self.lead[0] <= pos < self.lead[1]:
+                pos = self.lead[1]
                 continue
             return pos
         return end
@@ -135,7 +142,21 @@ def parse_outline(text: str) -> Outline:
         elif tok.type in _ATOMIC and tok.map:
             blocks.append((at(tok.map[0]), body + ends[min(tok.map[1], len(ends)) - 1]))
     headings = _nest(raw, text)
-    return Outline(len(text), body, headings, tuple(blocks), tuple(h.start for h in headings))
+    return Outline(len(text), body, headings, tuple(blocks), tuple(h.start for h in headings),
+                   _lead(text, body, headings))
+
+
+def _lead(text: str, body: int, headings: tuple[Heading, ...]) -> tuple[int, int] | None:
+    """The text before the first heading when it is one line (what ``from='title,body'`` puts there:
+    the title): it is no passage of its own and joins the first section (issue 32)."""
+    if not headings:
+        return None
+    before = text[body:headings[0].start]
+    stripped = before.strip()
+    if not stripped or "\n" in stripped:
+        return None
+    start = body + before.index(stripped)
+    return start, start + len(stripped)
 
 
 def _nest(raw: list[tuple[int, int, int, str]], text: str) -> tuple[Heading, ...]:
@@ -232,11 +253,12 @@ class _Cutter:
     def document(self) -> list[tuple[int, int]]:
         spans: list[tuple[int, int]] = []
         nodes = _tree(self.outline)
+        lead = None
         if nodes and nodes[0].index == -1 and self.outline.first_text(nodes[0].start, nodes[0].end, self.text) \
                 >= nodes[0].end:
-            nodes = nodes[1:]            # only whitespace before the first heading
-        for node in nodes:
-            self.section(node, node.start, spans)
+            lead = nodes.pop(0)          # only whitespace, or only the title, before the first heading
+        for n, node in enumerate(nodes):
+            self.section(node, lead.start if lead is not None and n == 0 else node.start, spans)
         return spans
 
     def section(self, node: _Node, start: int, spans: list[tuple[int, int]]) -> None:
@@ -268,21 +290,8 @@ class _Cutter:
 
     def windows(self, lo: int, hi: int, size: int) -> list[tuple[int, int]]:
         """``recursive`` windows over tokens ``[lo, hi)``, keeping whole fences and tables that fit."""
-        overlap = min(self.overlap, size // 2)
-        tokens, spans, first = self.tokens, [], lo
-        while True:
-            last = min(first + size, hi)
-            start = tokens.offsets[first][0]
-            end = max(start, max(e for _, e in tokens.offsets[first:last]))
-            if last < hi:
-                end = self.keep_blocks(start, tokens.snap_back(start, end), size)
-            spans.append((start, end))
-            if last >= hi:
-                return spans
-            following = tokens.first_at_or_after(end, lo, hi)
-            if following >= hi:
-                return spans
-            first = max(following - overlap, first + 1)
+        return self.tokens.windows(lo, hi, size, self.overlap, snap=True,
+                                   adjust=lambda start, end: self.keep_blocks(start, end, size))
 
     def keep_blocks(self, start: int, end: int, size: int) -> int:
         """A cut inside a fence or table that fits in ``size`` tokens moves back to the block's start

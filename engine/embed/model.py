@@ -165,7 +165,7 @@ class Model:
         Each text (after the document prompt, or the query prompt when ``query``) is truncated to
         the model's window. Texts are sorted by token length and
         run in padded batches; ``on_progress(done, total)`` follows each batch and ``should_stop()``
-        is asked before each one (true -> :class:`EmbeddingCancelled`).
+        is asked before each one and after the last (true -> :class:`EmbeddingCancelled`).
         """
         prompt = self.prompts.query if query else self.prompts.document
         items = [prompt + self._head(_check_text(t)) for t in texts]
@@ -186,6 +186,8 @@ class Model:
             done += len(rows)
             if on_progress is not None:
                 on_progress(done, len(items))
+        if should_stop is not None and should_stop():      # an interrupt during the last batch counts too
+            raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(items)} texts")
         return out
 
     def _head(self, text: str) -> str:

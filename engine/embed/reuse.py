@@ -1,14 +1,14 @@
 """Never embed the same chunk twice: stored vectors are found by the exact text they were made from.
 
 Every chunk row whose vector is exactly ``model.embed(chunk text)`` carries a key, a hash of (model
-fingerprint, exact chunk text), in its chunk table (``text_key``, indexed; see ``storage.chunks``).
+fingerprint, exact chunk text), in its chunk table (``text_key``, indexed; see ``storage.chunk_table``).
 Before a statement runs the model, each chunk's key is looked up in the chunk tables of every column
 with the same model fingerprint; a hit's vector is read from its document's row and reused, and only
 the texts not found (each distinct text once) go to the model. The keys live in the chunk rows, so
 they are written, deleted and rolled back with them, and memory does not grow with the collection.
 
 Reused vectors are bit-identical to embedding again: the model's output for a text does not depend on
-the batch it runs in (tests/test_chunk_reuse.py checks both). Rows without a key: supplied vectors,
+the batch it runs in (tests/embed/test_chunk_reuse.py checks both). Rows without a key: supplied vectors,
 and ``mean`` documents of several chunks (their one vector is an average, not any text's embedding).
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 
 from tesseradb.storage.blobs import unpack
 from tesseradb.storage.catalog import quote
-from tesseradb.storage.chunks import ColumnLayout, find_keys
+from tesseradb.storage.chunk_table import ColumnLayout, find_keys
 
 from tesseradb.context import Context
 

@@ -27,7 +27,7 @@ class Embedded:
 
 
 def location_row(emb: Embedded, ordinal: int) -> tuple:
-    """The chunk row's location columns (``storage.chunks.LOCATION_COLUMNS``) for vector ``ordinal``."""
+    """The chunk row's location columns (``storage.chunk_table.LOCATION_COLUMNS``) for vector ``ordinal``."""
     if not emb.located or ordinal >= len(emb.located):
         return (None, None, None, None)
     where = emb.located[ordinal]

@@ -5,7 +5,13 @@ Each file gives the fields ``path`` (relative to the glob's prefix), ``title``, 
 and PyYAML's safe loader). Markdown headings come from markdown-it-py, HTML becomes markdown with
 markdownify over a BeautifulSoup tree (scripts and styles dropped), PDF is read by pypdf (the
 optional ``pdf`` extra). A file that cannot be read or decoded raises ``Unreadable`` with the reason;
-the loader skips it with a Warning (``tesseradb.sql.statements.load_documents``)."""
+the loader skips it with a Warning (``tesseradb.sql.statements.load_documents``).
+
+No file can exhaust the process: only a regular file is opened (``O_NONBLOCK``, its type checked after
+the open: a FIFO or device swapped in after the glob is skipped, never waited on), at most
+``MAX_DOCUMENT_BYTES`` are read, front matter is at most ``MAX_FRONT_VALUES`` values and
+``MAX_FRONT_DEPTH`` levels once its YAML aliases are expanded (a "billion laughs" file is skipped), and
+HTML nested deeper than ``MAX_HTML_DEPTH`` is flattened below that depth (its text kept)."""
 from __future__ import annotations
 
 import codecs
@@ -13,6 +19,7 @@ import datetime
 import hashlib
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +34,10 @@ FILE_FIELDS = ("path", "title", "body", "modified", "size", "sha256")
 PDF_EXTRA = "reading PDF files needs pypdf: pip install 'tesseradb[pdf]'"
 TITLE_SCAN = 1 << 20            # the first heading is looked for in the first megabyte of markdown
 READ_TRIES = 3                  # a file that changes while it is read is read again, this many times
+MAX_DOCUMENT_BYTES = 128 << 20  # a bigger file is skipped unread, with a Warning
+MAX_FRONT_VALUES = 100_000      # front matter values once YAML aliases are expanded
+MAX_FRONT_DEPTH = 64            # nesting of front matter values (a self-referencing alias is endless)
+MAX_HTML_DEPTH = 64             # HTML elements below this depth are flattened into their text
 
 
 class Unreadable(Exception):
@@ -63,12 +74,22 @@ def snapshot(path: str) -> Snapshot:
     changing), so the hash and the stored text always come from the same bytes."""
     for _ in range(READ_TRIES):
         try:
-            with open(path, "rb") as f:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise Unreadable(f"cannot read the file: {exc.strerror or exc}") from None
+        try:
+            with open(fd, "rb", closefd=True) as f:
                 before = os.fstat(f.fileno())
-                data = f.read()
+                if not stat.S_ISREG(before.st_mode):    # a FIFO opened with O_NONBLOCK does not wait
+                    raise Unreadable("not a regular file (a FIFO, a device or a folder)")
+                if before.st_size > MAX_DOCUMENT_BYTES:
+                    raise Unreadable(f"larger than the {MAX_DOCUMENT_BYTES >> 20} MiB a document may be")
+                data = f.read(MAX_DOCUMENT_BYTES + 1)
                 after = os.fstat(f.fileno())
         except OSError as exc:
             raise Unreadable(f"cannot read the file: {exc.strerror or exc}") from None
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise Unreadable(f"larger than the {MAX_DOCUMENT_BYTES >> 20} MiB a document may be")
         if (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size) == \
                 (after.st_mtime_ns, len(data)):
             return Snapshot(data, hashlib.sha256(data).hexdigest(), after.st_mtime_ns, len(data))
@@ -107,7 +128,8 @@ def decode(data: bytes) -> str:
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """(front matter as JSON values, the text after it). No front matter: ({}, text)."""
+    """(front matter as JSON values, the text after it). No front matter: ({}, text). A value YAML
+    reads as a timestamp but that is no date (``2024-13-45``) is kept as the text written."""
     import yaml
     from frontmatter.default_handlers import YAMLHandler
     handler = YAMLHandler()
@@ -115,9 +137,12 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         return {}, text
     try:
         raw, content = handler.split(text)
-        meta = handler.load(raw)
     except ValueError:
         return {}, text                     # an opening '---' with no closing one: a thematic break
+    try:
+        meta = yaml.load(raw, Loader=_front_loader())  # noqa: S506 (a SafeLoader: no tags run code)
+    except RecursionError:
+        raise Unreadable(f"its front matter is nested more than {MAX_FRONT_DEPTH} levels deep") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 2})" if where is not None else ""
@@ -127,11 +152,48 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
         meta = {}
     if not isinstance(meta, dict):
         raise Unreadable(f"its front matter is a YAML {type(meta).__name__}, not a mapping of keys to values")
-    return {str(k): json_value(v) for k, v in meta.items()}, content.lstrip("\n")
+    budget = _Budget()
+    return {str(k): json_value(v, budget) for k, v in meta.items()}, content.lstrip("\n")
 
 
-def json_value(value: Any) -> Any:
-    """A YAML value as JSON lines would give it: dates as text, nested values kept."""
+def _front_loader() -> type:
+    """PyYAML's SafeLoader, with a timestamp that is not a real date kept as its text."""
+    import yaml
+
+    class FrontLoader(yaml.SafeLoader):
+        pass
+
+    def timestamp(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+        try:
+            return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+        except ValueError:
+            return loader.construct_scalar(node)
+
+    FrontLoader.add_constructor("tag:yaml.org,2002:timestamp", timestamp)
+    return FrontLoader
+
+
+class _Budget:
+    """How many values a front matter may still give once its aliases are expanded: YAML shares an
+    aliased value, a JSON copy repeats it, so 353 bytes can stand for 387 million strings."""
+
+    def __init__(self) -> None:
+        self.left = MAX_FRONT_VALUES
+
+    def take(self, depth: int) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise Unreadable(f"its front matter expands to more than {MAX_FRONT_VALUES:,} values "
+                             "(YAML aliases repeated)")
+        if depth > MAX_FRONT_DEPTH:
+            raise Unreadable(f"its front matter is nested more than {MAX_FRONT_DEPTH} levels deep")
+
+
+def json_value(value: Any, budget: _Budget | None = None, depth: int = 0) -> Any:
+    """A YAML value as JSON lines would give it: dates as text, nested values kept (within the
+    ``budget`` of values and depth)."""
+    budget = budget or _Budget()
+    budget.take(depth)
     if isinstance(value, datetime.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
@@ -139,9 +201,9 @@ def json_value(value: Any) -> Any:
     if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, dict):
-        return {str(k): json_value(v) for k, v in value.items()}
+        return {str(k): json_value(v, budget, depth + 1) for k, v in value.items()}
     if isinstance(value, (list, tuple, set)):
-        return [json_value(v) for v in value]
+        return [json_value(v, budget, depth + 1) for v in value]
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, bytes):
@@ -194,12 +256,35 @@ def read_html(data: bytes) -> tuple[str | None, str, dict[str, Any]]:
     title = title_tag.get_text(" ", strip=True) if title_tag is not None else ""
     for tag in soup.find_all(_DROPPED_TAGS):
         tag.decompose()
+    _flatten_deep(soup)
     if not title:
         heading = soup.find(re.compile(r"^h[1-6]$"))
         title = heading.get_text(" ", strip=True) if heading is not None else ""
     body = MarkdownConverter(heading_style="ATX", bullets="-").convert_soup(soup)
     body = re.sub(r"\n{3,}", "\n\n", body).strip("\n") + "\n" if body.strip() else ""
     return title or None, body, {}
+
+
+_BLOCKS = frozenset(("div", "p", "section", "article", "li", "ul", "ol", "table", "tr", "blockquote", "pre",
+                     "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "main", "aside", "header", "footer"))
+
+
+def _flatten_deep(soup: Any) -> None:
+    """Elements below ``MAX_HTML_DEPTH`` unwrapped into their text (a block element leaves a line
+    break), so markdownify, which recurses once per level, never meets more than that depth. The
+    walk is iterative: the depth of the file does not matter."""
+    from bs4 import Tag
+    stack = [(soup, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth >= MAX_HTML_DEPTH:
+            for inner in [t for t in node.descendants if isinstance(t, Tag)]:
+                if inner.name in _BLOCKS:
+                    inner.insert_before("\n")
+                    inner.insert_after("\n")
+                inner.unwrap()
+            continue
+        stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tag))
 
 
 def read_pdf(data: bytes) -> tuple[str | None, str, dict[str, Any]]:

@@ -1,9 +1,9 @@
 """Which files SQL may read and write: MySQL's ``secure_file_priv``, in one place.
 
 Every statement that names a file of the server's machine comes here: ``LOAD DATA INFILE`` (any
-format, a single file or a glob, and the document loads that share its expansion) asks
-:meth:`FileAccess.expand` for the files it reads; ``SELECT ... INTO OUTFILE`` asks
-:meth:`FileAccess.target` before it runs and :meth:`FileAccess.publish` for the final rename.
+format, a single file or a glob, and the document loads and SYNC that share its expansion) asks
+:meth:`FileAccess.expand` for the files it reads; ``SELECT ... INTO OUTFILE`` and ``BACKUP TO`` ask
+:meth:`FileAccess.target` before they run and :meth:`FileAccess.publish` for the final rename.
 
 The rule, by ``secure_file_priv`` (``tesseradb.connect(..., secure_file_priv=...)``, ``tessera serve
 --secure-file-priv DIR``):
@@ -140,16 +140,18 @@ class FileAccess:
             raise exists(path)
         return full
 
-    def publish(self, tmp: str, path: str, shown: str) -> None:
-        """Move the finished temporary file into place: unrestricted it replaces an existing file;
-        confined it never does (a hard link fails atomically when the name exists)."""
-        if not self.confined:
+    def publish(self, tmp: str, path: str, shown: str, replace: bool = True) -> None:
+        """Move the finished temporary file into place: unrestricted it replaces an existing file
+        (unless ``replace`` is False: BACKUP TO never does); confined it never does (a hard link fails
+        atomically when the name exists, and the temporary name is then removed)."""
+        if not self.confined and replace:
             os.replace(tmp, path)
             return
         try:
             os.link(tmp, path)
         except FileExistsError:
             raise exists(shown) from None
+        os.unlink(tmp)
 
 
 def exists(path: str) -> errors.Error:

@@ -17,7 +17,8 @@ from tesseradb.io.file_access import FileAccess
 from tesseradb.results import Warn
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
-from tesseradb.storage.chunks import ColumnIndex, install_pending_triggers, legacy_index_directory
+from tesseradb.storage.chunk_table import install_pending_triggers
+from tesseradb.storage.chunks import ColumnIndex, legacy_index_directory
 from tesseradb.storage.rowstore import MEMORY, RowStore
 
 

@@ -135,7 +135,7 @@ class Pass:
 PASSES: tuple[Pass, ...] = (
     Pass("database_name", SESSION, lambda db, f: f.qualified, _qualified_names),      # issue 22
     Pass("declared_keys", SESSION,
-         lambda db, f: any(t in db.tables and row_id.alias(db.tables[t]) for t in f.tables), _row_id),
+         lambda db, f: any(t in db.tables and row_id.renamed(db.tables[t]) for t in f.tables), _row_id),
     Pass("dates_compared", SESSION, lambda db, f: temporal.needed(db.tables, f.tables), _temporal),   # issue 22
     Pass("session_variables", SESSION, lambda db, f: f.variables, _variables),
     Pass("exact_division", SESSION, lambda db, f: f.division, _exact_division),

@@ -22,7 +22,7 @@ def _h(spec: str) -> Handler:
         if not found:
             found.append(getattr(importlib.import_module(f"tesseradb.sql.statements.{module}"), name))
         return found[0](*args)
-    run.spec = spec         # type: ignore[attr-defined]   (tests/test_sql_docs.py resolves each one)
+    run.spec = spec         # type: ignore[attr-defined]   (tests/docs/test_sql_docs.py resolves each one)
     return run
 
 

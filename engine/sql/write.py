@@ -19,7 +19,7 @@ from tesseradb.errors import UserError
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
-from tesseradb.storage.chunks import delete_doc_chunks, write_chunks
+from tesseradb.storage.chunk_table import delete_doc_chunks, write_chunks
 
 
 def _check_width(rows: list[list[Any]], width: int) -> None:
@@ -34,6 +34,12 @@ class IdRule:
     by default, 0 and NULL assigned after every explicit id."""
     zero_generates: bool = True
     in_row_order: bool = False          # MySQL's AUTO_INCREMENT counter, row by row
+    declared: bool = False              # a key declared MySQL's way: a repeat is MySQL's 1062 for PRIMARY
+
+    def duplicate(self, value: int) -> UserError:
+        if self.declared:
+            return errors.duplicate_entry(str(value), "PRIMARY")
+        return UserError(f"duplicate id '{value}'", errors.DuplicateKey)
 
 
 MANTICORE_IDS = IdRule()
@@ -71,14 +77,14 @@ def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bo
         seen: set[int] = set()
         for i in explicit:
             if i in seen:
-                raise UserError(f"duplicate id '{i}'", errors.DuplicateKey)
+                raise rule.duplicate(i)
             seen.add(i)
         for start in range(0, len(explicit), 500):
             part = explicit[start:start + 500]
             hit = db.store.one(f"SELECT id FROM {quote(table.name)} WHERE id IN ({','.join('?' * len(part))}) "
                                "LIMIT 1", part)
             if hit:
-                raise UserError(f"duplicate id '{hit[0]}'", errors.DuplicateKey)
+                raise rule.duplicate(hit[0])
     top = db.store.one(f"SELECT COALESCE(MAX(id), 0) FROM {quote(table.name)}")[0]
     if rule.in_row_order:
         return _generate_in_order(top, given)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from tesseradb.storage.catalog import quote
-from tesseradb.storage.chunks import read_vectors
+from tesseradb.storage.chunk_table import read_vectors
 from tesseradb.vectors import mmr
 
 Context = Any       # tesseradb.context.Context

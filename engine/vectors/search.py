@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from tesseradb.storage.chunks import read_vectors
+from tesseradb.storage.chunk_table import read_vectors
 
 from tesseradb import embed, errors
 from tesseradb.errors import UserError

@@ -27,7 +27,7 @@ def test_every_user_error_names_its_kind_at_the_raise():
 def test_errors_are_translated_in_one_place_called_once_per_client():
     callers = [m for m, c in _calls("translate")              # translate(...) or errors.translate(...)
                if isinstance(c.func, ast.Name) or getattr(c.func.value, "id", None) == "errors"]
-    assert callers == ["tesseradb.clients.dbapi"]
+    assert callers == ["tesseradb.clients.public_errors"]
 
 
 def test_the_message_tables_live_in_errors_only():

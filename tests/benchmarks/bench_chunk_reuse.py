@@ -23,6 +23,7 @@ Stages (each adds its part to tests/benchmarks/results/chunk_reuse.json):
 from __future__ import annotations
 
 import argparse
+import tempfile
 import re
 import shutil
 import sys
@@ -37,7 +38,7 @@ from common import log, percentile  # noqa: E402
 
 import tesseradb  # noqa: E402
 from tesseradb.embed import chunking, reuse  # noqa: E402
-from tesseradb.storage.chunks import ColumnLayout, create_chunk_table, write_chunks  # noqa: E402
+from tesseradb.storage.chunk_table import ColumnLayout, create_chunk_table, write_chunks  # noqa: E402
 from tesseradb.storage.rowstore import RowStore  # noqa: E402
 
 MODEL = "Xenova/all-MiniLM-L6-v2"
@@ -278,7 +279,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--targets", default="256/0,128/32")
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/tessera-bench-reuse"))
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "tessera-bench-reuse")
     parser.add_argument("--result", default="chunk_reuse", help="results/<name>.json to add to")
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)
@@ -294,3 +295,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("chunk-reuse")

@@ -5,7 +5,7 @@
 "tok/CPU-s" divides by the process CPU time (all threads, spinning off), a figure that other
 processes on a busy machine disturb much less than wall-clock time.
 
-Chunks are ~256-token spans of Manticore's manual (shared/corpora/manticore_manual), cut on
+Chunks are ~256-token spans of Manticore's manual (the folder TESSERA_BENCH_CORPUS names), cut on
 token offsets the way the engine's chunker does. Prints tokens/s (real tokens, padding excluded).
 """
 from __future__ import annotations
@@ -24,14 +24,15 @@ if str(REPO) not in sys.path:
 from tesseradb.embed import default  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 
+import common  # noqa: E402
 from tesseradb.embed.model import MAX_ROWS, TOKEN_BUDGET, Model, cpu_count, session_options  # noqa: E402
 
-CORPUS = Path(os.environ.get("TESSERA_BENCH_CORPUS", "/work/shared/corpora/manticore_manual"))
 
 
 def load_chunks(model: Model, count: int, tokens: int) -> list[str]:
     chunks: list[str] = []
-    for path in sorted(CORPUS.rglob("*.md")):
+    corpus = common.corpus()
+    for path in sorted(corpus.rglob("*.md")):
         text = path.read_text(encoding="utf-8", errors="replace")
         offsets = model.token_offsets(text)
         for start in range(0, len(offsets) - tokens + 1, tokens):
@@ -39,7 +40,7 @@ def load_chunks(model: Model, count: int, tokens: int) -> list[str]:
             if len(chunks) == count:
                 return chunks
     if not chunks:
-        raise SystemExit(f"no text found under {CORPUS}")
+        raise SystemExit(f"no text found under {corpus}")
     return chunks
 
 

@@ -1,11 +1,11 @@
 """Full-text and hybrid retrieval on Manticore's manual, through SQL: quality and speed.
 
     .venv/bin/python tests/benchmarks/bench_hybrid.py                 # build once (cached), then measure
-    .venv/bin/python tests/benchmarks/bench_hybrid.py --db /tmp/x.db   # where the built database lives
+    .venv/bin/python tests/benchmarks/bench_hybrid.py --db FILE   # where the built database lives
 
 The manual's 189 pages go into one table (``body text`` + a ``recursive`` 256/32 model column of
 all-MiniLM-L6-v2, ``morphology='stem_en'``) through the DB-API, once: the database file is kept (default
-/tmp/tessera_hybrid_bench.db) and reused by later runs. Then, for the heading queries of bench_recall
+tempfile.gettempdir()/tessera_hybrid_bench.db) and reused by later runs. Then, for the heading queries of bench_recall
 (common.heading_queries, deep/head) and for the hand-written questions of questions.jsonl:
 
 * ``knn``           ``WHERE knn(v, 10, ?)``
@@ -26,6 +26,7 @@ tests/benchmarks/results/hybrid.json.
 from __future__ import annotations
 
 import argparse
+import tempfile
 import json
 import os
 import statistics
@@ -45,7 +46,7 @@ from tesseradb.storage.rowstore import RowStore  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "questions.jsonl"
-DEFAULT_DB = "/tmp/tessera_hybrid_bench.db"
+DEFAULT_DB = str(Path(tempfile.gettempdir()) / "tessera_hybrid_bench.db")
 CREATE = ("CREATE TABLE manual (path string, body text, v float_vector_array knn_type='hnsw' "
           "hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' from='body' "
           "chunk_strategy='recursive' max_tokens='256' overlap_tokens='32') morphology='stem_en'")
@@ -280,3 +281,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("hybrid")

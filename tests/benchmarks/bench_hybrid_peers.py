@@ -1,7 +1,7 @@
 """hybrid_match()'s defaults side by side with LanceDB, plus MMR, length penalty and linear fusion, in
 one run, on Manticore's manual (issue 24).
 
-    .venv/bin/python tests/benchmarks/bench_hybrid_peers.py [--db /tmp/x.db]   # needs the `bench` extra (lancedb)
+    .venv/bin/python tests/benchmarks/bench_hybrid_peers.py [--db FILE]   # needs the `bench` extra (lancedb)
 
 The database is built as bench_hybrid's (once, reused; recursive 256/32 chunks of all-MiniLM-L6-v2)
 but with the table's default morphology (give it its own --db). Opening it with this release rebuilds its chunk-level index once if it
@@ -52,7 +52,7 @@ import tesseradb  # noqa: E402
 from tesseradb.grammar.match_fts5 import to_fts5  # noqa: E402
 from tesseradb.grammar.match_mysql import parse_against  # noqa: E402
 from tesseradb.grammar.stopwords import ENGLISH  # noqa: E402
-from tesseradb.storage.chunks import read_vectors  # noqa: E402
+from tesseradb.storage.chunk_table import read_vectors  # noqa: E402
 from tesseradb.vectors import score_fusion  # noqa: E402
 from tesseradb.vectors.fusion import RankedList, rrf  # noqa: E402
 
@@ -237,9 +237,9 @@ def synthetic_length(model_rounds: int = 1) -> dict:
 def rerank_speed(queries, rounds: dict[str, int]) -> dict:
     """Reranking 50 candidates per cross-encoder size: the model scoring 50 (question, passage) pairs,
     passages of about 256 tokens of the manual (what hybrid_match's best chunks are here), p50 over a
-    few questions. Random-weight BERTs of each published shape (tests/cross_encoder.py): the time
+    few questions. Random-weight BERTs of each published shape (tests/vectors/cross_encoder.py): the time
     does not depend on the weights."""
-    sys.path.insert(0, str(common.REPO / "tests"))
+    sys.path.insert(0, str(common.REPO / "tests" / "vectors"))
     import cross_encoder
     from tesseradb.vectors import rerank
     text = "\n".join(p.text for p in common.pages()[40:80])
@@ -295,7 +295,7 @@ def extras(rerank_rounds: dict[str, int]) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", default="/tmp/tessera_hybrid_peers_bench.db")
+    ap.add_argument("--db", default=str(Path(tempfile.gettempdir()) / "tessera_hybrid_peers_bench.db"))
     ap.add_argument("--extras", action="store_true", help="only the synthetic length-penalty corpus and rerank speed")
     ap.add_argument("--headings-every", type=int, default=1, help="use every n-th heading query (a shorter run)")
     ap.add_argument("--rerank-rounds", default="10,3,2", help="--extras: questions timed per cross-encoder size "
@@ -335,3 +335,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("hybrid-peers")

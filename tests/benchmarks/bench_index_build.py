@@ -1,4 +1,4 @@
-"""Index build from SQLite: storage.chunks.read_vectors as shipped vs one blob read per document.
+"""Index build from SQLite: storage.chunks.read_vectors (chunk_table.read_vectors, as ColumnIndex calls it) as shipped vs one blob read per document.
 
     .venv/bin/python tests/benchmarks/bench_index_build.py
 
@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 from tesseradb.storage import chunks  # noqa: E402
+from tesseradb.storage.blobs import unpack  # noqa: E402
 from tesseradb.storage.catalog import quote  # noqa: E402
 
 
@@ -35,7 +36,7 @@ def read_vectors_once_per_doc(store, layout, where: str = "", params: tuple = ()
         part = docs[s:s + 500]
         for d, blob in store.execute(f"SELECT id, {quote(layout.column)} FROM {quote(layout.table)} "
                                      f"WHERE id IN ({','.join('?' * len(part))})", part):
-            blobs[d] = chunks.unpack(blob, layout.is_array)
+            blobs[d] = unpack(blob, layout.is_array)
     keep = [(c, d, blobs[d][o]) for c, d, o in rows if o < len(blobs[d])]
     if not keep:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, layout.dims), np.float32)
@@ -80,3 +81,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("engine-notes")

@@ -1,6 +1,6 @@
 """chunk_strategy='markdown' against 'recursive' 256/32 on Manticore's manual: quality, load time, section cost.
 
-    TESSERA_BENCH_CORPUS=/work/shared/corpora/manticore_manual .venv/bin/python tests/benchmarks/bench_markdown.py
+    TESSERA_BENCH_CORPUS=path/to/manticore_manual .venv/bin/python tests/benchmarks/bench_markdown.py
 
 The manual's 189 pages (``--subset questions``: only the 50 pages questions.jsonl asks about, a fifth of
 the text, for a machine too busy to embed the whole manual twice) go, in the same run, into two tables of the same shape (``title string, body
@@ -8,7 +8,7 @@ text``, the title being the page's file name in words, and a model column of all
 ``from='title,body'``): one ``chunk_strategy='recursive' max_tokens='256' overlap_tokens='32'``, one
 ``chunk_strategy='markdown'`` with the same numbers (``chunk_context='heading'``, its default). The load
 time of each is measured through the DB-API (batches of 16 pages, one commit). The databases are kept
-(default /tmp/tessera_markdown_bench_*.db) and reused with ``--reuse`` (then the load times are those
+(default tessera_markdown_bench_*.db under tempfile.gettempdir()) and reused with ``--reuse`` (then the load times are those
 of the run that built them).
 
 Quality, for the heading queries of bench_recall (common.heading_queries; deep = after the page's first
@@ -23,6 +23,7 @@ tests/benchmarks/results/markdown.json.
 from __future__ import annotations
 
 import argparse
+import tempfile
 import json
 import os
 import statistics
@@ -118,7 +119,7 @@ def section_cost(cur, model, texts: list[str]) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--db", default="/tmp/tessera_markdown_bench")
+    ap.add_argument("--db", default=str(Path(tempfile.gettempdir()) / "tessera_markdown_bench"))
     ap.add_argument("--reuse", action="store_true", help="keep databases built by an earlier run")
     ap.add_argument("--section-every", type=int, default=7, help="time knn_chunk_section() on every n-th heading query")
     ap.add_argument("--subset", choices=("all", "questions"), default="all",
@@ -159,3 +160,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("markdown")

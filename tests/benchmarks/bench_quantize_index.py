@@ -35,7 +35,8 @@ from common import CACHE, log, percentile  # noqa: E402
 
 from tesseradb.storage.blobs import pack_vector  # noqa: E402
 from tesseradb.storage import index_cache  # noqa: E402
-from tesseradb.storage.chunks import ColumnIndex, ColumnLayout, create_chunk_table  # noqa: E402
+from tesseradb.storage.chunk_table import ColumnLayout, create_chunk_table  # noqa: E402
+from tesseradb.storage.chunks import ColumnIndex  # noqa: E402
 from tesseradb.storage.rowstore import RowStore  # noqa: E402
 
 DIMS = 384
@@ -155,3 +156,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("speed")

@@ -160,7 +160,7 @@ def manual(args: argparse.Namespace) -> dict:
     model = common.model()
     con = tesseradb.connect(str(path))
     cur = con.cursor()
-    out: dict = {"queries": len(texts), "loadavg_start": common.loadavg(), "database": str(path)}
+    out: dict = {"queries": len(texts), "loadavg_start": common.loadavg(), "database": path.name}
     for col in args.columns.split(","):
         sql = bench_ingest.KNN.format(col=col)
         open_ms = timed_ms(lambda: cur.execute(sql, ("open the index",)).fetchall())  # loads the index file
@@ -259,3 +259,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("query", "speed", "targets", "engine-notes")

@@ -1,6 +1,6 @@
 """LOAD DATA ... SYNC of the manual's 189 pages (docs/benchmarks.md#folders-of-documents-sync).
 
-    .venv/bin/python tests/benchmarks/bench_sync.py [--dir /tmp/bench_sync]
+    .venv/bin/python tests/benchmarks/bench_sync.py [--dir FOLDER]   # default: a folder under tempfile.gettempdir()
 
 On a copy of the manual (without SOURCE.md) in ``--dir``, each into the table
 ``manual (path string UNIQUE, title text, body text, meta json, modified timestamp, chunks recursive 256/32)``:
@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import tempfile
 import sys
 import time
 from pathlib import Path
@@ -91,13 +92,13 @@ def same_tables(con) -> bool:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", default="/tmp/bench_sync")
+    ap.add_argument("--dir", default=str(Path(tempfile.gettempdir()) / "tessera_bench_sync"))
     ap.add_argument("--no-jsonl", action="store_true", help="skip the JSONL load (its time comes from another run)")
     args = ap.parse_args()
     work = Path(args.dir)
     shutil.rmtree(work, ignore_errors=True)
     copy = work / "manual"
-    shutil.copytree(common.CORPUS, copy, ignore=shutil.ignore_patterns("SOURCE.md"))
+    shutil.copytree(common.corpus(), copy, ignore=shutil.ignore_patterns("SOURCE.md"))
     pages = len(list(copy.rglob("*.md")))
     result: dict = {"pages": pages, "load_start": os.getloadavg()}
     rows = jsonl_of(copy, work / "manual.jsonl")
@@ -141,8 +142,12 @@ def main() -> None:
         result["ratios"]["first_vs_jsonl"] = result["first_s"] / result["jsonl_s"]
     log(json.dumps(result["ratios"]) + f" equals fresh: {result['equals_fresh_sync']}")
     common.RESULTS.mkdir(exist_ok=True)
-    (common.RESULTS / "sync.json").write_text(json.dumps(result, indent=2) + "\n")
+    # the scratch folder is this machine's: the results name it symbolically
+    text = json.dumps(result, indent=2).replace(str(work), "$SCRATCH")
+    (common.RESULTS / "sync.json").write_text(text + "\n")
 
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("sync")

@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-from tesseradb.storage import vectors  # noqa: E402
+from tesseradb.storage import vector_plan  # noqa: E402
 from tesseradb.storage.vectors import VectorIndex  # noqa: E402
 
 
@@ -108,14 +108,14 @@ def calibrate(index: VectorIndex, x: np.ndarray, q: np.ndarray, n: int, rng: np.
               args: argparse.Namespace) -> None:
     """Time both paths on the same allowed sets, to place the exact/graph threshold."""
     print("  calibration: allowed fraction -> exact ms / graph ms (p50), graph recall", flush=True)
-    saved = vectors.EXACT_MIN_CHUNKS, vectors.EXACT_COST_RATIO
+    saved = vector_plan.EXACT_MIN_CHUNKS, vector_plan.EXACT_COST_RATIO
     try:
         for frac in (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 0.5, 1.0):
             allowed = rng.choice(n, max(1, int(n * frac)), replace=False)
             qs = q[: min(len(q), 50)]
             timings = {}
             for path, (lo, ratio) in {"exact": (10**12, 0.0), "graph": (0, 0.0)}.items():
-                vectors.EXACT_MIN_CHUNKS, vectors.EXACT_COST_RATIO = lo, ratio
+                vector_plan.EXACT_MIN_CHUNKS, vector_plan.EXACT_COST_RATIO = lo, ratio
                 timings[path] = float(np.median([t for qi in qs for t in
                                                  timed(lambda: index.search(qi, args.k, allowed_docs=allowed), 1)]))
                 plan = index.explain(args.k, allowed_docs=allowed)
@@ -126,7 +126,7 @@ def calibrate(index: VectorIndex, x: np.ndarray, q: np.ndarray, n: int, rng: np.
                   f"  (ef {plan['ef']}, ef*2m {work}, chunks/(ef*2m) {len(allowed) / work:.2f})  recall {rec:.3f}",
                   flush=True)
     finally:
-        vectors.EXACT_MIN_CHUNKS, vectors.EXACT_COST_RATIO = saved
+        vector_plan.EXACT_MIN_CHUNKS, vector_plan.EXACT_COST_RATIO = saved
 
 
 def main() -> None:

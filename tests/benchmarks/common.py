@@ -1,8 +1,10 @@
 """Shared pieces of the manual benchmarks (bench_ingest, bench_recall, bench_query, make_report).
 
-Not collected by pytest (no ``test_`` prefix). The corpus is Manticore's English manual
-(``shared/corpora/manticore_manual``, 189 markdown pages): benchmark data only, read at run time,
-never copied into this repository.
+Not collected by pytest (no ``test_`` prefix). The corpus is Manticore's English manual (189 markdown
+pages), read at run time from the folder ``TESSERA_BENCH_CORPUS`` names and never copied into this
+repository; ``scripts/get_bench_corpus.sh`` clones it on a machine with internet (docs/benchmarks.md).
+
+* :func:`corpus` - the corpus folder (``TESSERA_BENCH_CORPUS``; a clear exit when it is unset).
 
 * :func:`pages` - the 189 pages, in path order, as :class:`Page` (relative path + text as is).
 * :func:`heading_queries` - the section headings that are unique across the manual, each with its
@@ -40,7 +42,7 @@ from tesseradb.embed import Model, get_model  # noqa: E402
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DEEP_AFTER = 1200  # a heading starting at or after this character offset of its page is "deep"
-CORPUS = Path(os.environ.get("TESSERA_BENCH_CORPUS", REPO.parent / "shared" / "corpora" / "manticore_manual"))
+GET_CORPUS = "bash scripts/get_bench_corpus.sh <folder>"
 RESULTS = Path(__file__).resolve().parent / "results"
 CACHE = Path(os.environ.get("TESSERA_BENCH_CACHE", Path.home() / ".cache" / "tesseradb-bench"))
 
@@ -53,11 +55,24 @@ class Page:
     text: str        # the page as is (headings included)
 
 
-def pages(corpus: Path = CORPUS) -> list[Page]:
-    files = sorted(p for p in corpus.rglob("*.md") if p.name != "SOURCE.md")
+def corpus() -> Path:
+    """The benchmark corpus: the folder ``TESSERA_BENCH_CORPUS`` names (Manticore's manual)."""
+    folder = os.environ.get("TESSERA_BENCH_CORPUS")
+    if not folder:
+        raise SystemExit("TESSERA_BENCH_CORPUS is not set: point it at a copy of Manticore's manual "
+                         f"(the folder of its markdown pages); {GET_CORPUS} clones one")
+    path = Path(folder)
+    if not path.is_dir():
+        raise SystemExit(f"TESSERA_BENCH_CORPUS={folder}: no such folder ({GET_CORPUS} clones the manual)")
+    return path
+
+
+def pages(folder: Path | None = None) -> list[Page]:
+    folder = corpus() if folder is None else folder
+    files = sorted(p for p in folder.rglob("*.md") if p.name != "SOURCE.md")
     if not files:
-        raise SystemExit(f"no pages under {corpus}: set TESSERA_BENCH_CORPUS to the manual's folder")
-    return [Page(n, str(p.relative_to(corpus)), p.read_text(encoding="utf-8", errors="replace"))
+        raise SystemExit(f"no pages under {folder}: set TESSERA_BENCH_CORPUS to the manual's folder")
+    return [Page(n, str(p.relative_to(folder)), p.read_text(encoding="utf-8", errors="replace"))
             for n, p in enumerate(files, start=1)]
 
 

@@ -122,14 +122,16 @@ def test_server_refuses_file_statements_by_default(server, tmp_path):
     _table(server.port)
     with connect(server.port) as c, c.cursor() as cur:
         for sql in [f"LOAD DATA INFILE '{tmp_path}/a.csv' INTO TABLE t", f"LOAD DATA INFILE '{tmp_path}/*.csv' INTO TABLE t",
-                    f"SELECT s FROM t INTO OUTFILE '{tmp_path}/o.csv'", "LOAD DATA INFILE '/etc/nope/*.csv' INTO TABLE t"]:
+                    f"SELECT s FROM t INTO OUTFILE '{tmp_path}/o.csv'", "LOAD DATA INFILE '/etc/nope/*.csv' INTO TABLE t",
+                    f"BACKUP TO '{tmp_path}/b.db'", f"BACKUP TO '{tmp_path}/a.csv'", "BACKUP TO '/nowhere/b.db'"]:
             with pytest.raises(pymysql.err.MySQLError) as info:
                 cur.execute(sql)
             assert info.value.args[0] == 1290, sql
             assert str(tmp_path) not in info.value.args[1]
         cur.execute("SHOW VARIABLES LIKE 'secure_file_priv'")
         assert cur.fetchall()[0][1] in (None, "", "NULL")
-    assert not (tmp_path / "o.csv").exists()
+    assert not (tmp_path / "o.csv").exists() and not (tmp_path / "b.db").exists()
+    assert (tmp_path / "a.csv").read_text() == "s\nx\n"
     assert _count(server.port) == 7
 
 
@@ -148,12 +150,18 @@ def test_server_confined_to_secure_file_priv(db_file, tmp_path):
             for sql, errno in [("SELECT s FROM t INTO OUTFILE 'out.csv'", 1086),
                                (f"SELECT s FROM t INTO OUTFILE '{tmp_path}/secret.csv'", 1290),
                                ("LOAD DATA INFILE 'evil.csv' INTO TABLE t", 1290),
-                               ("LOAD DATA INFILE '../*.csv' INTO TABLE t", 1290)]:
+                               ("LOAD DATA INFILE '../*.csv' INTO TABLE t", 1290),
+                               (f"BACKUP TO '{tmp_path}/secret.csv'", 1290),
+                               (f"BACKUP TO '{tmp_path}/copy.db'", 1290),
+                               ("BACKUP TO '../copy.db'", 1290),
+                               ("BACKUP TO 'out.csv'", 1086)]:
                 with pytest.raises(pymysql.err.MySQLError) as info:
                     cur.execute(sql)
                 assert info.value.args[0] == errno, sql
                 assert "secret" not in info.value.args[1]
+            cur.execute("BACKUP TO 'copy.db'")
         assert "from-file" in (allowed / "out.csv").read_text()
+        assert (allowed / "copy.db").exists() and not (tmp_path / "copy.db").exists()
         assert (tmp_path / "secret.csv").read_text() == "s\nsecret\n"
         out = mariadb(srv.port, "-B", "-N", sql="SELECT @@secure_file_priv;")
         assert out.stdout.strip() == str(allowed)

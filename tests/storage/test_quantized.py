@@ -6,7 +6,7 @@ import functools
 import numpy as np
 import pytest
 
-from tesseradb.storage import quantized, vectors
+from tesseradb.storage import quantized, vector_plan
 from tesseradb.storage.vectors import VectorIndex
 
 QUANTIZED = ["8bit", "1bit", "1bitsimple"]
@@ -166,8 +166,8 @@ def test_rescoring_needs_a_source():
 
 @pytest.mark.parametrize("quantization", QUANTIZED)
 def test_vectors_stay_exact_until_there_are_enough_to_train(quantization, monkeypatch):
-    monkeypatch.setattr(vectors, "EXACT_MIN_CHUNKS", 0)
-    monkeypatch.setattr(vectors, "EXACT_COST_RATIO", 0.0)
+    monkeypatch.setattr(vector_plan, "EXACT_MIN_CHUNKS", 0)
+    monkeypatch.setattr(vector_plan, "EXACT_COST_RATIO", 0.0)
     chunks, docs, x, queries = corpus(3, n=quantized.TRAIN_MIN + 300)
     index = VectorIndex(x.shape[1], "l2", quantization=quantization)
     index.rescore_source = Source(chunks, x)

@@ -9,7 +9,7 @@ import faiss
 import numpy as np
 import pytest
 
-from tesseradb.storage import index_file, vectors
+from tesseradb.storage import index_file, vector_plan
 from tesseradb.storage.errors import IndexCorrupt, StorageError
 from tesseradb.storage.vectors import VectorIndex
 
@@ -468,7 +468,7 @@ def test_explain_describes_the_plan(filter_data):
     rng, chunk_ids, doc_ids, x, index = filter_data
     plan = index.explain(10)
     assert plan["path"] == "graph" and plan["candidates"] is None
-    assert plan["ef"] >= vectors.EF_FLOOR and plan["live_chunks"] == len(chunk_ids)
+    assert plan["ef"] >= vector_plan.EF_FLOOR and plan["live_chunks"] == len(chunk_ids)
     assert index.explain(10, ef=5000)["ef"] == 5000  # an explicit ef only raises the automatic one
     assert index.explain(10, ef=1)["ef"] == plan["ef"]
     small = index.explain(10, allowed_docs=np.unique(doc_ids)[:3])
@@ -511,7 +511,7 @@ def test_searches_run_concurrently_with_writers():
 
 def test_random_adds_and_removes_agree_with_a_model(monkeypatch):
     """Thousands of small writes (so the id lookups' tails get merged); chunk ids reused, live or removed."""
-    monkeypatch.setattr(vectors, "EXACT_MIN_CHUNKS", 10**12)  # exact search: results must match exactly
+    monkeypatch.setattr(vector_plan, "EXACT_MIN_CHUNKS", 10**12)  # exact search: results must match exactly
     rng = np.random.default_rng(14)
     index = VectorIndex(4, "l2", m=4, ef_construction=8)
     live: dict[int, tuple[int, np.ndarray]] = {}  # chunk id -> (doc id, vector)

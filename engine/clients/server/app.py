@@ -7,6 +7,7 @@ background=True)`` runs the same server on a thread and returns a handle with ``
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.metadata
 import logging
 import signal
@@ -67,6 +68,9 @@ class Server:
         self.clients: dict[asyncio.Task, Any] = {}
         self.port: int | None = None
         self._listener: asyncio.base_events.Server | None = None
+        self.http: Any = None                   # the HTTP JSON API (tesseradb.clients.http), when asked for
+        # the HTTP side's connections: the same operator allow-list for remote models (docs/models.md)
+        self._connect = functools.partial(connect, allow_remote=options.allow_remote, allow_env=options.allow_env)
 
     async def start(self) -> None:
         self.shared.connect(self.options.database).close()   # create it now; report a bad path at once
@@ -75,6 +79,26 @@ class Server:
                                            idle_timeout=self.options.idle_timeout,
                                            max_packet=self.options.max_packet)
         self.port = self._listener.sockets[0].getsockname()[1]
+        if self.options.http_port is not None:
+            await self._start_http()
+
+    async def _start_http(self) -> None:
+        """The HTTP JSON API over the same database, with the same rules (docs/http.md)."""
+        from tesseradb.clients.http.service import HttpService, rules   # loads uvicorn only when asked
+        o = self.options
+        self.http = HttpService(rules(self._connect, o.database, read_only=o.read_only,
+                                      statement_timeout=o.statement_timeout, secure_file_priv=o.secure_file_priv,
+                                      max_execution_time=o.max_execution_time),
+                                host=o.host, port=o.http_port, user=o.user, password=o.password,
+                                ssl_cert=o.ssl_cert, ssl_key=o.ssl_key, max_body=o.max_packet)
+        try:
+            await self.http.start()
+        except OSError as exc:
+            self._listener.close()
+            raise OSError(exc.errno, f"{exc.strerror} (the HTTP port, {o.http_port})") from None
+        except BaseException:
+            self._listener.close()
+            raise
 
     async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         stream = wire.GuardedStream(MysqlStream(reader, writer), SERVER_CAPABILITIES)
@@ -105,6 +129,8 @@ class Server:
         """Stop listening; interrupt what clients run; roll back, close and save every session."""
         if self._listener is not None:
             self._listener.close()
+        if self.http is not None:
+            await self.http.stop()
         for conn in list(self.clients.values()):
             conn.session.stopping = True
             conn.stream.writer.close()
@@ -129,10 +155,11 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
           idle_timeout: float | None = config.DEFAULT_IDLE_TIMEOUT, read_only: bool = False,
           statement_timeout: float | None = None, max_packet: int = config.DEFAULT_MAX_PACKET,
           secure_file_priv: str | None = "", max_execution_time: int = config.DEFAULT_MAX_EXECUTION_TIME,
-          allow_remote: tuple[str, ...] = (), allow_env: tuple[str, ...] = (), background: bool = False,
-          redact: Callable[[str], str] = str):
-    """Serve ``database`` over the MySQL protocol. Blocks until SIGTERM / Ctrl-C and returns 0, or
-    with ``background=True`` returns a :class:`Background` handle at once (``.port``, ``.stop()``).
+          http_port: int | None = None, allow_remote: tuple[str, ...] = (), allow_env: tuple[str, ...] = (),
+          background: bool = False, redact: Callable[[str], str] = str):
+    """Serve ``database`` over the MySQL protocol (and, with ``http_port``, Manticore's HTTP JSON API
+    beside it). Blocks until SIGTERM / Ctrl-C and returns 0, or with ``background=True`` returns a
+    :class:`Background` handle at once (``.port``, ``.http_port``, ``.stop()``).
     ``connect`` is ``tesseradb.connect``: ``tesseradb.serve()`` hands it in (the server is a client of
     the public API and must not import the package that exports it)."""
     if password and user is None:
@@ -142,7 +169,7 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
                             idle_timeout=idle_timeout, read_only=read_only,
                             statement_timeout=statement_timeout, max_packet=max_packet,
                             secure_file_priv=secure_file_priv, max_execution_time=max_execution_time,
-                            allow_remote=tuple(allow_remote), allow_env=tuple(allow_env))
+                            http_port=http_port, allow_remote=tuple(allow_remote), allow_env=tuple(allow_env))
     server = Server(options, connect, redact)
     if background:
         return Background(server)
@@ -158,6 +185,8 @@ async def _run_forever(server: Server) -> int:
     where = f"{server.options.host}:{server.port}"
     sys.stderr.write(f"tessera serve: {server.options.database} on {where} (database `{server.options.name}`); "
                      "Ctrl-C or SIGTERM stops it\n")
+    if server.http is not None:
+        sys.stderr.write(f"tessera serve: Manticore's HTTP JSON API on {server.http.url}\n")
     sys.stderr.flush()
     await stop.wait()
     sys.stderr.write("tessera serve: stopping: rolling back open transactions, saving indexes\n")
@@ -184,6 +213,10 @@ class Background:
     def port(self) -> int:
         assert self.server.port is not None
         return self.server.port
+
+    @property
+    def http_port(self) -> int | None:
+        return self.server.http.port if self.server.http is not None else None
 
     def _main(self) -> None:
         asyncio.set_event_loop(self.loop)

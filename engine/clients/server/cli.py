@@ -9,11 +9,14 @@ import tesseradb
 from tesseradb.clients.server import config
 from tesseradb.clients.server.app import serve
 
+HTTP_PORT = 9308                # Manticore's HTTP port (tesseradb.clients.http.service.DEFAULT_HTTP_PORT)
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tessera serve", description="Serve a tesseradb database over the MySQL protocol, so any "
-        "MySQL client or driver can connect (mysql -h 127.0.0.1 -P 9306).")
+        "MySQL client or driver can connect (mysql -h 127.0.0.1 -P 9306), and with --http Manticore's HTTP "
+        "JSON API beside it (curl 127.0.0.1:9308/sql -d 'SHOW TABLES').")
     p.add_argument("database", help="database file (created if missing)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; any other needs a password)")
@@ -39,6 +42,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--secure-file-priv", metavar="DIR", default="",
                    help="the one directory LOAD DATA and SELECT ... INTO OUTFILE may use (default: none, "
                    "every file statement is refused)")
+    p.add_argument("--http-port", type=int, default=None, metavar="N",
+                   help="also serve Manticore's HTTP JSON API (/sql, /search, /insert, /bulk ...) on port N "
+                   "of the same address (0 picks a free one); docs/http.md")
+    p.add_argument("--http", dest="http_port", action="store_const", const=HTTP_PORT,
+                   help=f"the same on Manticore's HTTP port, {HTTP_PORT}")
     p.add_argument("--allow-remote", action="append", default=[], metavar="URL-PREFIX",
                    help="a remote model endpoint clients may use (repeatable; e.g. http://127.0.0.1:11434/ or "
                    "https://api.openai.com/v1/); without it remote models are refused (docs/models.md)")
@@ -57,7 +65,7 @@ def main(argv: list[str]) -> int:
                      idle_timeout=args.idle_timeout, read_only=args.read_only,
                      statement_timeout=args.statement_timeout, max_packet=args.max_allowed_packet,
                      secure_file_priv=args.secure_file_priv, max_execution_time=args.max_execution_time,
-                     allow_remote=tuple(args.allow_remote), allow_env=tuple(args.allow_env))
+                     http_port=args.http_port, allow_remote=tuple(args.allow_remote), allow_env=tuple(args.allow_env))
     except config.ConfigError as exc:
         sys.stderr.write(f"tessera serve: {exc}\n")
         return 2

@@ -34,6 +34,7 @@ class ServerOptions:
     statement_timeout: float | None = None
     secure_file_priv: str | None = ""   # "": every file statement refused; a directory: confined to it
     max_execution_time: int = DEFAULT_MAX_EXECUTION_TIME
+    http_port: int | None = None        # Manticore's HTTP JSON API beside the MySQL protocol (None: off)
     allow_remote: tuple[str, ...] = ()  # URL prefixes remote models may call (none: remote models refused)
     allow_env: tuple[str, ...] = ()     # environment variables api_key='env:NAME' may read
 
@@ -62,6 +63,8 @@ def check(options: ServerOptions) -> None:
         raise ConfigError(f"--secure-file-priv {options.secure_file_priv}: not a directory")
     if options.max_execution_time < 0:
         raise ConfigError("--max-execution-time must be 0 (no limit) or a number of milliseconds")
+    if options.http_port is not None and not 0 <= options.http_port <= 65535:
+        raise ConfigError("--http-port must be a TCP port (0 picks a free one)")
     if options.idle_timeout is not None and options.idle_timeout <= 0:
         raise ConfigError("--idle-timeout must be a positive number of seconds")
 

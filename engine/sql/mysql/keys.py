@@ -26,7 +26,7 @@ from tesseradb.catalog.tables import Table
 from tesseradb.catalog.types import write_value
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
-from tesseradb.sql.mysql import row_id, schema_info
+from tesseradb.sql.mysql import auto_value, row_id, schema_info
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
 
@@ -133,7 +133,8 @@ class Collision:
 def collision(db: Database, table: Table, record: dict[str, Any]) -> Collision | None:
     """The first existing row this record collides with, on the id or on any unique key."""
     doc_id = record.get("id")
-    if isinstance(doc_id, int) and doc_id and db.store.one(
+    kept = isinstance(doc_id, int) and (doc_id != 0 or not auto_value.zero_generates(db, table))
+    if kept and db.store.one(
             f"SELECT 1 FROM {quote(table.name)} WHERE id = ?", (doc_id,)):
         return Collision(doc_id, str(doc_id), "PRIMARY")
     types = {c.name.lower(): c.type for c in table.columns}
@@ -169,11 +170,6 @@ def mysql_errors(db: Database, table: Table) -> Iterator[None]:
         yield
     except apsw.ConstraintError as exc:
         raise duplicate_error(db, table, exc) from None
-    except UserError as exc:
-        if exc.kind is errors.DuplicateKey and row_id.alias(table) and exc.msg.startswith("duplicate id '"):
-            value = exc.msg[len("duplicate id '"):-1]
-            raise UserError(f"Duplicate entry '{value}' for key 'PRIMARY'", errors.DuplicateKey) from None
-        raise
 
 
 def duplicate_error(db: Database, table: Table, exc: apsw.ConstraintError) -> BaseException:

@@ -23,14 +23,22 @@ def _primary(d: ast.ColumnDef) -> bool:
     return any(kind == "primary_key" for kind, _ in d.constraints)
 
 
+def _declared(d: ast.ColumnDef) -> bool:
+    return any(kind in ("primary_key", "auto_increment") for kind, _ in d.constraints)
+
+
 def declared_key(stmt: ast.CreateTable) -> ast.ColumnDef | None:
-    """The integer column declared PRIMARY KEY (column or table level), unless a column is named id."""
+    """The integer column declared MySQL's way: PRIMARY KEY (column or table level) or AUTO_INCREMENT,
+    whatever its name. A column named ``id`` declared so is a MySQL key too (it keeps 0, issue 36);
+    ``id bigint`` alone is Manticore's implicit id, and then no other column is the row id."""
     defs = {d.name.lower(): d for d in stmt.columns}
-    if "id" in defs:
+    table_primary = [k.columns[0].lower() for k in stmt.keys if k.kind == "primary" and len(k.columns) == 1]
+    if "id" in defs and not (_declared(defs["id"]) or "id" in table_primary):
         return None
     named = [d for d in stmt.columns if _primary(d)]
-    named += [defs[k.columns[0].lower()] for k in stmt.keys
-              if k.kind == "primary" and len(k.columns) == 1 and k.columns[0].lower() in defs]
+    named += [defs[k] for k in table_primary if k in defs]
+    if not named and "id" in defs:
+        named = [defs["id"]]                            # `id int AUTO_INCREMENT` (a key in MySQL)
     if len(named) != 1 or named[0].type not in INTEGER_TYPES or named[0].options:
         return None
     return named[0]
@@ -45,6 +53,11 @@ def id_column(d: ast.ColumnDef, table_keys: tuple[ast.TableKey, ...] = ()) -> Co
 def alias(table: Table) -> str | None:
     value = dict(table.columns[0].constraints or ()).get(ALIAS) if table.columns else None
     return str(value) if value else None
+
+
+def renamed(table: Table) -> bool:
+    """The key has another name than ``id`` (statements are rewritten: ``user_id`` is ``id`` underneath)."""
+    return alias(table) not in (None, "id")
 
 
 def auto_increment(table: Table) -> bool:
@@ -74,7 +87,7 @@ def create_text(table: Table) -> str | None:
 
 
 def needs_rewrite(tables: dict[str, Table], expr: exp.Expression) -> bool:
-    return any(alias(t) for t in table_scope(tables, expr).values())
+    return any(renamed(t) for t in table_scope(tables, expr).values())
 
 
 def _owner(column: exp.Column, scope: dict[str, Table]) -> Table | None:
@@ -166,5 +179,5 @@ def _renamed(column: exp.Column, scope: dict[str, Table]) -> bool:
     if isinstance(column.this, exp.Star):
         return False
     table = _owner(column, scope)
-    name = alias(table) if table is not None else None
+    name = alias(table) if table is not None and renamed(table) else None
     return name is not None and column.name.lower() == name.lower()

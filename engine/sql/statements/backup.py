@@ -5,7 +5,10 @@ copy is the database as of one commit even while other connections go on writing
 runs, every vector column's index is caught up and saved inside the database (``index_cache``), so
 the copy opens with its indexes ready: no rebuild. The copy is written to a temporary file beside the
 destination and renamed into place when complete: a failed or interrupted backup leaves nothing.
-An existing destination is never overwritten (MySQL's INTO OUTFILE rule, error 1086).
+An existing destination is never overwritten (MySQL's INTO OUTFILE rule, error 1086). The path
+follows the one file rule (``io/file_access.py``): under ``secure_file_priv`` it must lie inside the
+allowed folder, refused with 1290 before anything is looked at or written otherwise. A backup killed
+mid-copy (SIGKILL) leaves its temporary file; the next backup into that folder removes it.
 """
 from __future__ import annotations
 
@@ -22,13 +25,13 @@ def backup(db: Database, stmt: ast.Backup, _params: object = None) -> Result:
     if db.store.in_transaction:
         raise UserError("BACKUP cannot run inside a transaction: COMMIT or ROLLBACK first",
                         errors.ActiveTransaction)
-    dest = os.path.abspath(stmt.path)
+    dest = os.path.abspath(db.file_access.target(stmt.path))    # refused first (secure_file_priv)
     if os.path.lexists(dest):
         raise UserError(f"File '{stmt.path}' already exists", errors.FileExists)
     if not os.path.isdir(os.path.dirname(dest)):
         raise UserError(f"BACKUP: the folder of '{stmt.path}' does not exist", errors.OperationalError)
     _save_indexes(db)
-    db.store.backup_to(dest)
+    db.store.backup_to(dest, place=lambda tmp: db.file_access.publish(tmp, dest, stmt.path, replace=False))
     size = os.path.getsize(dest)
     return Result(rowcount=0, message=f"backed up to '{stmt.path}' ({size:,} bytes)")
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from tesseradb.grammar import ast
 from tesseradb.storage import catalog, sources
 from tesseradb.storage.catalog import INTERNAL_PREFIXES, quote
-from tesseradb.storage.chunks import create_chunk_table, drop_chunk_table, install_pending_triggers
+from tesseradb.storage.chunk_table import create_chunk_table, drop_chunk_table, install_pending_triggers
 
 from tesseradb import embed, errors
 from tesseradb.catalog import fulltext

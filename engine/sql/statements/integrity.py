@@ -28,7 +28,7 @@ import numpy as np
 
 from tesseradb.catalog import fulltext as catalog_fulltext
 from tesseradb.storage.catalog import quote
-from tesseradb.storage.chunks import ColumnLayout, create_chunk_table, install_pending_triggers
+from tesseradb.storage.chunk_table import ColumnLayout, create_chunk_table, install_pending_triggers
 from tesseradb.storage.errors import StorageError
 
 from tesseradb.catalog.tables import Table

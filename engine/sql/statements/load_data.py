@@ -58,7 +58,7 @@ def _place(exc: UserError, path: str, batch: Batch, rows: list[list[Any]], colum
     match = re.match(r"row (\d+)(?: \(id -?\d+\))?", msg)
     if match and 0 < int(match.group(1)) <= len(batch.lines):
         return UserError(f"'{path}' line {batch.lines[int(match.group(1)) - 1]}{msg[match.end():]}", exc.kind)
-    match = re.fullmatch(r"duplicate id '(-?\d+)'", msg)
+    match = re.fullmatch(r"(?:duplicate id|Duplicate entry) '(-?\d+)'(?: for key 'PRIMARY')?", msg)
     names = [c.name.lower() for c in columns]
     if match and "id" in names:
         pos, wanted = names.index("id"), int(match.group(1))

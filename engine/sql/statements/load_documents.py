@@ -96,6 +96,12 @@ def read_document(db: Database, stmt: ast.LoadData, pattern: globs.Pattern, file
         writer.skip(file, str(exc))
     except Unreadable as exc:
         writer.skip(file, str(exc))
+    except RecursionError:
+        writer.skip(file, "nested too deeply to read")
+    except errors.Error:
+        raise
+    except Exception as exc:       # a reader's library failing on one odd file skips that file only
+        writer.skip(file, f"its reader failed ({type(exc).__name__}: {str(exc)[:200]})")
     return None
 
 

@@ -19,7 +19,7 @@ import json
 from tesseradb.grammar import ast
 from tesseradb.storage import catalog
 from tesseradb.storage.catalog import quote
-from tesseradb.storage.chunks import ensure_key_column
+from tesseradb.storage.chunk_table import ensure_key_column
 
 from tesseradb import errors
 from tesseradb.catalog import fulltext

@@ -1,0 +1,75 @@
+"""What a request needs to know of a table: its columns, which are full-text fields, which are
+vector columns and which of those the engine embeds itself (model_name ... from).
+
+The facts come from DESCRIBE, read in this one function (``read``) until the DB-API offers a
+structured ``Connection.describe``. Identifiers of a request are accepted only when they name a
+column of the table, and are always quoted.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from tesseradb.clients.http.fields import RequestError
+
+VECTOR_TYPES = {"float_vector", "float_vector_array"}
+OPTION = re.compile(r"(\w+)='((?:[^'\\]|\\.)*)'")
+
+
+@dataclass
+class Column:
+    name: str
+    type: str
+    full_text: bool = False
+    options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_vector(self) -> bool:
+        return self.type in VECTOR_TYPES
+
+    @property
+    def model_backed(self) -> bool:
+        """Computed by the engine from other columns: a text query can search it."""
+        return self.is_vector and "model_name" in self.options
+
+
+@dataclass
+class Table:
+    name: str
+    columns: list[Column]
+
+    def column(self, name: str) -> Column | None:
+        lowered = name.lower()
+        return next((c for c in self.columns if c.name.lower() == lowered), None)
+
+    def require(self, name: Any, what: str = "field") -> Column:
+        if not isinstance(name, str) or self.column(name) is None:
+            raise RequestError(f"unknown {what} '{name}' in table '{self.name}'")
+        return self.column(name)  # type: ignore[return-value]
+
+    @property
+    def full_text_fields(self) -> list[Column]:
+        return [c for c in self.columns if c.full_text]
+
+    @property
+    def source_columns(self) -> list[Column]:
+        """What ``_source`` shows by default: every column but id and the computed vectors."""
+        return [c for c in self.columns if c.name.lower() != "id" and not c.model_backed]
+
+
+def quote(identifier: str) -> str:
+    return "`" + identifier.replace("`", "``") + "`"
+
+
+def read(con: Any, name: str) -> Table:
+    """The table's facts (DESCRIBE); a missing table is the engine's own error (1146)."""
+    cur = con.cursor()
+    cur.execute(f"DESCRIBE {quote(name)}")
+    columns = []
+    for column, kind, props in cur.fetchall():
+        props = props or ""
+        options = {k: re.sub(r"\\(.)", r"\1", v) for k, v in OPTION.findall(props)}
+        words = OPTION.sub("", props).split()
+        columns.append(Column(column, str(kind).lower(), "indexed" in words and "knn" not in words, options))
+    return Table(name, columns)

@@ -1,0 +1,70 @@
+"""How one search of a vector index runs: exact or through the graph, with which efSearch, over how
+many candidate documents. Pure arithmetic over the index's counts (``VectorIndex._plan`` finds the
+candidates, this module sizes the search); the numbers were chosen by measurement
+(tests/benchmarks/bench_vectors.py, docs/vector_index.md)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+EXACT_MIN_CHUNKS = 2048  # at or below this many candidate chunks, always search exactly
+EXACT_COST_RATIO = 0.8  # brute force over C chunks costs about as much as a graph search of ef * 2m * ratio >= C
+EF_FLOOR = 48  # smallest efSearch used
+EF_PER_CHUNK = 2  # efSearch >= this many times the chunks asked for
+EF_MAX = 1 << 16
+RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 rescoring
+# Quantized indexes: candidate documents = k * this. 8bit keeps Manticore's 3.0; 1-bit codes rank too
+# coarsely for that (recall@10 0.75 at 100k, 0.44 at 1M): 10 gave 0.995 at 100k (bench_quantize_index.py).
+# 1bit: 20 finds 0.961 of the true top 10 at 1M x 384 (10: 0.879, 3: 0.44; docs/benchmarks.md#one-file)
+OVERSAMPLING = {"none": 1.0, "8bit": 3.0, "1bit": 20.0, "1bitsimple": 10.0}
+
+
+class Plan:
+    """How one search runs (see ``VectorIndex._plan``)."""
+
+    path = "exact"
+    positions: np.ndarray | None = None  # live candidate positions when filtered
+    excluded: np.ndarray | None = None  # live positions of exclude_doc when unfiltered
+    n_candidates = 0
+    want_docs = 0
+    want = 0
+    shortlist = 0  # candidate documents: want * oversampling
+    oversampling = 1.0
+    rescore = True
+    fetch = 0
+    ef = 0
+    exact_max = 0
+
+
+def check(k: int, ef: int | None, oversampling: float | None) -> None:
+    """ValueError for a search request no index can serve."""
+    if k < 1:
+        raise ValueError(f"k must be positive, got {k}")
+    if ef is not None and ef < 0:
+        raise ValueError(f"ef must be non-negative, got {ef}")
+    if oversampling is not None and not oversampling >= 1.0:
+        raise ValueError(f"oversampling must be >= 1.0, got {oversampling}")
+
+
+def size(plan: Plan, docs: int, k: int, ef: int | None, oversampling: float | None, *,
+         quantization: str, m: int, total: int, trained: bool) -> Plan:
+    """Fill in ``plan`` (whose candidates are found: ``n_candidates`` chunks of ``docs`` documents)
+    for an index of ``total`` positions with HNSW parameter ``m``."""
+    plan.want_docs, plan.want = docs, min(k, docs)
+    # Oversampling widens the candidate documents: by default only on quantized codes (float32
+    # distances are exact already), as asked on any index (Manticore's meaning).
+    default = OVERSAMPLING.get(quantization, 3.0)
+    plan.oversampling = float(oversampling) if oversampling is not None else default
+    plan.shortlist = min(docs, math.ceil(plan.want * plan.oversampling))
+    chunks_per_doc = plan.n_candidates / docs if docs else 1.0
+    plan.fetch = min(plan.n_candidates, math.ceil(plan.shortlist * chunks_per_doc))
+    # The graph holds dead and filtered-out nodes too: to meet `base` allowed ones, look at base / s.
+    selectivity = plan.n_candidates / max(total, 1)
+    base = max(ef or 0, EF_FLOOR, EF_PER_CHUNK * plan.fetch)
+    plan.ef = int(min(math.ceil(base / max(selectivity, 1e-9)), EF_MAX))
+    # A graph search computes about ef * 2m distances; brute force computes one per candidate chunk.
+    plan.exact_max = max(EXACT_MIN_CHUNKS, int(EXACT_COST_RATIO * plan.ef * 2 * m))
+    exact = plan.n_candidates <= plan.exact_max or not trained
+    plan.path = "exact" if exact else "graph"
+    return plan

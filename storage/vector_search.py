@@ -1,0 +1,218 @@
+"""Searching a vector index: the k nearest documents, exactly or through the HNSW graph.
+
+``Searching`` is the read half of ``VectorIndex`` (storage/vectors.py holds the state and the writes):
+``search`` finds the candidates and sizes the search (``vector_plan``), then runs it exactly (one pass
+over the candidates' float32 vectors or codes) or through the graph (an ``IDSelectorBitmap`` keeps dead
+and filtered-out positions out), and ranks documents by their closest chunk in float64
+(``ranking``); a quantized index takes a shortlist from its codes and rescores it with the exact
+vectors SQLite holds. Every method here runs under the index's read lock.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import faiss
+import numpy as np
+
+from . import quantized, ranking, vector_plan
+from .positions import distinct, int_array, one_thread
+from .vector_plan import EF_MAX, Plan
+
+if TYPE_CHECKING:
+    from .positions import Column, KeyIndex, RWLock
+
+
+class Searching:
+    """The search methods of ``VectorIndex`` (a mixin: the attributes below are ``VectorIndex``'s)."""
+
+    dims: int
+    metric: str
+    m: int
+    quantization: str
+    _index: Any
+    _lock: RWLock
+    _chunk: Column
+    _doc: Column
+    _alive: Column
+    _by_doc: KeyIndex
+    _sqnorm: Column
+    _live: int
+    _live_docs: int
+    _max_norm: float
+    _alive_bitmap: np.ndarray | None
+
+    def search(self, query: np.ndarray, k: int, *, allowed_docs: np.ndarray | None = None,
+               exclude_doc: int | None = None, ef: int | None = None, rescore: bool = True,
+               oversampling: float | None = None) -> list[tuple[int, float, int]]:
+        """The k nearest documents as ``(doc_id, distance, chunk_id)``, by distance then doc id.
+
+        A document's distance is that of its closest live chunk. With ``allowed_docs`` only those
+        documents are considered (a prefilter); ``exclude_doc`` is never returned. On a quantized
+        index, ``k * oversampling`` candidate documents come from the codes and, with ``rescore``,
+        are ranked by their exact distances (else by the codes' approximate ones).
+        """
+        q = self._check_query(query)
+        with self._lock.read():
+            plan = self._plan(k, allowed_docs, exclude_doc, ef, oversampling)
+            plan.rescore = rescore
+            if plan.want == 0:
+                return []
+            if plan.path == "exact":
+                return self._search_exact(q, plan)
+            return self._search_graph(q, plan)
+
+    def explain(self, k: int, *, allowed_docs: np.ndarray | None = None, exclude_doc: int | None = None,
+                ef: int | None = None, rescore: bool = True, oversampling: float | None = None) -> dict[str, Any]:
+        """How ``search`` would run, without running it."""
+        with self._lock.read():
+            p = self._plan(k, allowed_docs, exclude_doc, ef, oversampling)
+            out = {"path": p.path, "candidates": p.n_candidates if allowed_docs is not None else None,
+                   "candidate_docs": p.want_docs, "ef": p.ef, "fetch": p.fetch, "exact_max_chunks": p.exact_max,
+                   "live_chunks": self._live, "live_docs": self._live_docs, "tombstones": self.tombstones}
+            if self.quantization != "none":
+                out.update(quantization=self.quantization, trained=not self._float, rescore=int(rescore),
+                           oversampling=p.oversampling, shortlist_docs=p.shortlist)
+            return out
+
+    def _check_query(self, query: np.ndarray) -> np.ndarray:
+        q = np.asarray(query, np.float32)
+        if q.size != self.dims or q.ndim > 2:
+            raise ValueError(f"expected a query vector of {self.dims} values, got shape {q.shape}")
+        q = np.ascontiguousarray(q.reshape(1, self.dims))
+        if not np.isfinite(q).all():
+            raise ValueError("the query vector must be finite")
+        return self._normalized(q) if self.metric == "cosine" else q
+
+    def _plan(self, k: int, allowed_docs: np.ndarray | None, exclude_doc: int | None, ef: int | None,
+              oversampling: float | None = None) -> Plan:
+        """The candidates (every live chunk, or the allowed documents' ones, less ``exclude_doc``'s),
+        then the search sized for them (``vector_plan.size``)."""
+        vector_plan.check(k, ef, oversampling)
+        plan = Plan()
+        if allowed_docs is None:
+            plan.n_candidates, docs = self._live, self._live_docs
+            if exclude_doc is not None:
+                gone = self._live_positions(self._by_doc, np.array([exclude_doc], np.int64))
+                plan.excluded, plan.n_candidates, docs = gone, self._live - len(gone), docs - (len(gone) > 0)
+        else:
+            wanted = int_array(allowed_docs)
+            if exclude_doc is not None:
+                wanted = wanted[wanted != exclude_doc]
+            plan.positions, docs = self._by_doc.live(wanted, self._alive.view)
+            plan.n_candidates = len(plan.positions)
+        return vector_plan.size(plan, docs, k, ef, oversampling, quantization=self.quantization, m=self.m,
+                                total=self._total, trained=self._index.is_trained)
+
+    def _candidates(self, plan: Plan) -> np.ndarray:
+        if plan.positions is not None:
+            return plan.positions
+        pos = np.flatnonzero(self._alive.view)
+        return pos if plan.excluded is None else np.setdiff1d(pos, plan.excluded, assume_unique=True)
+
+    def _search_exact(self, q: np.ndarray, plan: Plan) -> list[tuple[int, float, int]]:
+        pos = self._candidates(plan)
+        if self._float:
+            return self._finish(q, pos, self._distances32(q, pos), plan.shortlist, plan.want)
+        raw = quantized.code_distances(self._index, q, pos, self.quantization)
+        return self._finish_codes(q, pos, raw, plan)
+
+    def _finish(self, q: np.ndarray, pos: np.ndarray, approx: np.ndarray, shortlist: int,
+                k: int) -> list[tuple[int, float, int]]:
+        """From chunks with float32 distances to the k best documents, rescored in float64.
+
+        Only the chunks whose own float32 distance is within rounding of the cut (the ``shortlist``-th
+        best document) are rescored, so float32 error cannot change which documents make the cut
+        nor which chunk is a document's closest, and a long document near the cut costs only the
+        few chunks of it that are near too.
+        """
+        scale = 0.0 if self.metric == "l2" else float(np.linalg.norm(q)) * self._max_norm
+        keep = ranking.near_cut(self._doc.view[pos], approx, shortlist, vector_plan.RESCORE_TOL, scale)
+        return self._rank(q, pos[keep], k)
+
+    def _distances32(self, q: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """float32 distances from q to the vectors at ``pos``, read in place (no gathered copy)."""
+        xb = self._vectors()
+        n = len(xb)
+        ip = self.metric != "l2"
+        if 2 * len(pos) >= n:  # most of the index: one contiguous pass, then pick
+            out = np.empty(n, np.float32)
+            kernel = faiss.fvec_inner_products_ny if ip else faiss.fvec_L2sqr_ny
+            with one_thread():
+                kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), self.dims, n)
+            out = out[pos]
+        else:
+            out = np.empty(len(pos), np.float32)
+            ids = np.ascontiguousarray(pos, np.int64)
+            kernel = faiss.fvec_inner_products_by_idx if ip else faiss.fvec_L2sqr_by_idx
+            with one_thread():
+                kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), faiss.swig_ptr(ids),
+                       self.dims, 1, len(pos))
+        return 1.0 - out if ip else out
+
+    def _search_graph(self, q: np.ndarray, plan: Plan) -> list[tuple[int, float, int]]:
+        bitmap = self._selector_bitmap(plan)
+        sel = None if bitmap is None else faiss.IDSelectorBitmap(self._total, faiss.swig_ptr(bitmap))
+        fetch, ef = max(plan.fetch, 1), plan.ef
+        while True:
+            params = faiss.SearchParametersHNSW(efSearch=ef)
+            if sel is not None:
+                params.sel = sel
+            with one_thread():
+                dist, found = self._index.search(q, fetch, params=params)
+            hit = found[0] >= 0
+            pos = found[0][hit]
+            if len(distinct(self._doc.view[pos])) >= plan.shortlist:
+                if not self._float:
+                    return self._finish_codes(q, pos, dist[0][hit], plan)
+                approx = dist[0][hit] if self.metric == "l2" else 1.0 - dist[0][hit]
+                return self._finish(q, pos, approx, plan.shortlist, plan.want)
+            if fetch >= plan.n_candidates:
+                break
+            fetch, ef = min(2 * fetch, plan.n_candidates), min(2 * ef, EF_MAX)
+        # The graph could not reach enough documents (rare: tiny allowed sets spread thin). Be exact.
+        return self._search_exact(q, plan)
+
+    def _selector_bitmap(self, plan: Plan) -> np.ndarray | None:
+        """Bit i set when position i may be returned; None when every position may."""
+        if plan.positions is not None:
+            mask = np.zeros(self._total, bool)
+            mask[plan.positions] = True
+            return np.packbits(mask, bitorder="little")
+        if plan.excluded is None and not self.tombstones:
+            return None
+        with self._bitmap_lock:
+            if self._alive_bitmap is None:
+                self._alive_bitmap = np.packbits(self._alive.view, bitorder="little")
+            bitmap = self._alive_bitmap
+        if plan.excluded is None or not len(plan.excluded):
+            return bitmap
+        mask = np.unpackbits(bitmap, count=self._total, bitorder="little").astype(bool)
+        mask[plan.excluded] = False
+        return np.packbits(mask, bitorder="little")
+
+    def _rank(self, q: np.ndarray, pos: np.ndarray, k: int) -> list[tuple[int, float, int]]:
+        """Rescore ``pos`` in float64, keep each document's closest chunk, return the k best."""
+        dist = ranking.distances64(self._vectors()[pos], q[0], self.metric)
+        docs, chunks = self._doc.view[pos], self._chunk.view[pos]
+        return [(int(docs[i]), float(dist[i]), int(chunks[i])) for i in ranking.top_docs(docs, chunks, dist, k)]
+
+    def _finish_codes(self, q: np.ndarray, pos: np.ndarray, raw: np.ndarray,
+                      plan: Plan) -> list[tuple[int, float, int]]:
+        """Quantized: the shortlist of documents by code distance, then (rescore) exact distances."""
+        sqnorm = self._sqnorm.view[pos] if self._sqnorm.n else None
+        approx = quantized.to_metric(raw, self.metric, self.quantization, sqnorm, q)
+        docs, chunks = self._doc.view[pos], self._chunk.view[pos]
+        if not plan.rescore:
+            return [(int(docs[i]), float(approx[i]), int(chunks[i]))
+                    for i in ranking.top_docs(docs, chunks, approx, plan.want)]
+        short = ranking.top_docs(docs, chunks, approx, plan.shortlist)
+        pick = np.isin(docs, docs[short])
+        return self._rescore(q, docs[pick], chunks[pick], plan.want)
+
+    def _rescore(self, q: np.ndarray, docs: np.ndarray, chunks: np.ndarray, k: int) -> list[tuple[int, float, int]]:
+        found, x = self._exact_vectors(chunks, "rescore")
+        at = ranking.locate(chunks, found)
+        ok = at >= 0
+        dist = ranking.distances64(x[ok], q[0], self.metric)
+        d, c = docs[at[ok]], found[ok]
+        return [(int(d[i]), float(dist[i]), int(c[i])) for i in ranking.top_docs(d, c, dist, k)]
