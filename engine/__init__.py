@@ -23,7 +23,7 @@ __all__ = [
     "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
     "TimeFromTicks", "TimestampFromTicks", "Binary", "Row",
     "TableInfo", "ColumnInfo", "VectorInfo", "Chunking", "FullText", "KeyInfo", "serve", "embed_to_parquet",
-    "redact_statement", "pull_model",
+    "redact_statement", "pull_model", "pulled_models",
 ]
 
 
@@ -52,3 +52,9 @@ def pull_model(name: str, *, token: str | None = None):
     from tesseradb.clients.dbapi import public_errors
     with public_errors():
         return hub.pull(name, token=token)
+
+
+def pulled_models():
+    """The models ``pull_model`` fetched (their records: repo, revision, folder, file hashes)."""
+    from tesseradb.embed import hub
+    return hub.pulled()

@@ -6,7 +6,7 @@ import pytest
 import standin  # tests/embed/remote/standin.py
 from tesseradb import embed
 
-KEY = "sk-test-0123456789"
+from standin import KEY
 
 
 @pytest.fixture(scope="session")

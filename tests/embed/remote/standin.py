@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 
 Embedder = Callable[[list[str]], np.ndarray]
+KEY = "sk-test-0123456789"     # the key the stand-ins of the tests want
 
 
 class StandIn(ThreadingHTTPServer):

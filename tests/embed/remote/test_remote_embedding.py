@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tesseradb
-from conftest import KEY
+from standin import KEY
 
 ROWS = [(1, "smartphone", "latest mobile device with advanced features"),
         (2, "laptop", "portable computer for work and gaming"),
@@ -168,7 +168,8 @@ def test_the_key_is_never_shown_back(server):
     _create(con, server)
     shown = [con.execute("SHOW CREATE TABLE p").fetchall(), con.execute("DESCRIBE p").fetchall(),
              con.execute("SHOW MODELS").fetchall(),
-             con.execute("SELECT * FROM information_schema.columns WHERE table_name = 'p'").fetchall()]
+             con.execute("SELECT * FROM information_schema.columns WHERE table_name = 'p'").fetchall(),
+             con.describe("p")]
     assert KEY not in repr(shown)
     create = shown[0][0][1]
     assert "api_key='<redacted>'" in create
