@@ -30,9 +30,7 @@ def _fresh(monkeypatch, tmp_path):
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf-home"))
     monkeypatch.setenv("TESSERA_CACHE_DIR", str(tmp_path / "tessera-cache"))
-    registry.clear()
-    yield
-    registry.clear()
+    monkeypatch.setattr(registry, "_infos", {})      # names resolved afresh; opened models stay shared
 
 
 @pytest.mark.parametrize("variable", ["HF_HUB_CACHE", "HF_HOME"])
