@@ -28,7 +28,6 @@ from tesseradb.clients.dbapi_types import (BINARY, DATETIME, NUMBER, ROWID, STRI
                                            Time, TimeFromTicks, Timestamp, TimestampFromTicks)
 from tesseradb.clients.public_errors import public_errors
 from tesseradb.embed.remote.access import RemoteAccess
-from tesseradb.embed.texts import DEFAULT_MODEL
 from tesseradb.results import Result
 from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
@@ -45,8 +44,7 @@ paramstyle = "qmark"      # ? placeholders; :name placeholders with a mapping ar
 
 def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float = 5.0,
             statement_timeout: float | None = None, secure_file_priv: str | None = None,
-            read_only: bool = False, allow_remote: Sequence[str] | None = None,
-            allow_env: Sequence[str] | None = None) -> Connection:
+            read_only: bool = False) -> Connection:
     """Open (or create) the database at ``path`` (``":memory:"`` for a private in-memory one).
 
     ``timeout``: seconds a writer waits for another connection's lock before failing.
@@ -55,17 +53,12 @@ def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float 
     (default) any file; a directory: only files inside it, and INTO OUTFILE never replaces a file;
     ``""``: no file statement at all (docs/security.md).
     ``read_only``: refuse every statement that writes (error 1290).
-    ``allow_remote``: the URL prefixes remote models may call (None, the default: any, as an embedded
-    program is its own operator); ``allow_env``: the environment variables ``api_key='env:NAME'`` may
-    read (None: any). Servers pass what their operator listed (docs/models.md#over-a-server).
     """
     if read_only and path != ":memory:" and not os.path.isfile(path):
         raise errors.OperationalError(f"cannot open '{path}' read-only: no such database file")
     with public_errors():
         db = Database(path, busy_timeout=timeout, timeout=statement_timeout,
-                      secure_file_priv=secure_file_priv, read_only=read_only,
-                      remote_access=RemoteAccess(None if allow_remote is None else tuple(allow_remote),
-                                                 None if allow_env is None else frozenset(allow_env)))
+                      secure_file_priv=secure_file_priv, read_only=read_only)
     return Connection(db, autocommit=autocommit)
 
 
@@ -153,7 +146,7 @@ class Connection:
         """``con.sql("SELECT ...").df()``: execute and return the cursor (DuckDB's spelling)."""
         return self.execute(sql, params)
 
-    def embed(self, texts: str | Sequence[str], model: str = DEFAULT_MODEL, **settings: Any) -> Any:
+    def embed(self, texts: str | Sequence[str], model: str | None = None, **settings: Any) -> Any:
         """The vectors a column with ``model_name=model`` (and the given chunk settings:
         chunk_strategy, max_tokens, overlap_tokens, max_chunks) would store for ``texts``.
 
@@ -202,6 +195,17 @@ class Connection:
                 finally:
                     self._db = None
 
+    @property
+    def max_result_bytes(self) -> int | None:
+        """A bound on the rows a SELECT returns, by the size of their values (text and blobs by
+        length, other values 8): the rows past it are not read, and a Warning 1301 says the result
+        was cut. None (the default): no bound. The first row is always returned."""
+        return self.db.max_result_bytes
+
+    @max_result_bytes.setter
+    def max_result_bytes(self, value: int | None) -> None:
+        self.db.max_result_bytes = None if value is None else max(int(value), 1)
+
     def interrupt(self) -> None:
         """Stop the statement running on this connection (from another thread)."""
         if self._db is not None:
@@ -222,7 +226,7 @@ class Connection:
     def _run(self, sql: str, params: Any, many: Sequence[Any] | None = None) -> Result:
         with self._lock:
             db = self.db
-            with public_errors(db, sql):
+            with public_errors(db):
                 sql = normalize(sql, variables.lexing(db))     # sql_mode's quoting read once, here
                 if many is None:
                     sql, params = lift_literals(sql, params)   # long vector literals become parameters

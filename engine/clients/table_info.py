@@ -9,14 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tesseradb.catalog import tables as catalog_tables
 from tesseradb.catalog.vector_columns import VECTOR_TYPES, VectorSpec
 from tesseradb.sql.database import Database
-from tesseradb.sql.mysql import row_id, schema_info
-from tesseradb.sql.statements.ddl import show_create
-from tesseradb.sql.statements.describe import declared_type, text_flags
+from tesseradb.sql.mysql import row_id
+
+if TYPE_CHECKING:
+    from tesseradb.sql.mysql import schema_info
+# the statement handlers and SQLite's schema reader load with the first describe(), not with the
+# connection (tests/architecture/test_startup_imports.py)
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,8 @@ def table_names(db: Database) -> list[str]:
 
 def describe(db: Database, name: str) -> TableInfo:
     """The table called ``name`` (any case); ERROR 1146 when there is none."""
+    from tesseradb.sql.mysql import schema_info
+    from tesseradb.sql.statements.ddl import show_create
     db.sync_catalog()
     table = db.table(name)
     infos = schema_info.column_infos(db, table)
@@ -138,6 +143,7 @@ def _column(table: catalog_tables.Table, col: catalog_tables.Column, info: schem
             declared: bool) -> ColumnInfo:
     """``declared``: a column other than the id was declared PRIMARY KEY (a string key, say): it is the
     table's primary key, and the id beside it is the engine's document id."""
+    from tesseradb.sql.statements.describe import declared_type
     primary = "primary_key" in dict(col.constraints or ()) if declared else info.key == "PRI"
     spec = table.vectors.get(col.name.lower())
     vector = _vector(spec) if spec is not None else (
@@ -167,6 +173,7 @@ def _unindexed(type_: str) -> VectorInfo:
 
 
 def _full_text(table: catalog_tables.Table, col: catalog_tables.Column) -> FullText | None:
+    from tesseradb.sql.statements.describe import text_flags
     if col is table.columns[0] and row_id.alias(table) is None:
         return None
     flags = text_flags(col).split()

@@ -4,8 +4,11 @@ Each file gives the fields ``path`` (relative to the glob's prefix), ``title``, 
 ``size``, ``sha256`` and its front matter keys (YAML between ``---`` lines, read by python-frontmatter
 and PyYAML's safe loader). Markdown headings come from markdown-it-py, HTML becomes markdown with
 markdownify over a BeautifulSoup tree (scripts and styles dropped), PDF is read by pypdf (the
-optional ``pdf`` extra). A file that cannot be read or decoded raises ``Unreadable`` with the reason;
-the loader skips it with a Warning (``tesseradb.sql.statements.load_documents``).
+optional ``pdf`` extra). A file that cannot be read (a binary file: NUL bytes, a damaged PDF) raises
+``Unreadable`` with the reason; the loader skips it with a Warning
+(``tesseradb.sql.statements.load_documents``). Nothing else is dropped silently: text that is not
+UTF-8 is read as Windows-1252, and front matter that is not valid YAML stays in the text; each such
+file gets a Warning naming it (``Document.notes``).
 
 No file can exhaust the process: only a regular file is opened (``O_NONBLOCK``, its type checked after
 the open: a FIFO or device swapped in after the glob is skipped, never waited on), at most
@@ -54,6 +57,7 @@ class Document:
     size: int
     sha256: str
     front: dict[str, Any] = field(default_factory=dict)     # front matter, as JSON values
+    notes: list[str] = field(default_factory=list)          # what was read other than asked (a Warning each)
 
 
 @dataclass(frozen=True)
@@ -99,16 +103,36 @@ def snapshot(path: str) -> Snapshot:
 def parse(path: str, relative: str, snap: Snapshot) -> Document:
     """The document of one file (``Unreadable`` when it cannot be decoded)."""
     kind = kind_of(path) or "text"
-    title, body, front = READERS[kind](snap.data)
+    notes: list[str] = []
+    title, body, front = READERS[kind](snap.data, notes)
     stem = os.path.splitext(os.path.basename(path))[0]
     modified = datetime.datetime.fromtimestamp(snap.mtime_ns / 1e9, datetime.timezone.utc)
     return Document(relative, path, title or stem, body, modified.strftime("%Y-%m-%d %H:%M:%S"),
-                    snap.size, snap.sha256, front)
+                    snap.size, snap.sha256, front, notes)
 
 
 # -- text and front matter ---------------------------------------------------------------------------
-def decode(data: bytes) -> str:
-    """UTF-8 (a BOM is dropped; UTF-16 with a BOM is read too), line ends made ``\\n``."""
+#: The declared fallback for a text file that is not valid UTF-8: Windows-1252, the usual encoding of
+#: such notes (a superset of Latin-1's printable characters); the five bytes it leaves undefined are
+#: read as Latin-1 (C1 controls), so every byte decodes.
+FALLBACK_ENCODING = "cp1252"
+
+
+_CP1252_HOLES = re.compile(rb"[\x81\x8d\x8f\x90\x9d]")
+
+
+def _cp1252(data: bytes) -> str:
+    """Windows-1252, its five undefined bytes read as Latin-1."""
+    parts = _CP1252_HOLES.split(data)
+    out = [parts[0].decode(FALLBACK_ENCODING)]
+    for hole, part in zip(_CP1252_HOLES.findall(data), parts[1:]):
+        out += [chr(hole[0]), part.decode(FALLBACK_ENCODING)]
+    return "".join(out)
+
+
+def decode(data: bytes, notes: list[str] | None = None) -> str:
+    """UTF-8 (a BOM is dropped; UTF-16 with a BOM is read too), line ends made ``\\n``. Bytes that are
+    not UTF-8 are read as :data:`FALLBACK_ENCODING`, with a note (``notes``) saying so."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             text = data.decode("utf-16")
@@ -120,21 +144,29 @@ def decode(data: bytes) -> str:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise Unreadable(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
-                             "cannot be decoded") from None
+            if notes is None:
+                raise Unreadable(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+                                 "cannot be decoded") from None
+            line = data.count(b"\n", 0, exc.start) + 1
+            notes.append(f"not UTF-8 (byte 0x{data[exc.start]:02x} on line {line}); read as "
+                         f"{FALLBACK_ENCODING} (Windows-1252)")
+            text = _cp1252(data)
     if "\0" in text:
         raise Unreadable("a binary file (it contains NUL characters), not text")
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
-    """(front matter as JSON values, the text after it). No front matter: ({}, text). A value YAML
-    reads as a timestamp but that is no date (``2024-13-45``) is kept as the text written."""
+def split_front_matter(text: str, notes: list[str] | None = None) -> tuple[dict[str, Any], str]:
+    """(front matter as JSON values, the text after it). No front matter: ({}, text). Front matter that
+    is not valid YAML (or not a mapping) is kept as text, with a note naming the line, when ``notes``
+    is given (else ``Unreadable``). A value YAML reads as a timestamp but that is no date
+    (``2024-13-45``) is kept as the text written."""
     import yaml
     from frontmatter.default_handlers import YAMLHandler
     handler = YAMLHandler()
     if not handler.detect(text):
         return {}, text
+    raw = ""
     try:
         raw, content = handler.split(text)
     except ValueError:
@@ -144,14 +176,25 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     except RecursionError:
         raise Unreadable(f"its front matter is nested more than {MAX_FRONT_DEPTH} levels deep") from None
     except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        at = f" (line {where.line + 2})" if where is not None else ""
+        # the line that opened what never closed (a flow sequence...), else where the parser stopped;
+        # the raw front matter starts with the opening '---' line's line break: its line 0 is the file's 1
+        where = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        first = 1 if raw.startswith(("\n", "\r")) else 2
+        at = f" (line {where.line + first})" if where is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise Unreadable(f"its front matter is not valid YAML{at}: {problem}") from None
+        message = f"its front matter is not valid YAML{at}: {problem}"
+        if notes is None:
+            raise Unreadable(message) from None
+        notes.append(f"{message}; loaded with the front matter kept as text")
+        return {}, text
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
-        raise Unreadable(f"its front matter is a YAML {type(meta).__name__}, not a mapping of keys to values")
+        message = f"its front matter is a YAML {type(meta).__name__}, not a mapping of keys to values"
+        if notes is None:
+            raise Unreadable(message)
+        notes.append(f"{message} (line 2); loaded with the front matter kept as text")
+        return {}, text
     budget = _Budget()
     return {str(k): json_value(v, budget) for k, v in meta.items()}, content.lstrip("\n")
 
@@ -219,13 +262,13 @@ def _front_title(front: dict[str, Any]) -> str | None:
 
 
 # -- the readers ------------------------------------------------------------------------------------------
-def read_markdown(data: bytes) -> tuple[str | None, str, dict[str, Any]]:
-    front, body = split_front_matter(decode(data))
+def read_markdown(data: bytes, notes: list[str] | None = None) -> tuple[str | None, str, dict[str, Any]]:
+    front, body = split_front_matter(decode(data, notes), notes)
     return _front_title(front) or first_heading(body), body, front
 
 
-def read_text(data: bytes) -> tuple[str | None, str, dict[str, Any]]:
-    front, body = split_front_matter(decode(data))
+def read_text(data: bytes, notes: list[str] | None = None) -> tuple[str | None, str, dict[str, Any]]:
+    front, body = split_front_matter(decode(data, notes), notes)
     return _front_title(front), body, front
 
 
@@ -246,12 +289,12 @@ def first_heading(markdown: str) -> str | None:
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "head", "svg", "iframe", "object")
 
 
-def read_html(data: bytes) -> tuple[str | None, str, dict[str, Any]]:
+def read_html(data: bytes, notes: list[str] | None = None) -> tuple[str | None, str, dict[str, Any]]:
     """Readable text with headings as markdown headings (markdownify); the title is <title>, else
     the first heading."""
     from bs4 import BeautifulSoup
     from markdownify import MarkdownConverter
-    soup = BeautifulSoup(decode(data), "html.parser")
+    soup = BeautifulSoup(decode(data, notes), "html.parser")
     title_tag = soup.find("title")
     title = title_tag.get_text(" ", strip=True) if title_tag is not None else ""
     for tag in soup.find_all(_DROPPED_TAGS):
@@ -287,7 +330,7 @@ def _flatten_deep(soup: Any) -> None:
         stack.extend((child, depth + 1) for child in node.children if isinstance(child, Tag))
 
 
-def read_pdf(data: bytes) -> tuple[str | None, str, dict[str, Any]]:
+def read_pdf(data: bytes, notes: list[str] | None = None) -> tuple[str | None, str, dict[str, Any]]:
     """The text of every page (pypdf), pages separated by a form feed on its own line, as pdftotext
     separates them; the title is the PDF's own Title, when it has one."""
     try:
@@ -312,7 +355,7 @@ class MissingExtra(Unreadable):
     """The reader's library is not installed (the message names the extra to install)."""
 
 
-READERS: dict[str, Callable[[bytes], tuple[str | None, str, dict[str, Any]]]] = {
+READERS: dict[str, Callable[[bytes, list[str]], tuple[str | None, str, dict[str, Any]]]] = {
     "markdown": read_markdown, "text": read_text, "html": read_html, "pdf": read_pdf,
 }
 

@@ -61,6 +61,7 @@ def intro_section() -> list[str]:
              f"{PY}/bench_boundary.py                 # the server's boundary: pathological input, SIGKILL, 32 clients",
              f"{PY}/bench_sync.py                     # LOAD DATA ... SYNC of the manual's files: first vs JSONL, no change, 10/2/2 edits",
              f"{PY}/bench_mcp.py                      # tessera mcp: search over stdio vs in-process",
+             f"{PY}/bench_http.py                     # tessera serve --http: knn and SELECT p50, HTTP vs MySQL vs in-process",
              f"{PY}/make_report.py                    # this page, from the results (--chart: its chart too; --check)",
              "```", "",
              "Vectors and the loaded database are kept in `~/.cache/tesseradb-bench` (`TESSERA_BENCH_CACHE`): "

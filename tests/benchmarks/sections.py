@@ -26,6 +26,7 @@ import common  # noqa: E402
 import make_report  # noqa: E402
 import report_chunk_reuse  # noqa: E402
 import report_hybrid  # noqa: E402
+import report_http  # noqa: E402
 import report_hybrid_peers  # noqa: E402
 import report_ingest  # noqa: E402
 import report_int8  # noqa: E402
@@ -60,6 +61,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("integrations", lambda: report_recorded.section("integrations")),
     ("hybrid-peers", lambda: report_hybrid_peers.section(common.load_result("hybrid_peers"))),
     ("mcp", report_mcp.section),
+    ("http", report_http.section),
     ("models", report_models.section),
     ("boundary", lambda: report_recorded.section("boundary")),
     ("sqllogictest", lambda: report_recorded.section("sqllogictest")),

@@ -1,37 +1,28 @@
 """What a request needs to know of a table: its columns, which are full-text fields, which are
-vector columns and which of those the engine embeds itself (model_name ... from).
-
-The facts come from DESCRIBE, read in this one function (``read``) until the DB-API offers a
-structured ``Connection.describe``. Identifiers of a request are accepted only when they name a
-column of the table, and are always quoted.
+vector columns and which of those the engine embeds itself (model_name ... from), read from the
+public catalog (``Connection.describe``). Identifiers of a request are accepted only when they name
+a column of the table, and are always quoted.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tesseradb.clients.http.fields import RequestError
 
 VECTOR_TYPES = {"float_vector", "float_vector_array"}
-OPTION = re.compile(r"(\w+)='((?:[^'\\]|\\.)*)'")
 
 
 @dataclass
 class Column:
     name: str
     type: str
-    full_text: bool = False
-    options: dict[str, str] = field(default_factory=dict)
+    full_text: bool = False                 # MATCH() searches it
+    model_backed: bool = False              # a vector column computed by the engine: a text query searches it
 
     @property
     def is_vector(self) -> bool:
         return self.type in VECTOR_TYPES
-
-    @property
-    def model_backed(self) -> bool:
-        """Computed by the engine from other columns: a text query can search it."""
-        return self.is_vector and "model_name" in self.options
 
 
 @dataclass
@@ -63,13 +54,7 @@ def quote(identifier: str) -> str:
 
 
 def read(con: Any, name: str) -> Table:
-    """The table's facts (DESCRIBE); a missing table is the engine's own error (1146)."""
-    cur = con.cursor()
-    cur.execute(f"DESCRIBE {quote(name)}")
-    columns = []
-    for column, kind, props in cur.fetchall():
-        props = props or ""
-        options = {k: re.sub(r"\\(.)", r"\1", v) for k, v in OPTION.findall(props)}
-        words = OPTION.sub("", props).split()
-        columns.append(Column(column, str(kind).lower(), "indexed" in words and "knn" not in words, options))
-    return Table(name, columns)
+    """The table's facts; a missing table is the engine's own error (1146)."""
+    info = con.describe(name)
+    return Table(info.name, [Column(c.name, c.type, bool(c.full_text and c.full_text.indexed),
+                                    bool(c.vector and c.vector.model_backed)) for c in info.columns])

@@ -66,6 +66,17 @@ class TableInfo:
         return self.column(first) if first else None
 
     @property
+    def path_column(self) -> Column | None:
+        """The column a hit is cited by (``path``, as ``tessera index`` and LOAD DATA SYNC make it)."""
+        found = self.column("path")
+        return found if found is not None and not found.is_vector else None
+
+    @property
+    def json_columns(self) -> list[Column]:
+        """Columns of front matter and other keys (``meta``): filters reach their keys."""
+        return [c for c in self.columns if c.type == "json"]
+
+    @property
     def data_columns(self) -> list[Column]:
         """Everything but vectors: what read() returns."""
         return [c for c in self.columns if not c.is_vector]

@@ -1,9 +1,13 @@
 """The tools, their JSON schemas and descriptions, on the official SDK's MCPServer.
 
-Every statement runs on one worker thread that owns the connections (a connection belongs to one
-thread); the event loop only waits for it. Errors an agent can act on (a ToolFailure, a MySQL error)
-become tool errors with their message; the server keeps answering."""
+Every call runs on one of a pool of worker threads, each with its own connections (a connection
+belongs to one thread); the event loop only waits, so a slow call does not hold the others. A call
+that outlives ``--timeout`` (its statements are stopped by the engine's own time limit first) is
+answered with an error and its connections are interrupted. Errors an agent can act on (a
+ToolFailure, a MySQL error) become tool errors with their message; the server keeps answering."""
 from __future__ import annotations
+
+import inspect
 
 import asyncio
 import concurrent.futures
@@ -20,7 +24,7 @@ from pydantic import Field
 import tesseradb
 from tesseradb.clients.mcp import documents, overview, tools, writes
 from tesseradb.clients.mcp.limits import (MAX_CHUNKS_PER_DOC, MAX_DOCUMENTS, MAX_QUERY_CHARS, MAX_SQL_CHARS,
-                                          MAX_WINDOW, MAX_WRITE_DOCUMENTS)
+                                          MAX_WINDOW, MAX_WRITE_DOCUMENTS, WORKERS)
 from tesseradb.clients.mcp.session import Session, ToolFailure
 
 WRITE_TOOLS = ("add", "update", "delete", "sync")
@@ -29,17 +33,39 @@ INSTRUCTIONS = ("A tesseradb database of documents. Start with describe() to see
                 "context() to explore. sql() runs one read-only MySQL-dialect statement.")
 
 
-class Worker:
-    """One thread that owns the connections and runs every statement."""
+TIMEOUT_GRACE = 10.0            # seconds past --timeout before a call is answered as timed out
 
-    def __init__(self) -> None:
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-mcp")
+
+class Worker:
+    """The worker threads (``WORKERS``), each with its own connections (``Session.open_thread``)."""
+
+    def __init__(self, session: Session | None = None, workers: int = WORKERS) -> None:
+        self.session = session
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="tessera-mcp",
+            initializer=session.open_thread if session is not None else None)
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        running: list[Any] = []
+
+        def job() -> Any:
+            if self.session is not None:
+                running.extend(self.session.connections())
+            return fn(*args)
+
+        future = asyncio.wrap_future(self._pool.submit(job))
+        timeout = self.session.timeout if self.session is not None else None
         try:
-            return await asyncio.wrap_future(self._pool.submit(fn, *args))
+            if timeout is None:
+                return await future
+            return await asyncio.wait_for(asyncio.shield(future), timeout + TIMEOUT_GRACE)
         except (ToolFailure, tesseradb.Error) as exc:
             raise ToolError(str(exc)) from None
+        except asyncio.TimeoutError:
+            for con in running:
+                con.interrupt()
+            raise ToolError(f"the call took longer than --timeout ({timeout:g} seconds) and was stopped; "
+                            "ask for less (a LIMIT, a narrower WHERE, a section or a passage)") from None
 
     async def answer(self, fn: Callable[..., Any], *args: Any) -> CallToolResult:
         """A tool's answer: the structured result, and the same as compact JSON text (an agent's
@@ -79,7 +105,10 @@ DocId = Annotated[int, Field(description="the document's id")]
 Filters = Annotated[dict[str, Any] | None, Field(description=(
     "conditions on the table's filterable columns, all of which must hold: {column: value} for equality "
     "(null for IS NULL) or {column: {op: value}} with op one of eq, ne, lt, lte, gt, gte, like, in, not_in "
-    "(in / not_in take a list). Example: {\"team\": \"ops\", \"year\": {\"gte\": 2023}}"))]
+    "(in / not_in take a list). Keys of a json column (front matter) too: \"meta.owner\", or just \"tags\" "
+    "when the table has one json column; a list value matches when one of its elements does; dates are ISO "
+    "text. Example: {\"team\": \"ops\", \"year\": {\"gte\": 2023}, \"tags\": \"ops\", "
+    "\"meta.date\": {\"gte\": \"2026-01-01\"}}"))]
 
 
 def build(session: Session, worker: Worker) -> TesseraServer:
@@ -157,7 +186,7 @@ def _read_tools(server: MCPServer, s: Session, w: Worker) -> None:
         return await w.answer(overview.sql, s, query)
 
     for fn in (search, read, similar, context, describe, sql):
-        server.add_tool(fn, annotations=READ, structured_output=True)
+        server.add_tool(_dedented(fn), annotations=READ, structured_output=True)
 
 
 def _write_tools(server: MCPServer, s: Session, w: Worker) -> None:
@@ -178,11 +207,18 @@ def _write_tools(server: MCPServer, s: Session, w: Worker) -> None:
         return await w.answer(writes.delete, s, table, ids)
 
     for fn in (add, update, delete):
-        server.add_tool(fn, annotations=WRITE, structured_output=True)
+        server.add_tool(_dedented(fn), annotations=WRITE, structured_output=True)
     if s.sync_root is not None:
         async def sync(table: Table, path: Annotated[str, Field(max_length=4096, description=(
                 "a folder or file inside the directory the server was started with (--allow-sync)"))] = ".") -> dict[str, Any]:
             """Bring a table up to date with a folder of documents: new files added, changed ones
             replaced, deleted ones removed (LOAD DATA ... SYNC)."""
             return await w.answer(writes.sync, s, table, path)
-        server.add_tool(sync, annotations=WRITE, structured_output=True)
+        server.add_tool(_dedented(sync), annotations=WRITE, structured_output=True)
+
+
+def _dedented(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The tool's description is its docstring: without the source's indentation (agents pay for
+    every space)."""
+    fn.__doc__ = inspect.cleandoc(fn.__doc__ or "")
+    return fn

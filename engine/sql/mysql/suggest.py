@@ -4,13 +4,9 @@
 from __future__ import annotations
 
 import difflib
-import re
 
 from tesseradb import errors
 from tesseradb.sql.database import Database
-
-_TABLE = re.compile(r"table '([^']+)' does not exist$")
-_COLUMN = re.compile(r"Unknown column '([^']+)' in '[^']*'$")
 
 
 def _closest(name: str, candidates: list[str]) -> str | None:
@@ -26,15 +22,15 @@ def _columns(db: Database) -> list[str]:
 def with_suggestion(db: Database, error: BaseException) -> BaseException:
     """The same error with "; did you mean 'x'?" added when a close name exists."""
     if isinstance(error, errors.NoSuchTable):
-        match, names = _TABLE.search(error.msg), [t.name for t in db.tables.values()]
+        wanted, names = error.fields.get("table"), [t.name for t in db.tables.values()]
     elif isinstance(error, errors.NoSuchColumn):
-        match, names = _COLUMN.search(error.msg), _columns(db)
+        wanted, names = error.fields.get("column"), _columns(db)
     else:
         return error
-    if match is None:
+    if not isinstance(wanted, str) or "suggestion" in error.fields:
         return error
-    wanted = match.group(1).split(".")[-1]
-    best = _closest(wanted, names)
+    best = _closest(wanted.split(".")[-1], names)
     if best is None:
         return error
-    return type(error)(f"{error.msg}; did you mean '{best}'?", error.errno, error.sqlstate)
+    return type(error)(f"{error.msg}; did you mean '{best}'?", error.errno, error.sqlstate,
+                       fields={**error.fields, "suggestion": best})
