@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from tesseradb.storage.chunk_table import ColumnLayout
 
-from tesseradb.catalog.types import VECTOR_TYPES
-from tesseradb.catalog.vector_columns import VectorSpec
+from tesseradb.catalog.vector_columns import VECTOR_TYPES, VectorSpec
 
 if TYPE_CHECKING:
     from tesseradb.grammar.nodes import ColumnDef

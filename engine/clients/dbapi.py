@@ -82,9 +82,9 @@ class Connection:
 
     def __init__(self, db: Database, *, autocommit: bool = False):
         self._db: Database | None = db
-        self.autocommit = autocommit
         self._explicit = False    # inside BEGIN ... COMMIT/ROLLBACK: autocommit waits for its end
         self._lock = threading.RLock()
+        self.autocommit = autocommit
         self.row_factory: Any = None   # as in sqlite3: factory(cursor, row) builds each fetched row
 
     @property
@@ -95,13 +95,17 @@ class Connection:
 
     @property
     def autocommit(self) -> bool:
-        """Commit after every statement; ``SET autocommit = 0|1`` in SQL changes it too (as in MySQL,
-        switching it on commits the open transaction)."""
+        """Commit after every statement; ``SET autocommit = 0|1`` in SQL changes it too. Switching it on
+        commits the open transaction (BEGIN's too), as MySQL and PEP 249 drivers do."""
         return bool(variables.session(self.db).system["autocommit"])
 
     @autocommit.setter
     def autocommit(self, value: bool) -> None:
-        variables.session(self.db).system["autocommit"] = 1 if value else 0
+        with self._lock:
+            if value and self.db.store.in_transaction:
+                self._explicit = False
+                self._call(self.db.commit)
+            variables.session(self.db).system["autocommit"] = 1 if value else 0
 
     @property
     def sql_mode(self) -> str:
@@ -241,17 +245,21 @@ class Connection:
                     result = executor.run_many(db, stmt, many)
                 else:
                     result = executor.run(db, stmt, params)
-                if isinstance(stmt, ast.Transaction):
-                    self._explicit = stmt.verb == "begin"
-                elif planner.commits(stmt):
-                    self._explicit = False      # DDL committed the transaction BEGIN opened (MySQL)
-                elif isinstance(stmt, ast.SetStatement) and self.autocommit:
-                    self._explicit = False      # SET autocommit=1 commits, even inside BEGIN (MySQL)
-                    db.commit()
-                elif self.autocommit and not self._explicit:
-                    db.commit()
+                self._end_statement(db, stmt)
         embedding.warn_truncated(db.pending_warnings)    # after the statement: a filter that raises it gets it as is
         return result
+
+    def _end_statement(self, db: Database, stmt: Any) -> None:
+        """The connection's part of the transaction rules (the executor's bracket did the statement's):
+        BEGIN holds autocommit off until COMMIT or ROLLBACK; a statement that commits implicitly
+        (``planner.commits``: DDL, SET autocommit = 1) has ended BEGIN's transaction; otherwise, with
+        autocommit on and no BEGIN, the statement's work is committed now."""
+        if isinstance(stmt, ast.Transaction):
+            self._explicit = stmt.verb == "begin"
+        elif planner.commits(stmt):
+            self._explicit = False
+        elif self.autocommit and not self._explicit:
+            db.commit()
 
     def __enter__(self) -> Connection:
         return self

@@ -38,9 +38,12 @@ def spec_for(model: str, settings: dict[str, object]) -> vector_columns.VectorSp
     return specs["v"]
 
 
-def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, **settings: object) -> list[np.ndarray]:
+def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, losses: list | None = None,
+                **settings: object) -> list[np.ndarray]:
     """One (vectors x dims) float32 array per text: one row for ``truncate`` and ``mean``, one per
-    chunk for ``fixed``, ``recursive``, ``sentence`` and ``markdown``."""
+    chunk for ``fixed``, ``recursive``, ``sentence`` and ``markdown``. ``losses`` gets
+    ``(text number, tokens, tokens the model saw)`` for each text the model embedded only in part
+    (what INSERT reports as a truncation warning)."""
     spec = spec_for(model, settings)
     texts = list(texts)
     for i, text in enumerate(texts):
@@ -49,6 +52,9 @@ def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, **settings: ob
         check_text(text, f"embed() text {i + 1}")
     engine_model = embed.spec_model(spec)
     cuts = [cut_text(engine_model, spec, text) for text in texts]
+    if losses is not None:
+        losses.extend((i + 1, c.plan.total_tokens, c.plan.total_tokens - c.plan.dropped_tokens)
+                      for i, c in enumerate(cuts) if c.plan.dropped_tokens)
     pieces = [p for text, cut in zip(texts, cuts) for p in cut.pieces(text, cut.located(text))]
     return [e.vectors for e in embed_plans(engine_model, spec.chunk_strategy, texts, [c.plan for c in cuts],
                                            pieces=pieces)]

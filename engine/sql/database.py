@@ -38,6 +38,7 @@ class Database:
         self.warnings: list[Warn] = []
         self.pending_warnings: list[Warn] = []
         self.on_progress: Callable[[int, int], None] | None = None
+        self.on_chat_token: Callable[[str], None] | None = None   # CALL CHAT streams its answer here (shell)
         self.max_result_bytes: int | None = None    # a SELECT's rows stop past this (statements/query.py)
         self._stop = False
         self._deadline: float | None = None

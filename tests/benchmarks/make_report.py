@@ -56,6 +56,7 @@ def intro_section() -> list[str]:
              f"{PY}/bench_hybrid_peers.py             # hybrid search against LanceDB, reranking, MMR, length penalty",
              f"{PY}/bench_integrations.py --every 4          # LangChain store vs DB-API: search p50, add_documents vs LOAD DATA",
              f"{PY}/bench_markdown.py --subset questions   # markdown vs recursive: heading queries, questions, load, knn_chunk_section() cost",
+             f"{PY}/bench_passages.py                 # passage@1/@5 with quotes: tessera index's table vs recursive 256/32",
              f"{PY}/bench_server.py                   # tessera serve: throughput and latency over the MySQL protocol",
              f"{PY}/bench_models.py --every 4          # remote models (OpenAI-compatible) vs in-process; query prefix recall",
              f"{PY}/bench_boundary.py                 # the server's boundary: pathological input, SIGKILL, 32 clients",

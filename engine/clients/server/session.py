@@ -305,9 +305,7 @@ def _sync(con: Any, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _set_autocommit(con: Any, on: bool) -> ServerStatus:
-    """MySQL: switching autocommit on commits the open transaction."""
-    if on and con.in_transaction:
-        con.commit()
+    """The connection owns autocommit: switching it on commits the open transaction (as MySQL does)."""
     con.autocommit = on
     return _status(con)
 
