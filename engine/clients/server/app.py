@@ -90,7 +90,8 @@ class Server:
                                       statement_timeout=o.statement_timeout, secure_file_priv=o.secure_file_priv,
                                       max_execution_time=o.max_execution_time),
                                 host=o.host, port=o.http_port, user=o.user, password=o.password,
-                                ssl_cert=o.ssl_cert, ssl_key=o.ssl_key, max_body=o.max_packet)
+                                ssl_cert=o.ssl_cert, ssl_key=o.ssl_key, max_body=o.max_packet,
+                                idle_timeout=o.idle_timeout)
         try:
             await self.http.start()
         except OSError as exc:
