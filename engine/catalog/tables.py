@@ -70,7 +70,8 @@ class Table:
     def from_json(cls, data: dict[str, Any]) -> "Table":
         columns = [Column(n, t, tt, tuple(tuple(o) for o in opts), _constraints(rest[0]) if rest else ())
                    for n, t, tt, opts, *rest in data["columns"]]
-        vectors = {k: VectorSpec(**{**v, "from_columns": tuple(v["from_columns"])})
+        vectors = {k: VectorSpec(**{**v, "from_columns": tuple(v["from_columns"]),
+                                     "model_options": tuple(tuple(o) for o in v.get("model_options", ()))})
                    for k, v in data["vectors"].items()}
         return cls(data["name"], columns, vectors, dict(data["chunk_tables"]), dict(data.get("options", {})))
 

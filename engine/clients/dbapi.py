@@ -27,6 +27,7 @@ from tesseradb.clients.cursor import Cursor, Row
 from tesseradb.clients.dbapi_types import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Date, DateFromTicks,
                                            Time, TimeFromTicks, Timestamp, TimestampFromTicks)
 from tesseradb.clients.public_errors import public_errors
+from tesseradb.embed.remote.access import RemoteAccess
 from tesseradb.results import Result
 from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
@@ -43,7 +44,8 @@ paramstyle = "qmark"      # ? placeholders; :name placeholders with a mapping ar
 
 def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float = 5.0,
             statement_timeout: float | None = None, secure_file_priv: str | None = None,
-            read_only: bool = False) -> Connection:
+            read_only: bool = False, allow_remote: Sequence[str] | None = None,
+            allow_env: Sequence[str] | None = None) -> Connection:
     """Open (or create) the database at ``path`` (``":memory:"`` for a private in-memory one).
 
     ``timeout``: seconds a writer waits for another connection's lock before failing.
@@ -52,12 +54,17 @@ def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float 
     (default) any file; a directory: only files inside it, and INTO OUTFILE never replaces a file;
     ``""``: no file statement at all (docs/security.md).
     ``read_only``: refuse every statement that writes (error 1290).
+    ``allow_remote``: the URL prefixes remote models may call (None, the default: any, as an embedded
+    program is its own operator); ``allow_env``: the environment variables ``api_key='env:NAME'`` may
+    read (None: any). Servers pass what their operator listed (docs/models.md#over-a-server).
     """
     if read_only and path != ":memory:" and not os.path.isfile(path):
         raise errors.OperationalError(f"cannot open '{path}' read-only: no such database file")
     with public_errors():
         db = Database(path, busy_timeout=timeout, timeout=statement_timeout,
-                      secure_file_priv=secure_file_priv, read_only=read_only)
+                      secure_file_priv=secure_file_priv, read_only=read_only,
+                      remote_access=RemoteAccess(None if allow_remote is None else tuple(allow_remote),
+                                                 None if allow_env is None else frozenset(allow_env)))
     return Connection(db, autocommit=autocommit)
 
 
@@ -229,7 +236,7 @@ class Connection:
     def _run(self, sql: str, params: Any, many: Sequence[Any] | None = None) -> Result:
         with self._lock:
             db = self.db
-            with public_errors(db):
+            with public_errors(db, sql):   # the statement: its API keys are redacted from the message
                 sql = normalize(sql, variables.lexing(db))     # sql_mode's quoting read once, here
                 if many is None:
                     sql, params = lift_literals(sql, params)   # long vector literals become parameters

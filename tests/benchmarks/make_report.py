@@ -58,6 +58,7 @@ def intro_section() -> list[str]:
              f"{PY}/bench_markdown.py --subset questions   # markdown vs recursive: heading queries, questions, load, knn_chunk_section() cost",
              f"{PY}/bench_passages.py                 # passage@1/@5 with quotes: tessera index's table vs recursive 256/32",
              f"{PY}/bench_server.py                   # tessera serve: throughput and latency over the MySQL protocol",
+             f"{PY}/bench_models.py --every 4          # remote models (OpenAI-compatible) vs in-process; query prefix recall",
              f"{PY}/bench_boundary.py                 # the server's boundary: pathological input, SIGKILL, 32 clients",
              f"{PY}/bench_sync.py                     # LOAD DATA ... SYNC of the manual's files: first vs JSONL, no change, 10/2/2 edits",
              f"{PY}/bench_mcp.py                      # tessera mcp: search over stdio vs in-process",

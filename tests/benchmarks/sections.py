@@ -32,6 +32,7 @@ import report_ingest  # noqa: E402
 import report_int8  # noqa: E402
 import report_markdown  # noqa: E402
 import report_mcp  # noqa: E402
+import report_models  # noqa: E402
 import report_passages  # noqa: E402
 import report_recall  # noqa: E402
 import report_recorded  # noqa: E402
@@ -63,6 +64,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("hybrid-peers", lambda: report_hybrid_peers.section(common.load_result("hybrid_peers"))),
     ("mcp", report_mcp.section),
     ("http", report_http.section),
+    ("models", report_models.section),
     ("boundary", lambda: report_recorded.section("boundary")),
     ("sqllogictest", lambda: report_recorded.section("sqllogictest")),
     ("sync", report_sync.section),
