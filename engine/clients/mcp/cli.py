@@ -30,6 +30,11 @@ def parser() -> argparse.ArgumentParser:
                    "clients must send (Authorization: Bearer ...)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="interrupt any statement running longer than this (default 30)")
+    p.add_argument("--allow-remote", action="append", default=[], metavar="URL-PREFIX",
+                   help="a remote model endpoint the tables' models may call (repeatable); without it remote "
+                   "models are refused (docs/models.md)")
+    p.add_argument("--allow-env", action="append", default=[], metavar="NAME",
+                   help="an environment variable api_key='env:NAME' may read (repeatable; default: none)")
     return p
 
 

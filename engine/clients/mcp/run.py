@@ -34,7 +34,8 @@ def _stopper(worker: Worker, session: Session):
 def run(args: argparse.Namespace, token: str | None) -> int:
     session = Session(args.database, only=args.table, allow_writes=args.allow_writes,
                       sync_root=os.path.realpath(args.allow_sync) if args.allow_sync else None,
-                      timeout=args.timeout)
+                      timeout=args.timeout, allow_remote=tuple(getattr(args, "allow_remote", ())),
+                      allow_env=tuple(getattr(args, "allow_env", ())))
     worker = Worker(session)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stopper(worker, session))
