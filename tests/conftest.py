@@ -27,6 +27,8 @@ SLOW_PATHS = {
     "chat/test_call_chat.py": "CALL CHAT against a loopback stand-in of the OpenAI chat API, over sockets",
     "chat/test_chat_docs.py": "docs/chat.md's CALL CHAT examples against the loopback stand-in",
     "chat/test_standin.py": "the official openai client against the loopback stand-in",
+    "chat/test_chat_server.py": "tessera serve on a real socket, PyMySQL, and the chat stand-in",
+    "chat/test_chat_shell.py": "the tessera shell in a terminal and in batch mode against the stand-in",
     "install/": "a plain install in its own virtual environment",
     "docs/test_docs_code.py": "every docs page run through the tessera shell process",
     "docs/test_sql_examples.py": "every sql_examples script run through the tessera shell process",

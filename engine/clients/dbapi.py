@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tesseradb import grammar
@@ -22,7 +22,8 @@ from tesseradb.grammar.lexing import Lexing, normalize
 from tesseradb.grammar.literals import lift as lift_literals
 
 from tesseradb import errors
-from tesseradb.clients import embedding, table_info
+from tesseradb.clients import chat_call, embedding, table_info
+from tesseradb.clients.chat_call import ChatAnswer
 from tesseradb.clients.cursor import Cursor, Row
 from tesseradb.clients.dbapi_types import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Date, DateFromTicks,
                                            Time, TimeFromTicks, Timestamp, TimestampFromTicks)
@@ -163,6 +164,16 @@ class Connection:
         One text: a float32 array, (dims,) for ``truncate``/``mean``, (chunks, dims) otherwise.
         A list: an (n, dims) array for ``truncate``/``mean``, else a list of (chunks, dims) arrays."""
         return embedding.embed(self._call, texts, model, **settings)
+
+    def chat(self, question: str, table: str, model: str, conversation: str | None = None,
+             vector_field: str | None = None, on_token: Callable[[str], None] | None = None) -> ChatAnswer:
+        """``CALL CHAT`` (docs/chat.md): the chat model ``model``'s answer to ``question`` over ``table``,
+        with its sources; ``on_token(text)`` receives the answer as it streams."""
+        return chat_call.chat(self, question, table, model, conversation, vector_field, on_token)
+
+    def set_chat_stream(self, callback: Callable[[str], None] | None) -> None:
+        """callback(text) with each piece of a CALL CHAT answer as the model streams it (None: off)."""
+        self.db.on_chat_token = callback
 
     def tables(self) -> tuple[table_info.TableInfo, ...]:
         """Every table of the database, by name (``TableInfo``: docs/dbapi.md#the-catalog)."""

@@ -196,3 +196,26 @@ def test_an_env_key_is_read_at_use_and_shown_as_written(server, local_model, mon
     monkeypatch.delenv("TESSERA_TEST_KEY")
     with pytest.raises(tesseradb.OperationalError, match="environment variable TESSERA_TEST_KEY is not set"):
         con.execute("INSERT INTO p (id, title, description) VALUES (7, 'a', 'b')")
+
+
+# -- token budgets -----------------------------------------------------------------------------------
+def test_without_a_tokenizer_a_text_is_cut_to_a_quarter_of_the_providers_limit_in_characters(server):
+    con = tesseradb.connect()
+    _create(con, server)
+    long = "é" * 5000 + " tail"                       # 2 bytes a character: 10k bytes, over 8192
+    con.execute("INSERT INTO p (id, title, description) VALUES (1, ?, '')", (long,))
+    sent = server.texts_sent()[-1]
+    assert len(sent) == 8192 // 4 and len(sent.encode("utf-8")) <= 8192
+
+
+def test_chunk_budgets_follow_the_named_tokenizer(server, local_model):
+    con = tesseradb.connect()
+    con.execute(f"CREATE TABLE c (body TEXT, v FLOAT_VECTOR_ARRAY KNN_TYPE='hnsw' MODEL_NAME='openai/m' FROM='body' "
+                f"API_KEY='{KEY}' API_URL='{server.base}/v1' tokenizer='all-MiniLM-L6-v2' "
+                f"chunk_strategy='fixed' max_tokens='8')")
+    text = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    server.requests.clear()
+    con.execute("INSERT INTO c (id, body) VALUES (1, ?)", (text,))
+    chunks = server.texts_sent()
+    assert len(chunks) == 2 and all(len(local_model.token_offsets(c)) <= 8 for c in chunks)
+    assert " ".join(chunks) == text
