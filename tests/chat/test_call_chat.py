@@ -186,3 +186,29 @@ def test_env_key(notes_db, monkeypatch):
                              f"base_url='{server.base_url}')")
         assert ask(con, QUESTION, "docs", "e")["response"].startswith("[ref:")
         assert ("api_key", "HIDDEN") in con.cursor().execute("DESCRIBE CHAT MODEL e").fetchall()
+
+
+def test_from_python_with_a_stream(chat, standin):
+    pieces = []
+    answer = chat.chat(QUESTION, "docs", "assistant", conversation="py", on_token=pieces.append)
+    assert isinstance(answer, tesseradb.ChatAnswer) and answer.conversation_uuid == "py"
+    assert len(pieces) > 3 and "".join(pieces) == answer.response
+    assert standin.requests[-1]["json"]["stream"] is True
+    assert answer.cited and all(s["id"] in {1, 2, 3, 4} for s in answer.sources)
+    plain = chat.chat("and restoring?", "docs", "assistant", conversation="py")
+    assert "stream" not in standin.requests[-1]["json"] and plain.search_query == "standalone: and restoring?"
+
+
+def test_interrupting_a_stream_stops_it(chat, standin):
+    pieces = []
+
+    def slow(piece):
+        pieces.append(piece)
+        if len(pieces) == 2:
+            chat.interrupt()
+
+    with pytest.raises(errors.Error, match="interrupted"):
+        chat.chat(QUESTION, "docs", "assistant", conversation="stop", on_token=slow)
+    assert len(pieces) == 2
+    again = chat.chat(QUESTION, "docs", "assistant", conversation="stop")
+    assert len(standin.requests[-1]["json"]["messages"]) == 2 and again.response      # nothing was kept

@@ -32,7 +32,7 @@ from tesseradb import errors
 from tesseradb.embed.remote import secrets
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-DEFAULT_TIMEOUT = 30.0      # seconds per try: Manticore's api_timeout=0 means "the default"
+DEFAULT_TIMEOUT = 10.0      # seconds per try: Manticore's default (api_timeout=0 means "the default")
 DETAIL_CHARS = 300          # how much of an error answer a message quotes
 
 _client = None
