@@ -32,6 +32,7 @@ class Session:
     timeout: float | None = None            # statement_timeout of every connection
     allow_remote: tuple[str, ...] = ()      # --allow-remote: endpoints remote models may call (none: refused)
     allow_env: tuple[str, ...] = ()         # --allow-env: what api_key='env:NAME' may read
+    chat_model: str | None = None           # --chat-model: the ask tool's chat model (docs/chat.md)
     tables: dict[str, TableInfo] = field(default_factory=dict)
     loaded_at: float = 0.0
     _local: threading.local = field(default_factory=threading.local, repr=False)
