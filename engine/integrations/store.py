@@ -51,6 +51,12 @@ PASSAGE_MODES = {None: "auto", "auto": "auto", True: "chunk", "chunk": "chunk", 
                  False: "document", "document": "document"}
 
 
+def short_float(value: Any) -> float:
+    """A distance or score (computed in float32) as its shortest float32 text reads: 0.4066, not
+    0.40655264258384705."""
+    return float(str(np.float32(value)))
+
+
 def passage_mode(value: Any) -> str:
     try:
         return PASSAGE_MODES[value]

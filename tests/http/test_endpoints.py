@@ -68,6 +68,8 @@ def test_cli_and_cli_json(db):
     assert "2 rows in set" in r.text
     r = httpx.post(db.url + "/cli", content=b"SELEC 1")
     assert r.status_code == 500 and r.text.startswith("ERROR 1064 (42000): ")
+    r = httpx.get(db.url + "/cli?SHOW%20TABLES")
+    assert "| docs  |" in r.text and "1 row in set" in r.text
     r = httpx.post(db.url + "/cli_json", content=b"SELECT COUNT(*) AS n FROM docs")
     assert r.json()[0]["data"] == [{"n": 6}]
 

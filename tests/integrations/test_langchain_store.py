@@ -207,6 +207,7 @@ def test_passages_on_request(tmp_path):
     assert doc.metadata["source"] == "ops.md"
     asked, distance = plain.similarity_search_with_score("rotate the replication certificate", k=1, passages=True)[0]
     assert asked == doc and distance == details["score"]
+    assert len(repr(distance)) <= 12          # float32, short (issue 32): not 17 digits
     assert plain.hybrid_search("replication certificate", k=1, passages=True)[0].page_content == doc.page_content
     # issue 32: by default a document longer than one chunk comes back as its passage (right-sized for a
     # prompt), a one-chunk document exactly as added; the section and the whole document on request

@@ -22,7 +22,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 import tesseradb
-from tesseradb.clients.mcp import documents, overview, tools, writes
+from tesseradb.clients.mcp import ask, documents, overview, tools, writes
 from tesseradb.clients.mcp.limits import (MAX_CHUNKS_PER_DOC, MAX_DOCUMENTS, MAX_QUERY_CHARS, MAX_SQL_CHARS,
                                           MAX_WINDOW, MAX_WRITE_DOCUMENTS, WORKERS)
 from tesseradb.clients.mcp.session import Session, ToolFailure
@@ -96,6 +96,8 @@ class TesseraServer(MCPServer):
 
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# ask reads the database but calls the operator's chat endpoint: not idempotent, open world
+ASK = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 Table = Annotated[str, Field(description="table name (describe() lists them)", max_length=256)]
@@ -187,6 +189,26 @@ def _read_tools(server: MCPServer, s: Session, w: Worker) -> None:
 
     for fn in (search, read, similar, context, describe, sql):
         server.add_tool(_dedented(fn), annotations=READ, structured_output=True)
+    if s.chat_model is not None:
+        _ask_tool(server, s, w)
+
+
+def _ask_tool(server: MCPServer, s: Session, w: Worker) -> None:
+    async def ask_(
+        question: Annotated[str, Field(description="the question, in natural language", min_length=1,
+                                       max_length=MAX_QUERY_CHARS)],
+        table: OptionalTable = None,
+        conversation: Annotated[str | None, Field(description=(
+            "the conversation id of an earlier answer, to ask a follow-up; omit to start a new one"),
+            max_length=200)] = None,
+    ) -> dict[str, Any]:
+        """Ask a question about the documents: an answer written by the server's chat model from the
+        passages that search finds, citing them as [ref:<id>], with those sources (id, title or path,
+        heading, passage, cited). Pass the returned conversation to ask a follow-up."""
+        return await w.answer(ask.ask, s, question, table, conversation)
+
+    ask_.__name__ = "ask"
+    server.add_tool(_dedented(ask_), name="ask", annotations=ASK, structured_output=True)
 
 
 def _write_tools(server: MCPServer, s: Session, w: Worker) -> None:

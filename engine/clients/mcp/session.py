@@ -30,6 +30,9 @@ class Session:
     allow_writes: bool = False
     sync_root: str | None = None            # --allow-sync DIR, resolved
     timeout: float | None = None            # statement_timeout of every connection
+    allow_remote: tuple[str, ...] = ()      # --allow-remote: endpoints remote models may call (none: refused)
+    allow_env: tuple[str, ...] = ()         # --allow-env: what api_key='env:NAME' may read
+    chat_model: str | None = None           # --chat-model: the ask tool's chat model (docs/chat.md)
     tables: dict[str, TableInfo] = field(default_factory=dict)
     loaded_at: float = 0.0
     _local: threading.local = field(default_factory=threading.local, repr=False)
@@ -46,14 +49,15 @@ class Session:
         MAX_SQL_ROWS rows (MySQL's ``sql_select_limit``) and MAX_SQL_BYTES of values per SELECT."""
         if getattr(self._local, "reader", None) is not None:
             return
+        remote = {"allow_remote": self.allow_remote, "allow_env": self.allow_env}   # docs/models.md
         reader = tesseradb.connect(self.path, read_only=True, statement_timeout=self.timeout,
-                                   secure_file_priv="")
+                                   secure_file_priv="", **remote)
         reader.execute(f"SET sql_select_limit = {MAX_SQL_ROWS + 1}")
         reader.max_result_bytes = MAX_SQL_BYTES
         writer = None
         if self.allow_writes:
             writer = tesseradb.connect(self.path, autocommit=True, statement_timeout=self.timeout,
-                                       secure_file_priv=self.sync_root or "")   # files: --allow-sync only
+                                       secure_file_priv=self.sync_root or "", **remote)   # files: --allow-sync only
         self._local.reader, self._local.writer = reader, writer
         with self._guard:
             self._opened.extend(c for c in (writer, reader) if c is not None)

@@ -15,7 +15,8 @@ from tesseradb.vectors import mmr
 from tesseradb.integrations.langchain._core import Document, Embeddings, VectorStore
 from tesseradb.integrations.langchain.embeddings import TesseraEmbeddings
 from tesseradb.integrations.langchain.retriever import TesseraRetriever
-from tesseradb.integrations.store import DocumentStore, Hit, Row, connect, passage_mode, passage_of, wants_passages
+from tesseradb.integrations.store import (DocumentStore, Hit, Row, connect, passage_mode, passage_of, short_float,
+                                          wants_passages)
 from tesseradb.integrations.store import PASSAGE_KEY  # noqa: F401 (re-exported: metadata['tessera'])
 
 
@@ -139,7 +140,7 @@ class TesseraVectorStore(VectorStore):
         mode = self._mode(kwargs)
         hits = self._store.search(self._column, self._query(query), k, self._where(filter),
                                   passages=wants_passages(mode, self._column))
-        return [(self._document(h, mode), float(h.distance)) for h in hits]
+        return [(self._document(h, mode), short_float(h.distance)) for h in hits]
 
     def similarity_search_by_vector(self, embedding: list[float], k: int = 4, filter: dict | None = None,
                                     **kwargs: Any) -> list[Document]:
@@ -150,7 +151,7 @@ class TesseraVectorStore(VectorStore):
         mode = self._mode(kwargs)
         hits = self._store.search(self._column, np.asarray(embedding, dtype=np.float32), k, self._where(filter),
                                   passages=wants_passages(mode, self._column))
-        return [(self._document(h, mode), float(h.distance)) for h in hits]
+        return [(self._document(h, mode), short_float(h.distance)) for h in hits]
 
     def max_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
                                       filter: dict | None = None, **kwargs: Any) -> list[Document]:
@@ -174,7 +175,7 @@ class TesseraVectorStore(VectorStore):
         mode = self._mode(kwargs)
         hits = self._store.hybrid(self._column, query, k, self._where(filter), vector=vector,
                                   passages=wants_passages(mode, self._column))
-        return [(self._document(h, mode), float(h.score)) for h in hits]
+        return [(self._document(h, mode), short_float(h.score)) for h in hits]
 
     async def ahybrid_search(self, query: str, k: int = 4, filter: dict | None = None,
                              **kwargs: Any) -> list[Document]:
@@ -223,7 +224,7 @@ class TesseraVectorStore(VectorStore):
         content, passage = passage_of(hit, mode)
         if passage is None:
             return Document(page_content=hit.content, metadata=hit.metadata, id=hit.id)
-        details = {"score": hit.distance if hit.score is None else hit.score, **passage.as_dict()}
+        details = {"score": short_float(hit.distance if hit.score is None else hit.score), **passage.as_dict()}
         return Document(page_content=content, metadata={**hit.metadata, PASSAGE_KEY: details}, id=hit.id)
 
 

@@ -16,7 +16,7 @@ from tesseradb.integrations.llama_index._core import (BaseNode, BasePydanticVect
                                                       VectorStoreQueryMode, VectorStoreQueryResult,
                                                       metadata_dict_to_node, node_to_metadata_dict)
 from tesseradb.integrations.llama_index.filters import to_tree
-from tesseradb.integrations.store import (PASSAGE_KEY, DocumentStore, Hit, Row, connect, passage_mode, passage_of,
+from tesseradb.integrations.store import (PASSAGE_KEY, DocumentStore, Hit, Row, connect, passage_mode, passage_of, short_float,
                                           wants_passages)
 
 ROLES = ("ref_doc_id", "node")                 # columns beside id / text / metadata
@@ -192,6 +192,6 @@ class TesseraVectorStore(BasePydanticVectorStore):
 
     def _result(self, hits: list[Hit], mode: str = "document") -> VectorStoreQueryResult:
         """Similarities are larger-is-better: 1 - knn_dist() (cosine), or hybrid_score()."""
-        scores = [h.score if h.score is not None else 1.0 - float(h.distance) for h in hits]
+        scores = [short_float(h.score if h.score is not None else 1.0 - float(h.distance)) for h in hits]
         return VectorStoreQueryResult(nodes=[self._node(h, mode) for h in hits], similarities=scores,
                                       ids=[h.id for h in hits])
