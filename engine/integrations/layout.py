@@ -19,7 +19,7 @@ MODEL_NAME = re.compile(r"[A-Za-z0-9_./:@+-]+\Z")
 STRATEGIES = ("truncate", "mean", "fixed", "recursive", "sentence")
 SIMILARITIES = ("cosine", "l2", "ip")
 VECTOR_TYPES = ("float_vector", "float_vector_array")
-_COLUMN_LINE = re.compile(r"^\s+`?(\w+)`?\s+(\w+)(.*?),?$")
+_COLUMN_LINE = re.compile(r"^\s+`(\w+)`\s+(\w+)(.*?),?$")   # key lines (UNIQUE KEY ...) have no backquote first
 _OPTION = re.compile(r"(\w+)='((?:[^']|'')*)'")
 NO_SUCH_TABLE = 1146
 

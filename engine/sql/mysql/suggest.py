@@ -1,5 +1,6 @@
 """Unknown table and column errors name the closest existing name, DuckDB-style (issue 22):
-``table 'prodcts' does not exist; did you mean 'products'?``. Close means difflib's ratio of at least
+``table 'prodcts' does not exist; did you mean 'products'?``; columns in knn() and hybrid_match() and
+function names too (issue 36). Close means difflib's ratio of at least
 0.6 on lower-cased names (a typo, a missing or doubled letter); nothing close, nothing added."""
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from tesseradb import errors
 from tesseradb.sql.database import Database
 
 _TABLE = re.compile(r"table '([^']+)' does not exist$")
-_COLUMN = re.compile(r"Unknown column '([^']+)' in '[^']*'$")
+# Unknown columns, in MySQL's words and in Manticore's for knn() and hybrid_match() (issue 36)
+_COLUMN = re.compile(r"(?:Unknown column '([^']+)' in '[^']*'|requested KNN search attribute '([^']+)' not found"
+                     r"|hybrid_match\(\): column '([^']+)' not found)$")
+_FUNCTION = re.compile(r"FUNCTION (?:\w+\.)?(\w+) does not exist$")
 
 
 def _closest(name: str, candidates: list[str]) -> str | None:
@@ -23,17 +27,25 @@ def _columns(db: Database) -> list[str]:
     return sorted({c.name for t in db.tables.values() for c in t.columns})
 
 
+def _functions(db: Database) -> list[str]:
+    """SQLite's functions (the engine's own are registered with it), upper-cased as MySQL names them."""
+    return sorted({str(r[0]).upper() for r in db.store.execute("PRAGMA function_list")
+                   if str(r[0]).replace("_", "a").isalnum() and not str(r[0]).startswith(("_", "fts5", "tessera"))})
+
+
 def with_suggestion(db: Database, error: BaseException) -> BaseException:
     """The same error with "; did you mean 'x'?" added when a close name exists."""
     if isinstance(error, errors.NoSuchTable):
         match, names = _TABLE.search(error.msg), [t.name for t in db.tables.values()]
     elif isinstance(error, errors.NoSuchColumn):
         match, names = _COLUMN.search(error.msg), _columns(db)
+    elif isinstance(error, errors.NoSuchFunction):
+        match, names = _FUNCTION.search(error.msg), _functions(db)
     else:
         return error
     if match is None:
         return error
-    wanted = match.group(1).split(".")[-1]
+    wanted = next(g for g in match.groups() if g is not None).split(".")[-1]
     best = _closest(wanted, names)
     if best is None:
         return error
