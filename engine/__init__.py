@@ -8,6 +8,7 @@ from __future__ import annotations
 from tesseradb.clients.dbapi import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Connection, Cursor, Date, DateFromTicks,
                     Row, Time, TimeFromTicks, Timestamp, TimestampFromTicks, apilevel, connect, paramstyle,
                     threadsafety)
+from tesseradb.clients.table_info import Chunking, ColumnInfo, FullText, KeyInfo, TableInfo, VectorInfo
 from tesseradb.errors import (DatabaseError, DataError, DataTruncatedWarning, Error, IntegrityError, InterfaceError, InternalError,
                      NotSupportedError, OperationalError, ProgrammingError, Warning)
 
@@ -18,7 +19,8 @@ __all__ = [
     "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError", "DataTruncatedWarning",
     "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
-    "TimeFromTicks", "TimestampFromTicks", "Binary", "Row", "serve", "embed_to_parquet",
+    "TimeFromTicks", "TimestampFromTicks", "Binary", "Row",
+    "TableInfo", "ColumnInfo", "VectorInfo", "Chunking", "FullText", "KeyInfo", "serve", "embed_to_parquet",
 ]
 
 

@@ -3,12 +3,16 @@
 Lower layers raise narrow exceptions (``grammar.GrammarError``, ``storage.StorageError``,
 ``tesseradb.embed.ModelError``, ``UserError`` below, apsw errors); :func:`translate` turns them into
 these classes in one place, SQLite's wording through the message tables below. Each client calls it
-once (``clients/dbapi.py``).
+once (``clients/public_errors.py``). The engine's own texts that carry values (a duplicate key, an
+unknown table or column, a row's bad value) are worded here too, by the functions that make them.
 """
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import apsw
 import sqlglot
@@ -32,9 +36,13 @@ class Error(Exception):
     errno = 1105
     sqlstate = "HY000"
 
-    def __init__(self, msg: str, errno: int | None = None, sqlstate: str | None = None):
+    def __init__(self, msg: str, errno: int | None = None, sqlstate: str | None = None, *,
+                 fields: Mapping[str, Any] | None = None):
         super().__init__(msg)
         self.msg = msg
+        #: What the message says, as values (``table``, ``column``, ``row``, ``id``, ``key``, ``value``
+        #: where it names them): read these, never the message.
+        self.fields: dict[str, Any] = dict(fields or {})
         if errno is not None:
             self.errno = errno
         if sqlstate is not None:
@@ -175,12 +183,19 @@ class UserError(Exception):
     """Raised by engine internals with the exact message a user should see.
 
     ``kind`` names the public class it becomes (a subclass of :class:`Error`), always at the raise.
+    ``fields`` are what the message says, as values (row, id, key, value, column, table): a caller that
+    needs them reads them here, never from the text. An error made by :func:`at` says where it happened
+    (``place``: "row 3 (id 5)") before its ``detail``; :func:`relocated` says it of another place.
     """
 
-    def __init__(self, msg: str, kind: type[Error]):
+    def __init__(self, msg: str, kind: type[Error], *, detail: str | None = None, place: str | None = None,
+                 **fields: Any):
         super().__init__(msg)
         self.msg = msg
         self.kind = kind
+        self.detail = detail
+        self.place = place
+        self.fields = fields
 
 
 class ReadOnlyRefused(OperationalError):
@@ -198,17 +213,83 @@ class Cancelled(Exception):
     """Base of the embedding layer's EmbeddingCancelled: the statement was interrupted between batches."""
 
 
-def duplicate_entry(value: str, key: str) -> UserError:
-    """MySQL's 1062, the value included: ``Duplicate entry '5' for key 'r1x'`` (several columns: '1-2')."""
-    return UserError(f"Duplicate entry '{value}' for key '{key}'", DuplicateKey)
+# -- the engine's own error texts, worded once ------------------------------------------------------------
+# Errors that carry fields are made here, so that a text is chosen in one place and a caller reads the
+# fields (never a regex over the message).
+def duplicate_entry(value: str, key: str, *, id: int | None = None) -> UserError:
+    """MySQL's 1062, the value included: ``Duplicate entry '5' for key 'r1x'`` (several columns: '1-2').
+    ``id``: the row id the duplicate is of, when the key is the id."""
+    extra = {} if id is None else {"id": id}
+    return UserError(f"Duplicate entry '{value}' for key '{key}'", DuplicateKey, key=key, value=value, **extra)
+
+
+def duplicate_id(value: int, key: str | None = None) -> UserError:
+    """A repeated row id: Manticore's ``duplicate id '5'`` for its implicit id, MySQL's 1062 for a key
+    declared MySQL's way (``key``: its name, PRIMARY)."""
+    if key is not None:
+        return duplicate_entry(str(value), key, id=value)
+    return UserError(f"duplicate id '{value}'", DuplicateKey, id=value, value=str(value))
+
+
+def no_such_table(name: str) -> UserError:
+    return UserError(f"table '{name}' does not exist", NoSuchTable, table=name)
+
+
+def missing_search_column(name: str, call: str) -> UserError:
+    """A column that knn() or hybrid_match() names and the table lacks, in Manticore's words for knn()
+    (``requested KNN search attribute 'chunk' not found``)."""
+    text = (f"requested KNN search attribute '{name}' not found" if call == "knn"
+            else f"{call}(): column '{name}' not found")
+    return UserError(text, NoSuchColumn, column=name)
+
+
+def unknown_column(name: str, where: str = "field list") -> UserError:
+    """MySQL's 1054: ``Unknown column 'x' in 'where clause'``."""
+    return UserError(f"Unknown column '{name}' in '{where}'", NoSuchColumn, column=name)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a value of a statement's rows is: its row (1-based) and/or its id."""
+    row: int | None = None
+    id: int | None = None
+
+    def __str__(self) -> str:
+        if self.row is None:
+            return f"id {self.id}"
+        return f"row {self.row}" + ("" if self.id is None else f" (id {self.id})")
+
+
+def at(place: Place | str, detail: str, kind: type[Error], *, column: str | None = None, **fields: Any) -> UserError:
+    """An error of one row's value: ``row 3 (id 5), column 'v': <detail>``."""
+    where = str(place) + ("" if column is None else f", column '{column}'")
+    if isinstance(place, Place):
+        fields = {"row": place.row, "id": place.id, **fields}
+    return UserError(f"{where}: {detail}", kind, detail=detail, place=str(place), column=column, **fields)
+
+
+def relocated(exc: UserError, where: str) -> UserError:
+    """The same error said of another place (a file and its line instead of a statement's row); an
+    error made without a place (:func:`at`) keeps its whole text after ``where``."""
+    if exc.detail is None:
+        return prefixed(exc, where)
+    column = exc.fields.get("column")
+    text = where + ("" if column is None else f", column '{column}'")
+    return UserError(f"{text}: {exc.detail}", exc.kind, detail=exc.detail, place=where, **exc.fields)
+
+
+def prefixed(exc: UserError, where: str) -> UserError:
+    """The same error, its whole text said of ``where`` (``'f.csv' lines 1-500: <text>``)."""
+    return UserError(f"{where}: {exc.msg}", exc.kind, detail=exc.msg, place=where, **exc.fields)
 
 
 # -- the one place where internal errors become user errors --- -----------------------------------
 _SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[Error], str]] = [
-    (re.compile(r"no such table: (?:main\.)?(.+)"), NoSuchTable, "table '{0}' does not exist"),
-    (re.compile(r"no such column: (.+?)(?: - should this be a string literal in single-quotes\?)?"),
+    (re.compile(r"no such table: (?:main\.)?(?P<table>.+)"), NoSuchTable, "table '{0}' does not exist"),
+    (re.compile(r"no such column: (?P<column>.+?)(?: - should this be a string literal in single-quotes\?)?"),
      NoSuchColumn, "Unknown column '{0}' in 'field list'"),
-    (re.compile(r"table (\S+) has no column named (.+)"), NoSuchColumn, "Unknown column '{1}' in 'field list'"),
+    (re.compile(r"table (?P<table>\S+) has no column named (?P<column>.+)"), NoSuchColumn,
+     "Unknown column '{1}' in 'field list'"),
     (re.compile(r"(?:table|index) (\S+) already exists"), TableExists, "table '{0}' already exists"),
     (re.compile(r"UNIQUE constraint failed: \S+\.id"), DuplicateKey, "duplicate id"),
     (re.compile(r"UNIQUE constraint failed: (.+)"), DuplicateKey, "Duplicate entry for unique index on {0}"),
@@ -220,7 +301,7 @@ _SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[Error], str]] = [
 
 # SQLite's complaints about the SQL it was given (apsw.SQLError: our translation of a statement), in MySQL's words
 _SQLITE_SQL_ERRORS: list[tuple[re.Pattern[str], type[Error], str]] = [
-    (re.compile(r"no such function: (\w+)"), NoSuchFunction, "FUNCTION {0} does not exist"),
+    (re.compile(r"no such function: (?P<function>\w+)"), NoSuchFunction, "FUNCTION {0} does not exist"),
     (re.compile(r'near "(.*)": syntax error'), NotSupportedError,
      "This version of tesseradb doesn't yet support this statement: SQLite cannot run its translation "
      "(near '{0}')"),
@@ -260,8 +341,19 @@ def _from_sqlite(exc: apsw.Error) -> Error:
     for pattern, kind, template in tables:
         match = pattern.fullmatch(text.strip())
         if match:
-            return kind(template.format(*[g.strip('"') for g in match.groups()]))
+            fields = {name: value.strip('"') for name, value in match.groupdict().items()}
+            return kind(template.format(*[g.strip('"') for g in match.groups()]), fields=fields)
     return ProgrammingError(text)
+
+
+def unique_columns(exc: apsw.ConstraintError) -> tuple[str, ...] | None:
+    """The columns (lower case, no table) of the UNIQUE constraint SQLite names in ``exc``
+    (``UNIQUE constraint failed: t.a, t.b``), or None for another constraint: SQLite says it only in
+    its message, which is read here, beside the tables above."""
+    text = str(exc)
+    if "UNIQUE constraint failed" not in text:
+        return None
+    return tuple(part.strip().split(".")[-1].lower() for part in text.split(":", 1)[1].split(","))
 
 
 _PARSER_DIR = os.path.dirname(sqlglot.__file__) + os.sep
@@ -282,7 +374,7 @@ def translate(exc: BaseException) -> BaseException:
     if isinstance(exc, Error):
         return exc
     if isinstance(exc, UserError):
-        return exc.kind(exc.msg)
+        return exc.kind(exc.msg, fields={k: v for k, v in exc.fields.items() if v is not None})
     if isinstance(exc, GrammarError):
         return SqlSyntaxError(exc.msg)
     if isinstance(exc, ModelFailure):

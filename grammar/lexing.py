@@ -23,6 +23,7 @@ from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
+from . import written_names
 from .errors import GrammarError
 from .limits import too_complex
 
@@ -84,6 +85,11 @@ class Lexing(NamedTuple):
     def normalize(self, text: str) -> str:
         """:func:`normalize` with this mode (raises GrammarError)."""
         return normalize(text, self)
+
+    @staticmethod
+    def select_items(tokens: list[Token]) -> list[list[Token]]:
+        """The tokens of each item of the outermost SELECT's list (grammar/written_names.py)."""
+        return written_names.select_items(tokens)
 
     @staticmethod
     def too_complex(text: str) -> str | None:

@@ -17,7 +17,10 @@ MODIFIERS = {"DISTINCT", "ALL", "DISTINCTROW", "SQL_CALC_FOUND_ROWS", "SQL_NO_CA
              "HIGH_PRIORITY", "STRAIGHT_JOIN", "SQL_SMALL_RESULT", "SQL_BIG_RESULT", "SQL_BUFFER_RESULT"}
 
 
-def _items(tokens: list[Token]) -> list[list[Token]]:
+def select_items(tokens: list[Token]) -> list[list[Token]]:
+    """The tokens of each item of the outermost SELECT's list (cut at top-level commas, after the
+    modifiers such as DISTINCT, up to FROM/WHERE/...): the one select-list splitter, which the wire
+    server reads its probes' column names with too (``Lexing.select_items``)."""
     start = next((i for i, t in enumerate(tokens) if t.token_type == TokenType.SELECT), None)
     if start is None:
         return []
@@ -41,7 +44,7 @@ def attach(text: str, expr: exp.Expression) -> exp.Expression:
     if not isinstance(expr, exp.Select) or text.lstrip()[:1] == "(":
         return expr
     try:
-        items = _items(_DIALECT.tokenize(text))
+        items = select_items(_DIALECT.tokenize(text))
     except TokenError:
         return expr
     if len(items) != len(expr.expressions) or not all(items):

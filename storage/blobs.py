@@ -3,15 +3,19 @@ float_vector_array is a uint32 dimension count followed by the float32 data ('' 
 from __future__ import annotations
 
 import struct
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np     # imported where used: plain SQL does not load numpy (start-up)
 
 
 def pack_vector(vec: np.ndarray) -> bytes:
+    import numpy as np
     return np.ascontiguousarray(vec, dtype="<f4").tobytes()
 
 
 def pack_array(vectors: np.ndarray) -> bytes:
+    import numpy as np
     if len(vectors) == 0:
         return b""
     return struct.pack("<I", vectors.shape[1]) + np.ascontiguousarray(vectors, dtype="<f4").tobytes()
@@ -19,6 +23,7 @@ def pack_array(vectors: np.ndarray) -> bytes:
 
 def unpack(blob: bytes | None, is_array: bool) -> np.ndarray:
     """Vectors of a stored value as a 2-D float32 array (0 rows when empty or NULL)."""
+    import numpy as np
     if not blob:
         return np.zeros((0, 0), dtype=np.float32)
     if not is_array:

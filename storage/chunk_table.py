@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np     # imported where used: plain SQL does not load numpy (start-up)
 
 from .blobs import unpack
 from .catalog import quote
@@ -147,6 +149,7 @@ def read_vectors(store: RowStore, layout: ColumnLayout, where: str = "", params:
     The chunk rows are read first, then each document's vector blob once (in batches of documents):
     joining the blob onto every chunk row would copy a many-chunk document's blob once per chunk.
     """
+    import numpy as np
     rows = list(store.execute(f"SELECT c.chunk_id, c.doc_id, c.ord FROM {quote(layout.chunks)} c {where} "
                               "ORDER BY c.doc_id, c.ord", params))
     if not rows:
@@ -179,6 +182,7 @@ BLOB_BATCH = 256
 def read_chunk_vectors(store: RowStore, layout: ColumnLayout, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(chunk ids found, their vectors) for a few chunk ids, fast: one join for a float_vector column
     (its blob is the vector); for an array, the chunk rows, then each document's blob once."""
+    import numpy as np
     ids = json.dumps(np.asarray(chunk_ids, np.int64).tolist())
     c, t, v = quote(layout.chunks), quote(layout.table), quote(layout.column)
     if not layout.is_array:

@@ -18,7 +18,6 @@ import time
 from typing import TYPE_CHECKING
 
 import apsw
-import numpy as np
 
 from . import index_cache
 from .catalog import quote
@@ -26,7 +25,9 @@ from .chunk_table import ColumnLayout, read_chunk_vectors, read_vectors
 from .errors import StorageError
 from .rowstore import MEMORY, RowStore
 
-if TYPE_CHECKING:       # FAISS loads with the first vector index, not with the database
+if TYPE_CHECKING:       # numpy and FAISS load with the first vector read or index, not with the database
+    import numpy as np
+
     from .vectors import VectorIndex
 
 log = logging.getLogger("tesseradb.storage")
@@ -63,6 +64,7 @@ class ColumnIndex:
     def exact_vectors(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids found, their float32 vectors) read from SQLite: what a quantized index rescores
         its candidates with (a few dozen per query) and retrains from when compacted."""
+        import numpy as np
         return read_chunk_vectors(self.store, self.layout, np.asarray(chunk_ids, np.int64))
 
     def _watermark(self) -> tuple[int, int]:

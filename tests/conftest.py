@@ -1,9 +1,53 @@
-"""Shared fixtures: a fresh connection per test."""
+"""Shared fixtures (a fresh connection per test, the indexes saved inside a file) and the rule that
+marks the slow part of the suite.
+
+``slow`` (registered in pyproject.toml) marks a test that starts a process, opens a socket or
+stresses the engine: ``bash scripts/test -m "not slow"`` runs the rest in a few minutes; the README's
+``bash scripts/test`` runs everything. Folders and files that are slow as a whole are listed in
+``SLOW_PATHS``, fixtures that start a process in ``SLOW_FIXTURES``; a single slow test elsewhere
+carries ``@pytest.mark.slow`` itself.
+"""
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 import tesseradb
+
+TESTS = Path(__file__).resolve().parent
+# relative to tests/: a folder (trailing slash) or a file, and why its tests are slow
+SLOW_PATHS = {
+    "server/": "a tessera serve on a real socket, driven by real MySQL clients and processes",
+    "http/": "tessera serve's HTTP JSON API on a real socket, driven by the official manticoresearch client",
+    "mcp/": "tessera mcp over stdio or HTTP: a server process, the MCP SDK's client",
+    "distributed/": "a local Ray cluster",
+    "stress/": "concurrency, crash and fuzz runs",
+    "embed/remote/": "loopback HTTP stand-ins of hosted APIs, over sockets",
+    "install/": "a plain install in its own virtual environment",
+    "docs/test_docs_code.py": "every docs page run through the tessera shell process",
+    "docs/test_sql_examples.py": "every sql_examples script run through the tessera shell process",
+    "architecture/test_startup_imports.py": "fresh Python processes, one per probe",
+}
+# fixtures of tests that start a process (tests/shell/conftest.py: the shell in batch mode, in a
+# terminal, and the environment a test passes to a shell it starts itself)
+SLOW_FIXTURES = {"run", "terminal", "shell_env"}
+
+
+def is_slow(relative: str, fixtures) -> bool:
+    return any(relative == p or (p.endswith("/") and relative.startswith(p)) for p in SLOW_PATHS) \
+        or bool(SLOW_FIXTURES & set(fixtures))
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        try:
+            relative = Path(str(item.path)).resolve().relative_to(TESTS).as_posix()
+        except ValueError:
+            continue
+        if item.get_closest_marker("stress") or is_slow(relative, getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 @pytest.fixture
 def con():
     connection = tesseradb.connect(":memory:")

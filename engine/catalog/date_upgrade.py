@@ -3,8 +3,10 @@ timestamp (Unix seconds). When such a file is opened, those columns become MySQL
 (issue 22) once, in one transaction: the catalog takes the new type, the column's declared type and
 check in SQLite's schema are rewritten in place (values are stored the same way whatever a column
 declares, so no table copy is needed), and every value is converted from Unix seconds (UTC) to ISO
-text. A log record at WARNING level (logger ``tesseradb.dates``) says which columns were converted. A
-busy or read-only file is left as it is and tried again at the next open.
+text. A table with the layout ``tessera index`` made before issue 32 (``path, title, body, meta,
+modified timestamp`` and its vector column) gets its ``modified`` converted the same way. A log
+record at WARNING level (logger ``tesseradb.dates``) says which columns were converted. A busy or
+read-only file is left as it is and tried again at the next open.
 """
 from __future__ import annotations
 
@@ -37,8 +39,21 @@ def _declaration(kind: str, name: str) -> str:
     return f"{quote(name)} {ctype.decl} CONSTRAINT {quote(message)} CHECK ({ctype.check.format(c=quote(name))})"
 
 
+#: The layout ``tessera index`` created before issue 32 (``modified timestamp``): such a table's
+#: ``modified`` becomes a DATETIME too, the same instants as ISO text.
+INDEX_LAYOUT = ("path", "title", "body", "meta", "modified")
+
+
+def _index_made(table: Table, col: Column) -> bool:
+    names = [c.name.lower() for c in table.columns
+             if c.type not in ("float_vector", "float_vector_array") and c.name.lower() != "id"]
+    return (col.name.lower() == "modified" and col.type == "timestamp" and names == list(INDEX_LAYOUT)
+            and col.type_text.strip().lower() == "timestamp")
+
+
 def pending(tables: Iterable[Table]) -> list[tuple[Table, Column, str]]:
-    return [(t, c, kind) for t in tables for c in t.columns if (kind := _old_kind(c)) is not None]
+    return [(t, c, kind) for t in tables for c in t.columns
+            if (kind := _old_kind(c) or ("datetime" if _index_made(t, c) else None)) is not None]
 
 
 def _convert_column(store: RowStore, table: Table, col: Column, kind: str) -> None:
@@ -47,6 +62,7 @@ def _convert_column(store: RowStore, table: Table, col: Column, kind: str) -> No
     if old not in sql:
         raise apsw.SQLError(f"unexpected schema for column {table.name}.{col.name}")
     new_sql = sql.replace(old, _declaration(kind, col.name))
+    type_text = col.type_text if _old_kind(col) else kind
     new_sql = new_sql.replace(f"DEFAULT {NOW_SECONDS}", f"DEFAULT {CONVERSIONS[kind][1]}")
     version = int(store.one("PRAGMA schema_version")[0])
     store.execute("PRAGMA writable_schema = ON")
@@ -58,7 +74,7 @@ def _convert_column(store: RowStore, table: Table, col: Column, kind: str) -> No
     convert = CONVERSIONS[kind][0].format(c=quote(col.name))
     store.execute(f"UPDATE {quote(table.name)} SET {quote(col.name)} = {convert} "
                   f"WHERE typeof({quote(col.name)}) = 'integer'")
-    table.columns[table.columns.index(col)] = Column(col.name, kind, col.type_text, col.options, col.constraints)
+    table.columns[table.columns.index(col)] = Column(col.name, kind, type_text, col.options, col.constraints)
 
 
 def upgrade(store: RowStore, tables: Iterable[Table]) -> int:

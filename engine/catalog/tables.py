@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tesseradb.grammar.ast import ColumnDef
 from tesseradb.storage.chunk_table import ColumnLayout
 
+from tesseradb.catalog.types import VECTOR_TYPES
 from tesseradb.catalog.vector_columns import VectorSpec
+
+if TYPE_CHECKING:
+    from tesseradb.grammar.nodes import ColumnDef
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class Table:
 
     def is_vector(self, name: str) -> bool:
         col = self.column(name)
-        return col is not None and col.type in ("float_vector", "float_vector_array")
+        return col is not None and col.type in VECTOR_TYPES
 
     def layout(self, column: str) -> ColumnLayout:
         spec = self.vectors[column.lower()]

@@ -7,10 +7,12 @@ SQLite's affinity rules give the right storage class and the name tells us how t
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np     # imported where used: plain SQL does not load numpy (start-up)
 
 from tesseradb.catalog import temporal_values
 from tesseradb.storage.blobs import pack_array, pack_vector, unpack, vector_count  # noqa: F401 - re-exported
@@ -50,6 +52,7 @@ TEXT_TYPES = ("text", "string")
 
 def _floats(arr: np.ndarray) -> list[float]:
     # repr of a float32 is its shortest round-trip form: 0.1 prints as 0.1, not 0.10000000149
+    import numpy as np
     return [float(str(x)) for x in arr.astype(np.float32)]
 
 
@@ -84,15 +87,16 @@ def reader_for(decltype: str | None) -> Callable[[Any], Any] | None:
 
 def write_value(type_name: str, value: Any) -> Any:
     """Convert a Python value bound for a scalar column into what SQLite stores."""
+    np = sys.modules.get("numpy")      # a numpy scalar exists only once numpy is loaded
     if value is None:
         return None
     if type_name == "json" and not isinstance(value, str):
         return json.dumps(value)
-    if type_name == "bool" and isinstance(value, (bool, np.bool_)):
+    if type_name == "bool" and (isinstance(value, bool) or np is not None and isinstance(value, np.bool_)):
         return int(value)
-    if type_name in ("int", "bigint", "timestamp", "bool") and isinstance(value, np.integer):
+    if np is not None and type_name in ("int", "bigint", "timestamp", "bool") and isinstance(value, np.integer):
         return int(value)
-    if type_name == "float" and isinstance(value, np.floating):
+    if np is not None and type_name == "float" and isinstance(value, np.floating):
         return float(value)
     if type_name == "timestamp" and isinstance(value, str):
         return _parse_timestamp(value)

@@ -4,10 +4,10 @@ from __future__ import annotations
 import datetime
 import itertools
 import math
+import sys
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlglot import exp
 
 from tesseradb.catalog import temporal_values
@@ -15,6 +15,9 @@ from tesseradb.storage.rowstore import RowStore
 
 from tesseradb import errors
 from tesseradb.errors import UserError
+
+if TYPE_CHECKING:
+    import numpy as np     # imported where used: plain SQL does not load numpy (start-up)
 
 
 Params = Sequence[Any] | Mapping[str, Any] | None
@@ -98,7 +101,8 @@ def plain(value: Any) -> Any:
     them as blobs); datetime, date and time become MySQL's ISO text (``2024-01-31 09:30:00``; an aware
     datetime in UTC), which a DATE/DATETIME column stores as it is and a timestamp column turns into Unix
     seconds (catalog/temporal_values.py, sql/temporal.py)."""
-    if isinstance(value, np.generic) and not isinstance(value, (np.str_, np.bytes_)):
+    np = sys.modules.get("numpy")      # a numpy scalar exists only once numpy is loaded
+    if np is not None and isinstance(value, np.generic) and not isinstance(value, (np.str_, np.bytes_)):
         return value.item()
     if isinstance(value, datetime.datetime):
         return temporal_values.datetime_text(value)
@@ -170,10 +174,11 @@ def evaluate_row(store: RowStore, row: Sequence[exp.Expression], bound: dict[str
 
 # -- vector values --------------------------------------------------------------------------
 def _fail(row: int, column: str, message: str) -> UserError:
-    return UserError(f"row {row}, column '{column}': {message}", errors.DataError)
+    return errors.at(errors.Place(row=row), message, errors.DataError, column=column)
 
 
 def _as_float_list(seq: Sequence[Any], row: int, column: str, number: int) -> list[float]:
+    import numpy as np
     out = []
     for item in seq:
         if isinstance(item, bool) or not isinstance(item, (int, float, np.integer, np.floating)):
@@ -188,6 +193,7 @@ def _as_float_list(seq: Sequence[Any], row: int, column: str, number: int) -> li
 def to_vectors(value: Any, *, is_array: bool, dims: int | None, normalize: bool, row: int,
                column: str, model: str | None = None) -> np.ndarray:
     """Check a supplied vector value and return it as a 2-D float32 array (one row per vector)."""
+    import numpy as np
     if value is None:
         return np.zeros((0, dims or 0), np.float32)
     fast = _numeric_matrix(value, is_array)
@@ -226,6 +232,7 @@ def to_vectors(value: Any, *, is_array: bool, dims: int | None, normalize: bool,
 def _numeric_matrix(value: Any, is_array: bool) -> np.ndarray | None:
     """The common case at C speed: a well-formed numeric list or array, finite in float32. Anything
     else returns None and goes through the element-by-element checks, which name the problem."""
+    import numpy as np
     if not isinstance(value, (list, tuple, np.ndarray)) or getattr(value, "nested", False) and not is_array:
         return None
     try:
@@ -244,6 +251,7 @@ def _numeric_matrix(value: Any, is_array: bool) -> np.ndarray | None:
 
 def _checked(matrix: np.ndarray, *, dims: int | None, normalize: bool, row: int, column: str,
              model: str | None, is_array: bool = True) -> np.ndarray:
+    import numpy as np
     if not np.isfinite(matrix).all():   # finite as a double but beyond float32 (|x| > 3.4e38)
         n = int(np.flatnonzero(~np.isfinite(matrix).all(axis=1))[0]) + 1
         raise _fail(row, column, f"vector #{n} has a value out of the float32 range")

@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tesseradb import errors
+from tesseradb.catalog.types import VECTOR_TYPES  # noqa: F401 - defined once, in catalog/types.py
 from tesseradb.errors import UserError
 
-VECTOR_TYPES = ("float_vector", "float_vector_array")
 STRING_TYPES = ("text", "string")
 CHUNK_STRATEGIES = ("truncate", "mean", "fixed", "recursive", "sentence", "markdown")
 MULTI_VECTOR_STRATEGIES = ("fixed", "recursive", "sentence", "markdown")

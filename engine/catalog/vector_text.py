@@ -9,14 +9,16 @@ NULL, NULL.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np     # imported where used: plain SQL does not load numpy (start-up)
 
 from tesseradb.catalog.types import unpack
 
 
 def float_text(value: float) -> str:
+    import numpy as np
     f32 = np.float32(value)
     text = f"{float(f32):f}"
     return text if np.float32(text) == f32 else f"{float(f32):1.8f}"

@@ -5,7 +5,8 @@ commit() or rollback().
 ``Connection`` is the public face; its pieces live beside it in ``tesseradb.clients`` and each of its
 methods that is more than a line calls one of them: ``cursor`` (Cursor, Row), ``dbapi_types`` (PEP 249
 type objects), ``public_errors`` (the one translation of engine errors), ``embedding``
-(``Connection.embed`` and the truncation warning). A new feature of the connection (a catalog, model
+(``Connection.embed`` and the truncation warning), ``table_info`` (``tables()``, ``describe()``: the
+public catalog). A new feature of the connection (a catalog, model
 downloads, chat ...) is a new module there and a short method here.
 """
 from __future__ import annotations
@@ -21,12 +22,11 @@ from tesseradb.grammar.lexing import Lexing, normalize
 from tesseradb.grammar.literals import lift as lift_literals
 
 from tesseradb import errors
-from tesseradb.clients import embedding
+from tesseradb.clients import embedding, table_info
 from tesseradb.clients.cursor import Cursor, Row
 from tesseradb.clients.dbapi_types import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Date, DateFromTicks,
                                            Time, TimeFromTicks, Timestamp, TimestampFromTicks)
 from tesseradb.clients.public_errors import public_errors
-from tesseradb.embed.texts import DEFAULT_MODEL
 from tesseradb.results import Result
 from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
@@ -145,13 +145,24 @@ class Connection:
         """``con.sql("SELECT ...").df()``: execute and return the cursor (DuckDB's spelling)."""
         return self.execute(sql, params)
 
-    def embed(self, texts: str | Sequence[str], model: str = DEFAULT_MODEL, **settings: Any) -> Any:
+    def embed(self, texts: str | Sequence[str], model: str | None = None, **settings: Any) -> Any:
         """The vectors a column with ``model_name=model`` (and the given chunk settings:
         chunk_strategy, max_tokens, overlap_tokens, max_chunks) would store for ``texts``.
 
         One text: a float32 array, (dims,) for ``truncate``/``mean``, (chunks, dims) otherwise.
         A list: an (n, dims) array for ``truncate``/``mean``, else a list of (chunks, dims) arrays."""
         return embedding.embed(self._call, texts, model, **settings)
+
+    def tables(self) -> tuple[table_info.TableInfo, ...]:
+        """Every table of the database, by name (``TableInfo``: docs/dbapi.md#the-catalog)."""
+        with self._lock:
+            return self._call(lambda: tuple(table_info.describe(self.db, n) for n in table_info.table_names(self.db)))
+
+    def describe(self, table: str) -> table_info.TableInfo:
+        """The table called ``table`` (any case): its columns, keys and vector/full-text options, as
+        frozen dataclasses (docs/dbapi.md#the-catalog); ERROR 1146 when there is none."""
+        with self._lock:
+            return self._call(table_info.describe, self.db, table)
 
     def executescript(self, script: str) -> Cursor:
         cur = self.cursor()

@@ -8,16 +8,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from tesseradb import errors
-from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts
 
 
-def embed(call: Callable, texts: str | Sequence[str], model: str = DEFAULT_MODEL, **settings: Any) -> Any:
-    """``Connection.embed`` (see there); ``call`` runs a function with the connection's public errors."""
+def embed(call: Callable, texts: str | Sequence[str], model: str | None = None, **settings: Any) -> Any:
+    """``Connection.embed`` (see there); ``call`` runs a function with the connection's public errors.
+    The embedding stack (and numpy) load here, with the first call, not with the connection."""
+    from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts
     single = isinstance(texts, str)
-    vectors = call(lambda: embed_texts([texts] if single else texts, model, **settings))
+    vectors = call(lambda: embed_texts([texts] if single else texts, model or DEFAULT_MODEL, **settings))
     chunked = str(settings.get("chunk_strategy", "truncate")).lower() not in ("truncate", "mean")
     if chunked:
         return vectors[0] if single else vectors
@@ -43,4 +42,5 @@ def _outside_the_package() -> int:
 
 
 def _stack(vectors: list) -> Any:
+    import numpy as np
     return np.vstack(vectors) if vectors else np.empty((0, 0), dtype=np.float32)

@@ -16,8 +16,6 @@ from collections.abc import Iterable
 import apsw
 
 from tesseradb.catalog.tables import Table
-from tesseradb.embed.markdown_chunks import parse_outline
-from tesseradb.embed.rows import source_text
 from tesseradb.storage.catalog import quote
 from tesseradb.storage.chunk_table import add_location_columns, has_location_columns
 from tesseradb.storage.rowstore import RowStore
@@ -67,6 +65,8 @@ def upgrade(store: RowStore, tables: Iterable[Table]) -> int:
 
 def fill_headings(store: RowStore, table: Table, spec: VectorSpec, chunks: str) -> int:
     """Heading path and section of every chunk with a span, from its document's text."""
+    from tesseradb.embed.markdown_chunks import parse_outline     # loaded only when a file needs it
+    from tesseradb.embed.rows import source_text
     docs = [r[0] for r in store.execute(f"SELECT DISTINCT doc_id FROM {quote(chunks)} WHERE start IS NOT NULL "
                                         "ORDER BY doc_id")]
     names = list(dict.fromkeys(c.lower() for c in spec.from_columns))

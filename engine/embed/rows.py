@@ -13,7 +13,7 @@ from tesseradb.embed.planning import plan_document
 from tesseradb.catalog.vector_columns import VectorSpec
 
 from tesseradb.context import Context
-from tesseradb.errors import DataError, UserError
+from tesseradb.errors import DataError, Place, UserError, at
 
 SINGLE_VECTOR = {"truncate", "mean"}
 
@@ -53,16 +53,17 @@ def source_text(spec: VectorSpec, values: dict[str, object]) -> str:
     return separator(spec).join("" if values.get(c.lower()) is None else str(values[c.lower()]) for c in spec.from_columns)
 
 
-def check_text(text: str, label: str) -> None:
-    """Text for a model must be encodable as UTF-8 (a Python str may hold lone surrogates)."""
+def check_text(text: str, label: Place | str) -> None:
+    """Text for a model must be encodable as UTF-8 (a Python str may hold lone surrogates). ``label``:
+    the row (``errors.Place``) or the call ("knn() query") the text belongs to."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise UserError(f"{label}: Incorrect string value: not valid UTF-8 ({exc.reason} at "
-                        f"position {exc.start})", DataError) from None
+        raise at(label, f"Incorrect string value: not valid UTF-8 ({exc.reason} at position {exc.start})",
+                 DataError) from None
 
 
-def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[str],
+def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[Place],
                 titles: list[str | None] | None = None) -> list[Embedded]:
     """Cut, locate and embed every text (``titles``: :func:`source_title` of each, for the context)."""
     model = embed.get_model(spec.model_name)
@@ -138,7 +139,7 @@ def assemble(strategy: str, texts: list[str], plans: list[chunking.ChunkPlan], v
     return out
 
 
-def _warn_about_loss(db: Context, spec: VectorSpec, plan: chunking.ChunkPlan, label: str) -> None:
+def _warn_about_loss(db: Context, spec: VectorSpec, plan: chunking.ChunkPlan, label: Place) -> None:
     if not plan.dropped_tokens and not plan.merged_overflow:
         return
     kept = plan.total_tokens - plan.dropped_tokens

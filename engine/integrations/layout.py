@@ -18,9 +18,6 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 MODEL_NAME = re.compile(r"[A-Za-z0-9_./:@+-]+\Z")
 STRATEGIES = ("truncate", "mean", "fixed", "recursive", "sentence")
 SIMILARITIES = ("cosine", "l2", "ip")
-VECTOR_TYPES = ("float_vector", "float_vector_array")
-_COLUMN_LINE = re.compile(r"^\s+`(\w+)`\s+(\w+)(.*?),?$")   # key lines (UNIQUE KEY ...) have no backquote first
-_OPTION = re.compile(r"(\w+)='((?:[^']|'')*)'")
 NO_SUCH_TABLE = 1146
 
 
@@ -99,7 +96,7 @@ def supplied_column(name: str, dims: int, similarity: str = "cosine", array: boo
 def ensure_table(con: tesseradb.Connection, table: str, create: list[str], id_column: str) -> None:
     """Run ``create`` (CREATE TABLE and friends) when ``table`` is missing; the id column always gets
     its unique index, so an id names one row."""
-    if read_create(con, table) is None:
+    if read_table(con, table) is None:
         for statement in create:
             con.execute(statement)
     con.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {identifier(table + '_' + id_column + '_key')} "
@@ -107,30 +104,33 @@ def ensure_table(con: tesseradb.Connection, table: str, create: list[str], id_co
     con.commit()
 
 
-def read_create(con: tesseradb.Connection, table: str) -> str | None:
-    """The table's SHOW CREATE TABLE text, or None when it does not exist."""
+def read_table(con: tesseradb.Connection, table: str) -> tesseradb.TableInfo | None:
+    """The table's catalog entry (``Connection.describe``), or None when it does not exist."""
+    identifier(table, "table")
     try:
-        row = con.execute(f"SHOW CREATE TABLE {identifier(table, 'table')}").fetchone()
+        return con.describe(table)
     except tesseradb.ProgrammingError as exc:
         if getattr(exc, "errno", None) == NO_SUCH_TABLE:
             return None
         raise
-    return row[1]
 
 
 def read_layout(con: tesseradb.Connection, table: str, *, id: str, content: str, metadata: str,
                 reserved: tuple[str, ...] = ()) -> Layout:
-    """The roles of ``table``'s columns, from its definition; a role column that is missing or of the
-    wrong type is a ValueError that says which."""
-    text = read_create(con, table)
-    if text is None:
+    """The roles of ``table``'s columns, from its catalog entry; a role column that is missing or of
+    the wrong type is a ValueError that says which."""
+    info = read_table(con, table)
+    if info is None:
         raise ValueError(f"table {table!r} does not exist")
-    types, vectors = _columns(text)
+    types = {c.name: c.type for c in info.columns}
+    vectors = {c.name: VectorColumn(c.name, c.type, c.vector.model, c.vector.dims if c.vector.model is None else None,
+                                    c.vector.similarity or "cosine")
+               for c in info.vector_columns if c.vector is not None and c.vector.knn_type is not None}
     _expect(types, table, id, ("string", "text"), "the id column")
     _expect(types, table, content, ("text", "string"), "the text column")
     _expect(types, table, metadata, ("json",), "the metadata column")
     taken = {"id", id, content, metadata, *vectors, *reserved}
-    extra = {name: name for name, kind in types.items() if name not in taken and kind not in VECTOR_TYPES}
+    extra = {c.name: c.name for c in info.columns if c.name not in taken and not c.is_vector}
     return Layout(table, id, content, metadata, vectors, extra, types)
 
 
@@ -138,20 +138,3 @@ def _expect(types: dict[str, str], table: str, column: str, kinds: tuple[str, ..
     if types.get(column) not in kinds:
         found = f"is {types[column]}" if column in types else "does not exist"
         raise ValueError(f"{role} {column!r} of table {table!r} {found}; it must be {' or '.join(kinds)}")
-
-
-def _columns(create: str) -> tuple[dict[str, str], dict[str, VectorColumn]]:
-    types: dict[str, str] = {}
-    vectors: dict[str, VectorColumn] = {}
-    for line in create.splitlines()[1:]:
-        found = _COLUMN_LINE.match(line)
-        if found is None:
-            continue
-        name, kind, rest = found.group(1), found.group(2).lower(), found.group(3)
-        types[name] = kind
-        options = {k.lower(): v.replace("''", "'") for k, v in _OPTION.findall(rest)}
-        if kind in VECTOR_TYPES and "knn_type" in options:
-            dims = options.get("knn_dims")
-            vectors[name] = VectorColumn(name, kind, options.get("model_name") or None,
-                                         int(dims) if dims else None, options.get("hnsw_similarity", "cosine"))
-    return types, vectors

@@ -73,7 +73,7 @@ def settings_of(database: str, table: str, column: str) -> EmbedSettings:
     try:
         return EmbedSettings.from_spec(spec)
     except UserError as exc:
-        raise exc.kind(exc.msg) from None
+        raise exc.kind(exc.msg, fields=exc.fields) from None
 
 
 def settings_for(column: str, model_name: str, from_columns: Sequence[str], *, chunk_strategy: str = "truncate",
@@ -98,7 +98,7 @@ def settings_for(column: str, model_name: str, from_columns: Sequence[str], *, c
     try:
         spec = validate_columns("embed", columns, resolve_model=resolve)[column.lower()]
     except UserError as exc:
-        raise exc.kind(exc.msg) from None
+        raise exc.kind(exc.msg, fields=exc.fields) from None
     except embed.ModelError as exc:
         raise errors.ModelError(str(exc)) from None
     return EmbedSettings.from_spec(spec)
@@ -271,7 +271,7 @@ def _ours(exc: BaseException) -> errors.Error | None:
         if isinstance(exc, errors.Error):
             return exc
         if isinstance(exc, UserError):
-            return exc.kind(exc.msg)
+            return exc.kind(exc.msg, fields=exc.fields)
         exc = getattr(exc, "cause", None) or exc.__cause__ or exc.__context__
     return None
 

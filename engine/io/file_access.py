@@ -30,7 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tesseradb import errors
-from tesseradb.io import globs
 
 def _refused(why: str) -> errors.Error:
     return errors.OperationalError(f"The server is running with the --secure-file-priv option so it "
@@ -92,6 +91,7 @@ class FileAccess:
                 return []
             raise not_found(pattern)
         outside: set[str] = set()
+        from tesseradb.io import globs       # loaded by the first file statement
         paths = [p for p in globs.expand(full, within=self.root, outside=outside) if _regular(p)]
         for link in sorted(outside):
             if warn is None:
@@ -161,6 +161,7 @@ def _fixed_prefix(pattern: str) -> str:
 
 def _expand(pattern: str, missing_ok: bool = False) -> list[str]:
     """``globs.expand`` (``**`` recursive, never re-entering a folder it is inside), regular files only."""
+    from tesseradb.io import globs
     paths = [p for p in globs.expand(pattern) if _regular(p)]
     if not paths and not missing_ok:
         raise not_found(pattern)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tesseradb import errors
-from tesseradb.catalog import date_upgrade, fulltext, functions
+from tesseradb.catalog import date_upgrade, functions
 from tesseradb.embed import heading_upgrade, sql_tokens
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
@@ -47,7 +47,8 @@ class Database:
         sql_tokens.register(self.store.conn)         # knn_chunk_section(max_tokens)'s tokenizer
         catalog.ensure(self.store)      # read-only: a no-op on a tesseradb file, refused on another
         self.reload_catalog()
-        if not read_only:
+        if not read_only and self.tables:         # (a new or empty file has nothing to upgrade)
+            from tesseradb.catalog import fulltext
             heading_upgrade.upgrade(self.store, self.tables.values())   # chunk rows from before heading paths
             fulltext.upgrade(self.store, self.tables.values())   # a file from before full-text search
             if date_upgrade.upgrade(self.store, self.tables.values()):   # DATE/DATETIME held Unix seconds
@@ -73,7 +74,7 @@ class Database:
     def table(self, name: str) -> Table:
         table = self.tables.get(name.lower())
         if table is None:
-            raise UserError(f"table '{name}' does not exist", errors.NoSuchTable)
+            raise errors.no_such_table(name)
         return table
 
     def column_index(self, table: Table, column: str) -> ColumnIndex:

@@ -7,7 +7,8 @@ keeps its RULES). Each is a function of (database, tree, parameters) returning t
   walk of the tree (:func:`facts`) says the statement needs it.
 - ``plan`` passes run when a SELECT is planned (once per cached plan, parameters bound): computed
   columns named as written, the engine's own tables refused, LENGTH() and TO_STRING() of vector
-  columns; then :func:`plan` hands the tree to the search planning (sql/search/select_plan.py).
+  columns; then :func:`plan` hands the tree to the search planning (sql/search/select_plan.py) when it
+  searches (sql/search/planned.py tells).
 
 EXPLAIN lists the passes that changed the statement (:class:`Trace`)."""
 from __future__ import annotations
@@ -20,11 +21,14 @@ from sqlglot import exp
 
 from tesseradb.grammar import ast
 from tesseradb.sql.database import Database
-from tesseradb.sql.mysql import exact_division, group_check, information_schema, row_id, variables
+from tesseradb.sql.mysql import row_id, variables
 from tesseradb.sql.mysql import qualified_names, temporal
 from tesseradb.sql.naming import name_as_written
-from tesseradb.sql.search import select_plan
-from tesseradb.sql.search.select_plan import Planned
+from tesseradb.sql.search import planned as plain
+from tesseradb.sql.search.planned import Planned
+
+
+INFORMATION_SCHEMA = "information_schema"     # the schema's name (sql/mysql/information_schema.py)
 
 
 def _divides(node: exp.Expression) -> bool:
@@ -54,7 +58,7 @@ def facts(expr: exp.Expression) -> Facts:
         found["qualified"] |= qualified_names.is_qualified(node)
         if isinstance(node, exp.Table):
             tables.update(n.lower() for n in (node.name, node.alias) if n)
-            found["information_schema"] |= node.db.lower() == information_schema.SCHEMA
+            found["information_schema"] |= node.db.lower() == INFORMATION_SCHEMA
         elif isinstance(node, (exp.Group, exp.AggFunc)):
             found["grouping"] = True
             found["division"] |= isinstance(node, exp.Avg)
@@ -83,16 +87,21 @@ def _variables(db: Database, expr: exp.Expression, params: Any) -> exp.Expressio
     return variables.substitute(db, name_as_written(expr.copy(), variables.needs_substitution))
 
 
+# The passes a statement needs only when it uses the feature import their module then (start-up).
+
 def _exact_division(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
+    from tesseradb.sql.mysql import exact_division
     return exact_division.apply(db.tables, name_as_written(expr.copy(), _divides))
 
 
 def _information_schema(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
+    from tesseradb.sql.mysql import information_schema
     information_schema.prepare(db, expr)
     return expr
 
 
 def _group_check(db: Database, expr: exp.Expression, params: Any) -> exp.Expression:
+    from tesseradb.sql.mysql import group_check
     group_check.check(db, expr)
     return expr
 
@@ -102,17 +111,17 @@ def _name_as_written(db: Database, expr: exp.Expression, bound: Any) -> exp.Expr
 
 
 def _internal_tables(db: Database, expr: exp.Expression, bound: Any) -> exp.Expression:
-    select_plan.check_internal(expr)
+    plain.check_internal(expr)
     return expr
 
 
 def _vector_length(db: Database, expr: exp.Expression, bound: Any) -> exp.Expression:
-    select_plan.rewrite_lengths(db, expr)
+    plain.rewrite_lengths(db, expr)
     return expr
 
 
 def _vector_to_string(db: Database, expr: exp.Expression, bound: Any) -> exp.Expression:
-    select_plan.rewrite_to_string(db, expr)
+    plain.rewrite_to_string(db, expr)
     return expr
 
 
@@ -179,6 +188,9 @@ def prepare(db: Database, stmt: ast.Query, params: Any = None, trace: Trace | No
 def plan(db: Database, expr: exp.Expression, bound: dict[str, Any], options: tuple = (),
          trace: Trace | None = None) -> Planned:
     """The plan of a SELECT whose parameters are bound: the plan passes on a copy, then the search
-    planning (knn lifting, MATCH, hybrid)."""
+    planning (knn lifting, MATCH, hybrid), imported when a statement first searches."""
     expr = _run(PLAN, db, expr.copy(), bound, None, trace)
+    if not plain.searches(expr, options):
+        return Planned(expr.sql(dialect="sqlite"), bound)
+    from tesseradb.sql.search import select_plan
     return select_plan.plan_select(db, expr, bound, options)

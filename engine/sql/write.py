@@ -25,7 +25,7 @@ from tesseradb.storage.chunk_table import delete_doc_chunks, write_chunks
 def _check_width(rows: list[list[Any]], width: int) -> None:
     for n, row in enumerate(rows, start=1):
         if len(row) != width:
-            raise UserError(f"Column count doesn't match value count at row {n}", errors.ProgrammingError)
+            raise UserError(f"Column count doesn't match value count at row {n}", errors.ProgrammingError, row=n)
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,7 @@ class IdRule:
     declared: bool = False              # a key declared MySQL's way: a repeat is MySQL's 1062 for PRIMARY
 
     def duplicate(self, value: int) -> UserError:
-        if self.declared:
-            return errors.duplicate_entry(str(value), "PRIMARY")
-        return UserError(f"duplicate id '{value}'", errors.DuplicateKey)
+        return errors.duplicate_id(value, "PRIMARY" if self.declared else None)
 
 
 MANTICORE_IDS = IdRule()
@@ -67,7 +65,8 @@ def _id_value(value: Any, row: int, zero_generates: bool = True) -> int | None:
         return int(value)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return _id_value(int(value), row, zero_generates)
-    raise UserError(f"Incorrect integer value: '{value}' for column 'id' at row {row}", errors.DataError)
+    raise UserError(f"Incorrect integer value: '{value}' for column 'id' at row {row}", errors.DataError,
+                    row=row, column="id", value=value)
 
 
 def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bool,
@@ -165,7 +164,7 @@ def _vector_values(db: Database, table: Table, names: list[str], records: list[d
             out[key] = [supplied_vectors(col, spec, rec.get(key), n) for n, rec in enumerate(records, start=1)]
         elif spec is not None and spec.model_name:
             texts = [source_text(spec, rec) for rec in records]
-            labels = [f"row {n} (id {doc_id})" for n, doc_id in enumerate(ids, start=1)]
+            labels = [errors.Place(row=n, id=doc_id) for n, doc_id in enumerate(ids, start=1)]
             out[key] = list(embed_texts(db, spec, texts, labels, [source_title(spec, rec) for rec in records]))
         else:
             out[key] = [None] * len(records)
@@ -179,8 +178,8 @@ def supplied_vectors(col: Column, spec, value: Any, row: int) -> Embedded | None
         try:
             value = unpack(bytes(value), col.type == "float_vector_array").tolist() if value else []
         except (ValueError, struct.error):      # a BLOB that is not a stored vector
-            raise UserError(f"row {row}, column '{col.name}': incompatible value specified for a float "
-                            "vector column (a BLOB that is not a vector)", errors.DataError) from None
+            raise errors.at(errors.Place(row=row), "incompatible value specified for a float vector column "
+                            "(a BLOB that is not a vector)", errors.DataError, column=col.name) from None
         if col.type == "float_vector" and value:
             value = value[0]
     if value is None:
@@ -228,7 +227,7 @@ def recompute(db: Database, table: Table, specs: list, ids: list[int]) -> None:
         records = [dict(zip([f.lower() for f in sources], r[1:])) for r in rows]
         for spec in specs:
             texts = [source_text(spec, rec) for rec in records]
-            labels = [f"id {doc_id}" for doc_id in got_ids]
+            labels = [errors.Place(id=doc_id) for doc_id in got_ids]
             titles = [source_title(spec, rec) for rec in records]
             store_vectors(db, table, table.column(spec.column), got_ids, embed_texts(db, spec, texts, labels, titles))
 

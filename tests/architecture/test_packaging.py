@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from modules import PYPROJECT, ROOT, imports, modules
 
 MODULES = modules()
@@ -78,12 +80,14 @@ def _python(code: str, cwd) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
+@pytest.mark.slow                   # a process of its own
 def test_generic_names_are_not_installed_at_top_level(tmp_path):
     for name in ("engine", "grammar", "storage"):
         done = _python(f"import {name}", tmp_path)
         assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr, name
 
 
+@pytest.mark.slow                   # a process of its own
 def test_a_project_with_its_own_engine_storage_and_grammar_modules_still_works(tmp_path):
     for name in ("engine", "storage", "grammar"):
         (tmp_path / f"{name}.py").write_text(f"WHO = 'the user project {name}'\n")

@@ -403,3 +403,5 @@ def summarize(r: dict, n_pages: int) -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("machine", "targets", "recall", "ingest", "memory-disk", "engine-notes")

@@ -160,3 +160,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("markdown")

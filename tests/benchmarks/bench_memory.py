@@ -165,3 +165,5 @@ def big_document(megabytes: float) -> None:
 
 if __name__ == "__main__":
     main()
+    import sections  # docs/benchmarks.md: the sections this benchmark's results feed
+    sections.write_sections("int8", "engine-notes", "targets")

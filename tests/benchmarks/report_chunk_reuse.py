@@ -1,4 +1,4 @@
-"""The docs/benchmarks.md section of bench_chunk_reuse.py (results/chunk_reuse.json); make_report.py calls
+"""The docs/benchmarks.md section of bench_chunk_reuse.py (results/chunk_reuse.json); sections.py calls
 :func:`section`."""
 from __future__ import annotations
 

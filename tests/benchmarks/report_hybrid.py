@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/benchmarks/report_hybrid.py      # rewrites the section between its markers
 
-make_report.py calls :func:`section` when it writes the whole page; run alone, this script replaces
+sections.py calls :func:`section` when it writes the whole page; run alone, this script replaces
 only the text between ``<!-- hybrid:start -->`` and ``<!-- hybrid:end -->`` (appending it the first time).
 """
 from __future__ import annotations
@@ -14,7 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 PAGE = common.REPO / "docs" / "benchmarks.md"
-START, END = "<!-- hybrid:start -->", "<!-- hybrid:end -->"
 ORDER = ["knn", "match page", "match chunk", "hybrid page", "hybrid page w50", "hybrid chunk", "hybrid chunk w50",
          "hybrid chunk w100", "match page +stopwords", "hybrid chunk +stopwords", "hybrid chunk w50 +stopwords"]
 LABELS = {
@@ -89,7 +88,7 @@ def section(result: dict | None) -> list[str]:
     h, q = result["methods"]["headings"], result["methods"].get("questions", {})
     knn, hy = h["knn"]["scores"]["deep"], h["hybrid chunk"]["scores"]["deep"]
     b, sp = result["build"], median_run(result)
-    lines = [START, "## Full-text and hybrid search", "",
+    lines = ["## Full-text and hybrid search", "",
              "Command: `.venv/bin/python tests/benchmarks/bench_hybrid.py` (the manual loaded once through the "
              "DB-API into `body text` + a recursive 256/32 model column, `morphology='stem_en'`; the database is "
              "kept in the temporary folder and reused). "
@@ -128,18 +127,12 @@ def section(result: dict | None) -> list[str]:
             f"[{', '.join(f'{x:.0f}' for x in (r.get('loadavg') or []))}]" for r in runs) + ".", ""]
     lines += reading(h, q)
     lines += result.get("notes", [])
-    lines += [END]
     return lines
 
 
 def main() -> None:
-    text = PAGE.read_text(encoding="utf-8")
-    block = "\n".join(section(common.load_result("hybrid")))
-    if START in text and END in text:
-        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    PAGE.write_text(text, encoding="utf-8")
+    import sections
+    sections.write_section("hybrid")
 
 
 if __name__ == "__main__":

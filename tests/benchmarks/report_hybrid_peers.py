@@ -3,7 +3,7 @@ from results/hybrid_peers.json (bench_hybrid_peers.py).
 
     .venv/bin/python tests/benchmarks/report_hybrid_peers.py    # rewrites the section between its markers
 
-make_report.py calls :func:`section` when it writes the whole page.
+sections.py calls :func:`section` when it writes the whole page.
 """
 from __future__ import annotations
 
@@ -14,14 +14,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
 PAGE = common.REPO / "docs" / "benchmarks.md"
-START, END = "<!-- hybrid-peers:start -->", "<!-- hybrid-peers:end -->"
-ORDER = ["knn", "hybrid_match old defaults", "hybrid_match linear", "hybrid_match", "hybrid_match rank_constant=20",
-         "hybrid_match window_size=100", "lancedb hybrid", "knn mmr 0.5", "knn length_penalty 0.25"]
-LABELS = {"knn": "knn() alone", "hybrid_match old defaults": "hybrid_match, previous defaults (rebuilt from its parts)",
-          "hybrid_match": "hybrid_match, RRF k=60 (`fusion_method='rrf'`)",
-          "hybrid_match linear": "**hybrid_match** (this release's defaults: linear, min-max)",
+ORDER = ["knn", "hybrid_match old defaults", "hybrid_match no heading field", "hybrid_match", "hybrid_match rrf",
+         "hybrid_match rank_constant=20", "hybrid_match window_size=100", "lancedb hybrid", "knn mmr 0.5",
+         "knn length_penalty 0.25"]
+LABELS = {"knn": "knn() alone",
+          "hybrid_match old defaults": "hybrid_match, previous release's defaults (rebuilt from its parts)",
+          "hybrid_match no heading field": "hybrid_match, this release without the heading field (linear, min-max; "
+                                           "rebuilt from its parts)",
+          "hybrid_match": "**hybrid_match** (this release's defaults: heading field, linear, min-max)",
+          "hybrid_match rrf": "hybrid_match, RRF k=60 (`fusion_method='rrf'`)",
           "hybrid_match rank_constant=20": "hybrid_match, RRF k=20",
-          "hybrid_match window_size=100": "hybrid_match, RRF k=60, window_size=100",
+          "hybrid_match window_size=100": "hybrid_match, window_size=100",
           "lancedb hybrid": "**LanceDB** hybrid (its FTS + RRF, same chunks and vectors)",
           "knn mmr 0.5": "knn {mmr=0.5}", "knn length_penalty 0.25": "knn {length_penalty=0.25}"}
 
@@ -68,49 +71,28 @@ def _synthetic(s: dict) -> list[str]:
 
 
 def section(result: dict | None) -> list[str]:
+    """The tables and the synthetic and rerank figures come from the run's numbers; what the person who
+    ran it wrote about the run (its command and corpus, the reading of the tables, the rerank run's
+    circumstances) is kept with them in results/hybrid_peers.json under ``page``."""
     if not result:
         return []
-    lines = [START, "## Hybrid search against LanceDB, reranking, MMR, length penalty", ""]
+    text = result.get("page", {})
+    lines = ["## Hybrid search against LanceDB, reranking, MMR, length penalty", ""]
     if "methods" in result:
         q, h = result["methods"]["questions"], result["methods"]["headings"]
-        lines += ["Command: `.venv/bin/python tests/benchmarks/bench_hybrid_peers.py"
-                  + (f" --headings-every {result['headings_every']}" if result.get("headings_every", 1) > 1 else "")
-                  + f"` ({result['when']}, load average {', '.join(f'{x:.1f}' for x in result.get('loadavg', []))} "
-                  f"on the 2 shared cores; LanceDB {result['lancedb']['version']}). "
-                  + (f"Corpus: {result['corpus_note']}. " if result.get("corpus_note") else "")
-                  + f"One table (recursive 256/32 chunks of all-MiniLM-L6-v2, {result['chunks']} chunks, default morphology); "
-                  "LanceDB gets the same chunks and the engine's stored vectors (checked equal to `Connection.embed` "
-                  f"on {result['vectors_checked_against_embed']} pages) and builds its own full-text index (English "
-                  "stemming and stop words); its hybrid search takes 50 chunks per side, RRF k=60, chunks collapsed "
-                  "to pages.", "",
+        lines += [*text.get("run", []), "",
                   f"**Natural-language questions** ({result['questions']}: deep = {result['deep_questions']} written "
                   "against a passage past the page's first 1,200 characters, page and offset in "
                   "`tests/benchmarks/questions.jsonl`; earlier = the 50 of the previous set, no offset):", ""]
         lines += _table(q, [("deep", "deep"), ("head", "earlier"), ("all", "all")])
-        lines += ["", f"**Heading queries** ({result['headings']}" + (
-            f", every {result['headings_every']}th of bench_recall's" if result.get("headings_every", 1) > 1 else "")
-            + "; deep = past 1,200 characters):", ""]
-        lines += _table(h, [("deep", "deep"), ("head", "head")])
-        lines += ["", f"- Deep questions: {_verdict(q, 'deep')}.", f"- All questions: {_verdict(q, 'all')}.",
-                  f"- Deep headings: {_verdict(h, 'deep')}.", f"- Head headings: {_verdict(h, 'head')}."]
-        if result.get("default_note"):
-            lines.append(f"- {result['default_note']}.")
-        share = result.get("section_share", {})
-        if share:
-            lines.append("- MMR: share of distinct manual sections (top-level folders) in knn's top 10: "
-                         + "; ".join(f"{g} {_pct(v['knn'])} → {_pct(v['knn mmr 0.5'])} with {{mmr=0.5}}"
-                                     for g, v in share.items()) + " (recall cost in the tables).")
-        lines += [f"- {n}." for n in result.get("notes", [])]
-        sp = result.get("speed")
-        if sp:
-            lines.append(f"- Speed (bench_hybrid's measure, query cache cleared, embedding included): hybrid_match p50 "
-                         f"{sp['p50_ms']['hybrid']:.1f} ms vs knn {sp['p50_ms']['knn']:.1f} ms = "
-                         f"{sp['hybrid_over_knn']:.2f}x (target ≤ 1.3x: "
-                         f"{'**met**' if sp['hybrid_over_knn'] <= 1.3 else '**not met**'}).")
-        lines.append("")
+        deep = h["knn"]["scores"]["deep"]["n"]
+        lines += ["", f"**Heading queries** ({result['headings']:,}" + (
+            f", every {result['headings_every']}th of bench_recall's" if result.get("headings_every", 1) > 1
+            else ", every heading of bench_recall's") + f"; deep = {deep:,} past 1,200 characters):", ""]
+        lines += _table(h, [("deep", "deep"), ("head", "head"), ("all", "all")])
+        lines += ["", *text.get("reading", []), ""]
     if "synthetic_length" in result:
-        lines += [f"Command: `.venv/bin/python tests/benchmarks/bench_hybrid_peers.py --extras --rerank-rounds 0,0,0` "
-                  f"(load average {', '.join(f'{x:.1f}' for x in result.get('extras_loadavg', []))}).", ""]
+        lines += [text.get("synthetic_command", ""), ""]
         lines += _synthetic(result["synthetic_length"])
     if "rerank_speed" in result:
         lines += ["Reranking 50 candidates (`--extras`: the cross-encoder scoring 50 (question, ~256-token manual "
@@ -119,22 +101,15 @@ def section(result: dict | None) -> list[str]:
                   "| cross-encoder size | questions | p50 for 50 candidates | load once | load average |",
                   "|---|---:|---:|---:|---|"]
         for name, r in result["rerank_speed"].items():
-            lines.append(f"| {name} | {r['queries']} | {r['p50_ms']:.0f} ms | {r['load_ms']:.0f} ms | "
+            lines.append(f"| {name} | {r['queries']} | {r['p50_ms']:,.0f} ms | {r['load_ms']:,.0f} ms | "
                          f"{', '.join(f'{x:.1f}' for x in r.get('loadavg', []))} |")
-        lines += ["", f"The rerank figures are {result['rerank_speed_note']}." if result.get("rerank_speed_note") else "",
-                  "At a load average near 30 on 2 cores these times are dominated by waiting for a core; they say how "
-                  "the cost grows with the model, not what an idle machine takes.", ""]
-    return lines + [END]
+        lines += ["", *text.get("rerank", [])]
+    return lines
 
 
 def main() -> None:
-    text = PAGE.read_text(encoding="utf-8")
-    block = "\n".join(section(common.load_result("hybrid_peers")))
-    if START in text and END in text:
-        text = text[:text.index(START)] + block + text[text.index(END) + len(END):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    PAGE.write_text(text, encoding="utf-8")
+    import sections
+    sections.write_section("hybrid-peers")
 
 
 if __name__ == "__main__":

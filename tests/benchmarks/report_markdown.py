@@ -1,4 +1,4 @@
-"""The docs/benchmarks.md section of bench_markdown.py (results/markdown.json); make_report.py calls
+"""The docs/benchmarks.md section of bench_markdown.py (results/markdown.json); sections.py calls
 :func:`section`."""
 from __future__ import annotations
 
@@ -86,4 +86,5 @@ def section() -> list[str]:
         + _targets(r) + ["", f"Chunks: recursive {b['recursive']['chunks']:,}, markdown {b['markdown']['chunks']:,}; "
                              f"load {b['recursive']['load_seconds']:.0f} s vs {b['markdown']['load_seconds']:.0f} s "
                              f"(CPU {b['recursive'].get('load_cpu_seconds', 0):.0f} s vs "
-                             f"{b['markdown'].get('load_cpu_seconds', 0):.0f} s).", ""] + _table(r) + [""]
+                             f"{b['markdown'].get('load_cpu_seconds', 0):.0f} s).", ""] + _table(r) + [""]\
+        + r.get("page_notes", [])    # what the person who ran it wrote about the run, kept with its figures

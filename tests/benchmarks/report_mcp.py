@@ -1,4 +1,4 @@
-"""The "MCP server" section of docs/benchmarks.md, from results/mcp.json (make_report.py calls
+"""The "MCP server" section of docs/benchmarks.md, from results/mcp.json (sections.py calls
 :func:`section`)."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The speed-and-scale section of docs/benchmarks.md (issue 17): the query path's ratios (results/query.json)
-and the quantized indexes at 100k and 1M vectors (results/quantize_index.json). make_report.py calls
+and the quantized indexes at 100k and 1M vectors (results/quantize_index.json). sections.py calls
 ``section()``."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The docs/benchmarks.md section of bench_sync.py (results/sync.json); make_report.py calls :func:`section`."""
+"""The docs/benchmarks.md section of bench_sync.py (results/sync.json); sections.py calls :func:`section`."""
 from __future__ import annotations
 
 import common
@@ -47,4 +47,5 @@ def section() -> list[str]:
         "both runs embed the same chunk texts; the first SYNC adds reading, hashing and parsing each file and "
         "its bookkeeping row. The fresh SYNC of the check goes into a second table of the same database, so its "
         "vectors come from chunk reuse (bit-identical to the model's, docs/chunk_reuse.md).", "",
+        *r.get("page_notes", []),   # what the person who ran it wrote about the run, kept with its figures
     ]

@@ -49,6 +49,7 @@ def test_sql_df_and_the_rest_of_a_cursor(con):
     assert cur.fetchdf()["id"].tolist() == [2]               # what is left, like fetchall
 
 
+@pytest.mark.slow                   # a process of its own
 def test_fetchdf_without_pandas_says_how_to_get_it(tmp_path):
     code = ("import sys\n"
             "class NoPandas:\n"

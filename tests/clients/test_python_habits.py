@@ -32,6 +32,7 @@ def python_sigint():
     signal.signal(signal.SIGINT, old)
 
 
+@pytest.mark.slow                   # a process of its own
 def test_sigint_raises_keyboard_interrupt_and_rolls_the_statement_back(db_path, python_sigint):
     con = tesseradb.connect(db_path)
     con.execute("CREATE TABLE t (n int)")

@@ -26,9 +26,24 @@ WORDS = ["INTO OUTFILE", "@knn_dist", "REBUILD KNN", "AGAINST(",
          "fusion_method", "rank_constant", "window_size", "fusion_weights", "field_weights", "morphology"]
 
 
-@pytest.mark.parametrize("node", sorted(HANDLERS, key=lambda n: n.__name__), ids=lambda n: n.__name__)
+@pytest.mark.parametrize("node", sorted(HANDLERS))
 def test_every_statement_is_documented(node):
     assert HANDLERS[node].doc and HANDLERS[node].doc in DOCS      # its spelling is part of its one entry
+
+
+def test_the_statement_tables_name_real_nodes():
+    """planner.HANDLERS and read_only's tables are keyed by class name (so that naming them does not
+    load every node at start-up): each name is a node class of grammar.ast, and every node class the
+    parser can return has its handler."""
+    from dataclasses import is_dataclass
+
+    from tesseradb.grammar import ast, nodes
+    from tesseradb.sql import planner, read_only
+    for name in [*HANDLERS, *read_only.ALLOWED, *read_only.REFUSED_KINDS, *planner.IMPLICIT_COMMIT]:
+        assert name == "Query" or is_dataclass(getattr(ast, name)), name
+    statements = {n for n, v in vars(nodes).items() if is_dataclass(v) and v.__module__ == nodes.__name__}
+    parts = {"ColumnDef", "TableKey", "LoadFields", "LoadLines", "UserVar"}     # pieces of statements
+    assert statements - parts <= set(HANDLERS)
 
 
 @pytest.mark.parametrize("word", TABLE_VERBS + [e.doc for e in QUERY_HANDLERS.values()] + ["REPLACE"])

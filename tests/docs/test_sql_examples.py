@@ -15,7 +15,7 @@ TESSERA = str(Path(sys.executable).parent / "tessera")
 
 # What a reader should see in the output of some examples (regexes over the -t output).
 EXPECT = {
-    "quickstart.sql": [r"\|\s+1 \| Backup runbook\s+\| [0-9.]+ \|\n\|\s+2 \| Web certificates",
+    "quickstart.sql": [r"\|\s+1 \| Backup runbook\s+\|\s+[0-9.]+ \|\n\|\s+2 \| Web certificates",
                        r"\|\s+1 \| Backup runbook\s+\|\s+2 \|"],
     "chunking_demo.sql": [r"max_chunks=2 merged the overflow", r"\|\s+1 \| Running the database \|\s+3 \|"],
     "load_export.sql": [r"\|\s+2 \| Restoring a snapshot", r"\| Lunch\s+\| Fridays at noon\s+\|"],

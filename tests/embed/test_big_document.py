@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tesseradb.embed import chunking
 
 UNIT = ("Replication copies every table from the donor node to the joining node.\n\n"
@@ -65,6 +67,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow                   # a process of its own
 def test_a_20_mb_document_with_max_chunks(model, tmp_path):
     repeats = (20 << 20) // len(UNIT) + 1
     out = subprocess.run([sys.executable, "-c", SCRIPT, UNIT, str(repeats), str(tmp_path / "big.db")],

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import numpy as np
 
 from tesseradb.embed import cache, default
@@ -107,6 +109,7 @@ print(int(graph.built), graph.meta["onnx_sha256"])
 """
 
 
+@pytest.mark.slow                   # a process of its own
 def test_concurrent_processes_build_once_without_corruption(cache_dir):
     env = {**os.environ, "TESSERA_CACHE_DIR": str(cache_dir), "PYTHONPATH": str(REPO)}
     procs = [subprocess.Popen([sys.executable, "-c", BUILD_SCRIPT], env=env, cwd=REPO,

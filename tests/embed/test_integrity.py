@@ -63,6 +63,7 @@ def test_graph_build_checks_the_bytes_it_reads(package_files, tmp_path, cache_di
     assert not default.graph_path().exists()
 
 
+@pytest.mark.slow                   # a process of its own
 def test_files_are_found_from_the_distribution_without_importing_it():
     """The model folder comes from the installed distribution's file list; its code never runs."""
     import subprocess

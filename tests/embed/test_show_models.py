@@ -46,6 +46,7 @@ def test_like_filters_by_name_or_alias(con):
     assert _models(con, "SHOW MODELS LIKE 'no-such-model%'") == []
 
 
+@pytest.mark.slow                   # a process of its own
 def test_show_models_from_the_shell_batch_mode(tmp_path):
     import subprocess
     import sys

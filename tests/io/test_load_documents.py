@@ -125,23 +125,43 @@ def test_bom_crlf_and_an_empty_file(cur, tmp_path):
     assert got["utf16.txt"][:2] == ("utf16", "Grüße aus UTF-16\n")
 
 
-def test_unreadable_files_are_skipped_with_a_warning_naming_them(con, tmp_path):
+def test_nothing_is_dropped_silently_binary_is_skipped_the_rest_loads_with_a_warning(con, tmp_path):
+    # issue 32: only a binary file is skipped; Latin-1 text and broken front matter load, each with a
+    # Warning naming the file (and the line)
     cur = con.cursor()
     (tmp_path / "good.md").write_text("# Good\n")
-    (tmp_path / "latin1.md").write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    (tmp_path / "latin1.md").write_bytes("# Caf\xe9\n\ncaf\xe9 au lait \u20ac 5\n".encode("cp1252"))
     (tmp_path / "binary.md").write_bytes(bytes(range(256)) * 4)
-    (tmp_path / "bad-yaml.md").write_text("---\ntitle: [unclosed\n---\nbody\n")
+    (tmp_path / "bad-yaml.md").write_text("---\ntags: [ops]\ntitle: [unclosed\n---\nbody\n")
     (tmp_path / "list-front.md").write_text("---\n- a\n- b\n---\nbody\n")
     cur.execute(DOCS)
-    assert load(cur, tmp_path / "*.md") == 1
+    assert load(cur, tmp_path / "*.md") == 4
     warnings = sorted(w for w in con.warnings if w[0] == "Warning")
-    assert list(rows(cur)) == ["good.md"]
-    assert [(level, code) for level, code, _ in warnings] == [("Warning", 1262)] * 4
+    got = rows(cur)
+    assert sorted(got) == ["bad-yaml.md", "good.md", "latin1.md", "list-front.md"]
+    assert got["latin1.md"][:2] == ("Café", "# Café\n\ncafé au lait € 5\n")
+    assert got["bad-yaml.md"][1] == "---\ntags: [ops]\ntitle: [unclosed\n---\nbody\n"      # kept as text
+    assert got["list-front.md"][1].startswith("---\n- a\n")
+    assert sorted(code for _, code, _ in warnings) == [1262, 1366, 1366, 1366]
     text = "\n".join(m for _, _, m in warnings)
-    assert f"'{tmp_path / 'latin1.md'}' skipped: not UTF-8 text: byte 0xe9 at offset 3" in text
+    assert f"'{tmp_path / 'latin1.md'}': not UTF-8 (byte 0xe9 on line 1); read as cp1252 (Windows-1252)" in text
     assert f"'{tmp_path / 'binary.md'}' skipped: a binary file" in text
-    assert f"'{tmp_path / 'bad-yaml.md'}' skipped: its front matter is not valid YAML" in text
-    assert f"'{tmp_path / 'list-front.md'}' skipped: its front matter is a YAML list" in text
+    assert f"'{tmp_path / 'bad-yaml.md'}': its front matter is not valid YAML (line 3)" in text
+    assert "loaded with the front matter kept as text" in text
+    assert f"'{tmp_path / 'list-front.md'}': its front matter is a YAML list" in text
+
+
+def test_utf16_with_a_bom_and_nul_bytes(con, tmp_path):
+    cur = con.cursor()
+    (tmp_path / "le.md").write_bytes("\ufeff# Grüße\n\nUTF-16 LE\n".encode("utf-16-le"))
+    (tmp_path / "be.txt").write_bytes("\ufeffUTF-16 BE ✓\n".encode("utf-16-be"))
+    (tmp_path / "nul.txt").write_bytes(b"text\0with a NUL\n")
+    cur.execute(DOCS)
+    assert load(cur, tmp_path / "*") == 2
+    assert [m for level, _, m in con.warnings if level == "Warning"] == \
+        [f"'{tmp_path / 'nul.txt'}' skipped: a binary file (it contains NUL bytes), not text"]
+    got = rows(cur)
+    assert got["le.md"][:2] == ("Grüße", "# Grüße\n\nUTF-16 LE\n") and got["be.txt"][1] == "UTF-16 BE ✓\n"
 
 
 def test_a_value_that_does_not_fit_its_column_names_the_file_and_loads_nothing(cur, tmp_path):
@@ -230,6 +250,7 @@ except tesseradb.Error as exc:
 """
 
 
+@pytest.mark.slow                   # a process of its own
 def test_without_pypdf_pdfs_name_the_extra(tmp_path):
     make_pdf(tmp_path / "a.pdf", ["text"])
     (tmp_path / "b.md").write_text("b\n")

@@ -103,7 +103,8 @@ def test_the_synced_table_equals_a_fresh_sync(tmp_path, folder):
     assert cur.execute(query).fetchall() == fresh.cursor().execute(query).fetchall()
 
 
-def test_two_folders_into_one_table_keep_each_others_rows(con, tmp_path):
+def test_an_unrelated_folder_is_refused_naming_the_root_and_a_folder_above_widens_it(con, tmp_path):
+    # issue 32: a table synced from files has one root; a sibling folder would give a second set of paths
     cur = con.cursor()
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
@@ -111,27 +112,21 @@ def test_two_folders_into_one_table_keep_each_others_rows(con, tmp_path):
         (tmp_path / name / f"{name}2.md").write_text(f"{name} two\n")
     cur.execute(PLAIN_TABLE)
     sync(cur, tmp_path / "a" / "*.md")
-    sync(cur, tmp_path / "b" / "*.md")
-    os.remove(tmp_path / "a" / "a2.md")
-    sync(cur, tmp_path / "a" / "*.md")
-    assert summary(con) == "0 added, 0 changed, 1 unchanged, 1 removed, 0 skipped"
-    sync(cur, tmp_path / "b" / "*.md")
-    assert summary(con) == "0 added, 0 changed, 2 unchanged, 0 removed, 0 skipped"
-    assert paths(cur) == ["a1.md", "b1.md", "b2.md"]
-
-
-def test_two_folders_giving_one_path_is_an_error_naming_both_files(cur, tmp_path):
-    for name in ("a", "b"):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "same.md").write_text(f"from {name}\n")
-    (tmp_path / "b" / "other.md").write_text("other\n")
-    cur.execute(PLAIN_TABLE)
-    sync(cur, tmp_path / "a" / "*.md")
-    with pytest.raises(tesseradb.IntegrityError) as info:
+    with pytest.raises(tesseradb.ProgrammingError) as info:
         sync(cur, tmp_path / "b" / "*.md")
-    assert info.value.msg == (f"LOAD DATA SYNC: '{tmp_path / 'b' / 'same.md'}' and '{tmp_path / 'a' / 'same.md'}' "
-                              f"both give path 'same.md' (the row loaded from '{tmp_path / 'a'}' is kept)")
-    assert cur.execute("SELECT path, body FROM d").fetchall() == [("same.md", "from a\n")]
+    assert info.value.msg.startswith(f"LOAD DATA SYNC: table 'd' holds the files of '{tmp_path / 'a'}' (its root); "
+                                     f"'{tmp_path / 'b'}' is neither inside it nor above it")
+    assert paths(cur) == ["a1.md", "a2.md"]
+    ids = dict(cur.execute("SELECT path, id FROM d").fetchall())
+    sync(cur, tmp_path / "**" / "*.md")             # the folder above: paths rewritten, nothing read again
+    assert summary(con) == "2 added, 0 changed, 2 unchanged, 0 removed, 0 skipped"
+    assert paths(cur) == ["a/a1.md", "a/a2.md", "b/b1.md", "b/b2.md"]
+    assert {p: i for p, i in cur.execute("SELECT path, id FROM d").fetchall() if p.startswith("a/")} == \
+        {"a/" + p: i for p, i in ids.items()}
+    os.remove(tmp_path / "a" / "a2.md")
+    sync(cur, tmp_path / "a" / "*.md")              # a folder inside the root: its rows only
+    assert summary(con) == "0 added, 0 changed, 1 unchanged, 1 removed, 0 skipped"
+    assert paths(cur) == ["a/a1.md", "b/b1.md", "b/b2.md"]
 
 
 def test_rows_from_other_statements_are_never_touched(cur, folder):

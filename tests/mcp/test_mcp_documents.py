@@ -140,6 +140,40 @@ def test_context_outline_is_the_documents_headings(synced, writer):
     assert answer["outline"] == ["Backups", "Backups > Restores"]
 
 
+def test_hits_carry_the_path_and_filter_on_front_matter_keys(synced, writer):
+    # issue 32: every hit is citable (path beside id and title) and front matter keys (in meta) filter
+    hits = writer.ok("search", {"table": "notes", "query": "rotate the replication certificate", "limit": 3})["results"]
+    assert hits[0]["path"] == "guides/replication.md" and hits[0]["title"] == "Replication guide"
+    assert all(set(h) >= {"id", "path", "title", "score", "passages"} for h in hits)
+    assert all(len(repr(h["score"])) <= 12 for h in hits)                  # float32, short: not 17 digits
+    for passage in hits[0]["passages"]:
+        assert passage["text"].strip() != "Replication guide"              # never the bare title
+    for filters in ({"team": "ops"}, {"meta.team": "ops"}, {"meta.team": {"in": ["ops", "dev"]}}):
+        found = writer.ok("search", {"table": "notes", "query": "backups at night", "filters": filters})["results"]
+        assert [h["path"] for h in found] == ["guides/replication.md"], filters
+    found = writer.ok("search", {"table": "notes", "query": "backups", "filters": {"team": {"ne": "ops"}}})["results"]
+    assert "guides/replication.md" not in [h["path"] for h in found] and found
+    similar = writer.ok("similar", {"table": "notes", "id": doc_id(writer, "backups.md"), "limit": 2})["results"]
+    assert all("path" in h for h in similar)
+    context = writer.ok("context", {"table": "notes", "id": doc_id(writer, "backups.md")})
+    assert context["fields"]["path"] == "backups.md" and all("path" in h for h in context["similar"])
+    # a key no document has matches nothing (a bare name is a front matter key when no column has it)
+    assert writer.ok("search", {"table": "notes", "query": "x", "filters": {"nope": 1}})["results"] == []
+
+
+def test_tool_descriptions_are_dedented(writer):
+    for tool in writer.list_tools().tools:
+        assert "\n " not in (tool.description or ""), tool.name
+
+
+def test_a_subfolder_sync_keeps_one_row_per_file(synced, writer, folder):
+    before = writer.ok("sql", {"query": "SELECT id, path FROM notes ORDER BY path"})["rows"]
+    answer = writer.ok("sync", {"table": "notes", "path": "guides"})
+    assert answer["counts"] == {"added": 0, "changed": 0, "unchanged": 1, "removed": 0, "skipped": 0}
+    writer.ok("sync", {"table": "notes", "path": "."})
+    assert writer.ok("sql", {"query": "SELECT id, path FROM notes ORDER BY path"})["rows"] == before
+
+
 @pytest.mark.parametrize("path", ["..", "../outside.md", "/etc", "guides/../../outside.md", "no-such-folder"])
 def test_sync_outside_the_allowed_folder_is_refused(synced, writer, path):
     before = writer.ok("sql", {"query": "SELECT COUNT(*) FROM notes"})["rows"]

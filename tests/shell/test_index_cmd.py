@@ -29,17 +29,32 @@ def test_index_creates_the_table_syncs_and_searches(run, tmp_path):
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
     assert lines[0] == ("CREATE TABLE `docs` (path string UNIQUE, title text, body text, meta json, "
-                        "modified timestamp,")
+                        "modified datetime,")
     assert "chunk_strategy=" in first.stdout and "from='title,body'" in first.stdout
-    assert lines[-1].startswith("docs: 3 added, 0 changed, 0 unchanged, 0 removed, 0 skipped (")
+    assert lines[-2].startswith("docs: 3 added, 0 changed, 0 unchanged, 0 removed, 0 skipped (")
+    assert lines[-2].endswith(": added backups.md, ops/dns.html, ops/tls.md")     # the files it changed
+    # the first run suggests one query, and that query runs
+    example = ("SELECT path, title, knn_chunk_heading(), knn_chunk_text() FROM `docs` "
+               "WHERE hybrid_match('your question', chunks) LIMIT 5;")
+    assert lines[-1] == f'try: tessera notes.db -e "{example}"'
+    tried = run("notes.db", "-e", example.replace("your question", "renew the certificate"))
+    assert tried.returncode == 0 and tried.stdout.splitlines()[1].startswith("ops/tls.md\tCertificates")
     again = run("index", "notes.db", "vault")
     assert again.returncode == 0
+    assert again.stdout == again.stdout.splitlines()[0] + "\n"        # no suggestion, no file names
     assert again.stdout.startswith("docs: 0 added, 0 changed, 3 unchanged, 0 removed, 0 skipped (")
+    # a subfolder sync updates the rows under the root: still one row per file (issue 32)
+    (tmp_path / "vault" / "ops" / "tls.md").write_text("# Certificates\n\nRotate the TLS certificate twice a year.\n")
+    sub = run("index", "notes.db", "vault/ops")
+    assert sub.returncode == 0 and sub.stdout.startswith("docs: 0 added, 1 changed, 1 unchanged, 0 removed")
+    assert sub.stdout.rstrip().endswith(": changed ops/tls.md")
     con = tesseradb.connect(str(tmp_path / "notes.db"))
     cur = con.cursor()
-    assert cur.execute("SELECT path, title, meta FROM docs ORDER BY path").fetchall() == [
+    rows = cur.execute("SELECT path, title, meta, modified FROM docs ORDER BY path").fetchall()
+    assert [r[:3] for r in rows] == [
         ("backups.md", "Backups", {"tags": ["ops"]}), ("ops/dns.html", "Resolver", {}),
         ("ops/tls.md", "Certificates", {})]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", str(r[3])) for r in rows)   # ISO, not Unix seconds
     assert cur.execute("SELECT path FROM docs WHERE knn(chunks, 1, 'renew the certificate')").fetchall() == \
         [("ops/tls.md",)]
     con.close()

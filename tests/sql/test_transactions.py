@@ -165,6 +165,7 @@ def _run_python(code: str) -> None:
     subprocess.run([sys.executable, "-c", textwrap.dedent(code)], check=True, timeout=120)
 
 
+@pytest.mark.slow                   # a process of its own
 def test_nothing_committed_is_lost_when_the_process_dies(db_path):
     """The process is killed (os._exit: no close, no index save) after a commit and during a second
     transaction; reopened, the database has exactly the committed data and finds its vectors."""

@@ -31,7 +31,7 @@ def search(con: Any, request: dict[str, Any]) -> dict[str, Any]:
     rows = [dict(zip(names, row)) for row in cur.fetchall()]
     hits = [_hit(row, p) for row in rows]
     total = p.offset + len(rows)
-    if (len(rows) == p.limit and p.limit) or (p.offset and not rows):
+    if len(rows) == p.limit or (p.offset and not rows):        # a full page: count them all
         cur.execute(f"SELECT COUNT(*) {p.where}", p.where_params)
         total = cur.fetchone()[0]
     out: dict[str, Any] = {"took": 0, "timed_out": False,

@@ -73,14 +73,47 @@ def build(table: TableInfo, filters: dict[str, Any] | None) -> tuple[str, list]:
     parts, params = [], []
     for name, condition in filters.items():
         column = table.column(name)
-        if column is None or not column.filterable:
-            known = ", ".join(c.name for c in table.columns if c.filterable)
+        key = None if column is not None and column.filterable else _json_key(table, name)
+        if key is None and (column is None or not column.filterable):
+            known = ", ".join([c.name for c in table.columns if c.filterable]
+                              + [f"{c.name}.<key>" for c in table.json_columns])
             raise FilterError(f"table '{table.name}' has no filterable column {name!r} (it has: {known})")
         pairs = condition.items() if isinstance(condition, dict) else [("eq", condition)]
         if not pairs:
-            raise FilterError(f"the filter on {column.name} is empty")
+            raise FilterError(f"the filter on {name} is empty")
         for op, value in pairs:
-            sql, values = _operator(op)(quote(column.name), value)
+            if key is not None:
+                sql, values = _json_condition(key, _operator(op), value)
+            else:
+                sql, values = _operator(op)(quote(column.name), value)
             parts.append(sql)
             params.extend(values)
     return " AND " + " AND ".join(parts), params
+
+
+# -- front matter: keys of a json column ---------------------------------------------------------------
+def _json_key(table: TableInfo, name: Any) -> tuple[str, str] | None:
+    """``meta.owner`` -> (meta, owner); a bare ``tags`` -> (the table's one json column, tags)."""
+    if not isinstance(name, str) or not name:
+        return None
+    head, dot, rest = name.partition(".")
+    column = table.column(head) if dot else None
+    if column is not None and column.type == "json" and rest:
+        return column.name, rest
+    if table.column(name) is None and len(table.json_columns) == 1:
+        return table.json_columns[0].name, name
+    return None
+
+
+def _json_condition(key: tuple[str, str], build, value: Any) -> tuple[str, list]:
+    """The key's value (or, for a list, any of its elements) meets the condition ``build`` makes of a
+    column; a document without the key meets only ne / not_in. Dates are ISO text: ranges compare them."""
+    column, name = key
+    test, values = build("_v.value", value)
+    negated = test.startswith("_v.value <>") or " NOT IN " in test or test.endswith("IS NOT NULL")
+    if negated:         # "not equal": no value (nor element) of the key is equal
+        test, values = (build("_v.value", value)[0].replace("<>", "=").replace(" NOT IN ", " IN ")
+                        .replace("IS NOT NULL", "IS NULL"), values)
+    found = (f"EXISTS (SELECT 1 FROM json_each({quote(column)}) AS _j, json_each(CASE WHEN _j.type = 'array' "
+             f"THEN _j.value ELSE json_array(_j.value) END) AS _v WHERE _j.key = ? AND {test})")
+    return (f"NOT {found}" if negated else found), [name, *values]

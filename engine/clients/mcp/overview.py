@@ -38,7 +38,7 @@ def _table(s: Session, info: TableInfo) -> dict:
 def describe(s: Session) -> dict:
     s.refresh()
     used = {c.properties.get("model") for t in s.tables.values() for c in t.columns if c.model_backed}
-    models = [{"name": name, "dimensions": dims}       # DESCRIBE names a model as written: an alias
+    models = [{"name": name, "dimensions": dims}       # the catalog names a model as written: an alias
               for name, aliases, dims, *_ in s.reader.execute("SHOW MODELS").fetchall()
               if used & {name, *(a.strip() for a in str(aliases or "").split(","))}]
     return {"database": s.name, "read_only": not s.allow_writes, "sql_is_read_only": True,
@@ -47,9 +47,8 @@ def describe(s: Session) -> dict:
 
 
 def schema_text(s: Session, table: str) -> str:
-    """The resource tessera://schema/<table>: SHOW CREATE TABLE."""
-    info = s.table(table)
-    return s.reader.execute(f"SHOW CREATE TABLE {quote(info.name)}").fetchone()[1]
+    """The resource tessera://schema/<table>: the table's CREATE TABLE statement, from the catalog."""
+    return s.table(table).schema
 
 
 def sql(s: Session, query: str) -> dict:

@@ -1,10 +1,11 @@
-"""What an agent may search and filter: each table's columns, read with SHOW TABLES and DESCRIBE."""
+"""What an agent may search and filter: each table's columns, read from the public catalog
+(``Connection.tables()``, docs/dbapi.md#the-catalog)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-VECTOR_TYPES = {"float_vector", "float_vector_array"}
+import tesseradb
+
 TITLE_NAMES = ("title", "name", "heading", "subject")
 
 
@@ -12,12 +13,9 @@ TITLE_NAMES = ("title", "name", "heading", "subject")
 class Column:
     name: str
     type: str
-    properties: dict[str, str] = field(default_factory=dict)
-    full_text: bool = False                 # MATCH() searches it (DESCRIBE: ``indexed``)
-
-    @property
-    def is_vector(self) -> bool:
-        return self.type in VECTOR_TYPES
+    properties: dict[str, str] = field(default_factory=dict)   # a vector column's: model, from, chunk_strategy ...
+    full_text: bool = False                 # MATCH() searches it
+    is_vector: bool = False
 
     @property
     def model_backed(self) -> bool:
@@ -42,6 +40,7 @@ class Column:
 class TableInfo:
     name: str
     columns: list[Column]
+    schema: str = ""                        # its CREATE TABLE statement (the resource tessera://schema/<table>)
 
     def column(self, name: str) -> Column | None:
         lowered = name.lower() if isinstance(name, str) else None
@@ -67,41 +66,46 @@ class TableInfo:
         return self.column(first) if first else None
 
     @property
+    def path_column(self) -> Column | None:
+        """The column a hit is cited by (``path``, as ``tessera index`` and LOAD DATA SYNC make it)."""
+        found = self.column("path")
+        return found if found is not None and not found.is_vector else None
+
+    @property
+    def json_columns(self) -> list[Column]:
+        """Columns of front matter and other keys (``meta``): filters reach their keys."""
+        return [c for c in self.columns if c.type == "json"]
+
+    @property
     def data_columns(self) -> list[Column]:
         """Everything but vectors: what read() returns."""
         return [c for c in self.columns if not c.is_vector]
 
 
-OPTION = re.compile(r"(\w+)='((?:[^'\\]|\\.)*)'")
-#: DESCRIBE's option names -> the names the tools report
-OPTION_NAMES = {"model_name": "model"}
-
-
-def _properties(text: str | None) -> tuple[dict[str, str], bool]:
-    """DESCRIBE's third column: a vector column's options as SHOW CREATE TABLE prints them
-    (``knn knn_type='hnsw' ... model_name='M' from='a,b' chunk_strategy='s'``), and whether MATCH()
-    searches the column (``indexed stored``, ``indexed attribute``)."""
-    options = {OPTION_NAMES.get(k, k): re.sub(r"\\(.)", r"\1", v) for k, v in OPTION.findall(text or "")}
-    words = OPTION.sub("", text or "").split()
-    return options, "indexed" in words and "knn" not in words
+def _column(info: tesseradb.ColumnInfo) -> Column:
+    vector = info.vector
+    properties: dict[str, str] = {}
+    if vector is not None and vector.knn_type is not None:
+        properties = {"knn_type": vector.knn_type, "similarity": str(vector.similarity), "dims": str(vector.dims)}
+        if vector.model is not None and vector.chunking is not None:
+            properties.update(model=vector.model, chunk_strategy=vector.chunking.strategy)
+            properties["from"] = ",".join(vector.from_columns)
+    full_text = info.full_text is not None and info.full_text.indexed
+    return Column(info.name, info.type, properties, full_text, info.is_vector)
 
 
 def load(con, only: list[str] | None = None) -> dict[str, TableInfo]:
     """The tables of the database (only those named in ``only`` when given), by lower-case name."""
-    names = [row[0] for row in con.execute("SHOW TABLES").fetchall()]
+    found = con.tables()
+    names = [t.name for t in found]
     if only:
         wanted = {n.lower() for n in only}
         missing = wanted - {n.lower() for n in names}
         if missing:
             raise LookupError(f"no such table: {', '.join(sorted(missing))} (the database has: "
                               f"{', '.join(names) or 'no tables'})")
-        names = [n for n in names if n.lower() in wanted]
-    tables = {}
-    for name in names:
-        rows = con.execute(f"DESCRIBE {quote(name)}").fetchall()
-        columns = [Column(field_name, str(kind).lower(), *_properties(props)) for field_name, kind, props in rows]
-        tables[name.lower()] = TableInfo(name, columns)
-    return tables
+        found = tuple(t for t in found if t.name.lower() in wanted)
+    return {t.name.lower(): TableInfo(t.name, [_column(c) for c in t.columns], t.schema) for t in found}
 
 
 def quote(identifier: str) -> str:

@@ -5,6 +5,8 @@ thread); the event loop only waits for it. Errors an agent can act on (a ToolFai
 become tool errors with their message; the server keeps answering."""
 from __future__ import annotations
 
+import inspect
+
 import asyncio
 import concurrent.futures
 import json
@@ -99,7 +101,10 @@ DocId = Annotated[int, Field(description="the document's id")]
 Filters = Annotated[dict[str, Any] | None, Field(description=(
     "conditions on the table's filterable columns, all of which must hold: {column: value} for equality "
     "(null for IS NULL) or {column: {op: value}} with op one of eq, ne, lt, lte, gt, gte, like, in, not_in "
-    "(in / not_in take a list). Example: {\"team\": \"ops\", \"year\": {\"gte\": 2023}}"))]
+    "(in / not_in take a list). Keys of a json column (front matter) too: \"meta.owner\", or just \"tags\" "
+    "when the table has one json column; a list value matches when one of its elements does; dates are ISO "
+    "text. Example: {\"team\": \"ops\", \"year\": {\"gte\": 2023}, \"tags\": \"ops\", "
+    "\"meta.date\": {\"gte\": \"2026-01-01\"}}"))]
 
 
 def build(session: Session, worker: Worker) -> TesseraServer:
@@ -177,7 +182,7 @@ def _read_tools(server: MCPServer, s: Session, w: Worker) -> None:
         return await w.answer(overview.sql, s, query)
 
     for fn in (search, read, similar, context, describe, sql):
-        server.add_tool(fn, annotations=READ, structured_output=True)
+        server.add_tool(_dedented(fn), annotations=READ, structured_output=True)
 
 
 def _write_tools(server: MCPServer, s: Session, w: Worker) -> None:
@@ -198,11 +203,18 @@ def _write_tools(server: MCPServer, s: Session, w: Worker) -> None:
         return await w.answer(writes.delete, s, table, ids)
 
     for fn in (add, update, delete):
-        server.add_tool(fn, annotations=WRITE, structured_output=True)
+        server.add_tool(_dedented(fn), annotations=WRITE, structured_output=True)
     if s.sync_root is not None:
         async def sync(table: Table, path: Annotated[str, Field(max_length=4096, description=(
                 "a folder or file inside the directory the server was started with (--allow-sync)"))] = ".") -> dict[str, Any]:
             """Bring a table up to date with a folder of documents: new files added, changed ones
             replaced, deleted ones removed (LOAD DATA ... SYNC)."""
             return await w.answer(writes.sync, s, table, path)
-        server.add_tool(sync, annotations=WRITE, structured_output=True)
+        server.add_tool(_dedented(sync), annotations=WRITE, structured_output=True)
+
+
+def _dedented(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The tool's description is its docstring: without the source's indentation (agents pay for
+    every space)."""
+    fn.__doc__ = inspect.cleandoc(fn.__doc__ or "")
+    return fn

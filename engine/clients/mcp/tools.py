@@ -10,14 +10,24 @@ from tesseradb.clients.mcp import filters as filter_sql
 from tesseradb.clients.mcp.limits import MAX_FIELD_CHARS, MAX_PASSAGE_CHARS
 from tesseradb.clients.mcp.schema import TableInfo, quote
 from tesseradb.clients.mcp.session import Session, ToolFailure
-from tesseradb.clients.mcp.values import jsonable, passages
+from tesseradb.clients.mcp.values import jsonable, passages, short_float
 
 MODES = ("hybrid", "semantic", "keyword")
 
 
 def _title_sql(info: TableInfo) -> str:
-    title = info.title_column
-    return quote(title.name) if title else "NULL"
+    """The title and the path of a hit (NULL when the table has none): every hit is citable."""
+    title, path = info.title_column, info.path_column
+    return f"{quote(title.name) if title else 'NULL'}, {quote(path.name) if path else 'NULL'}"
+
+
+def _hit(info: TableInfo, doc_id: int, title, path, score) -> dict:
+    hit = {"id": doc_id}
+    if info.path_column is not None:
+        hit["path"] = jsonable(path, MAX_FIELD_CHARS)[0]
+    hit["title"] = jsonable(title, MAX_FIELD_CHARS)[0]
+    hit["score"] = short_float(score)
+    return hit
 
 
 def _hybrid(info: TableInfo, cond: str) -> str:
@@ -53,8 +63,8 @@ def search(s: Session, query: str, table: str | None = None, limit: int = 10, mo
     else:
         ranked = s.reader.execute(_keyword(info, cond), [query, *params, limit]).fetchall()
         rows = _with_passages(s, info, ranked, query, chunks_per_doc)
-    results = [{"id": doc_id, "title": jsonable(title, MAX_FIELD_CHARS)[0], "score": round(float(score), 6),
-                "passages": passages(chunks, MAX_PASSAGE_CHARS)} for doc_id, title, score, chunks in rows]
+    results = [{**_hit(info, doc_id, title, path, score), "passages": passages(chunks, MAX_PASSAGE_CHARS)}
+               for doc_id, title, path, score, chunks in rows]
     return {"table": info.name, "mode": mode, "count": len(results), "results": results}
 
 
@@ -90,6 +100,6 @@ def similar(s: Session, table: str, id: int, limit: int = 10) -> dict:
     sql = (f"SELECT id, {_title_sql(info)}, 1 - knn_dist(), knn_chunks(1) FROM {quote(info.name)} "
            f"WHERE knn({quote(info.search_column.name)}, ?, ?) AND id <> ? ORDER BY knn_dist(), id")
     rows = s.reader.execute(sql, [limit, id, id]).fetchall()
-    results = [{"id": doc_id, "title": jsonable(title, MAX_FIELD_CHARS)[0], "score": round(float(score), 6),
-                "passage": (passages(chunk, MAX_PASSAGE_CHARS) or [None])[0]} for doc_id, title, score, chunk in rows]
+    results = [{**_hit(info, doc_id, title, path, score), "passage": (passages(chunk, MAX_PASSAGE_CHARS) or [None])[0]}
+               for doc_id, title, path, score, chunk in rows]
     return {"table": info.name, "id": id, "count": len(results), "results": results}

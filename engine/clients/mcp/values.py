@@ -4,14 +4,29 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
+
 from tesseradb.clients.mcp.limits import cap
 
 VECTOR_PREVIEW = 8      # numbers shown of a vector
 
 
+def short_float(value: Any) -> float:
+    """A score or a float32 value as its shortest float32 text reads (``0.8123``, not
+    ``0.8123000264167786``): the engine computes and stores floats as float32."""
+    return float(str(np.float32(value)))
+
+
+def _float(value: float) -> float:
+    """A float that is exactly a float32 (a FLOAT column, a vector entry) printed short; a true double kept."""
+    return short_float(value) if float(np.float32(value)) == value else value
+
+
 def jsonable(value: Any, limit: int) -> tuple[Any, bool]:
     """(a JSON value, whether it was cut)."""
-    if value is None or isinstance(value, (bool, int, float)):
+    if isinstance(value, float):
+        return _float(value), False
+    if value is None or isinstance(value, (bool, int)):
         return value, False
     if isinstance(value, str):
         return cap(value, limit)
@@ -21,11 +36,11 @@ def jsonable(value: Any, limit: int) -> tuple[Any, bool]:
         flat = value.tolist()
         if value.ndim > 1:
             return f"<{value.shape[0]} vectors of {value.shape[1]} dimensions>", True
-        return [round(float(x), 6) for x in flat[:VECTOR_PREVIEW]], len(flat) > VECTOR_PREVIEW
+        return [short_float(x) for x in flat[:VECTOR_PREVIEW]], len(flat) > VECTOR_PREVIEW
     if isinstance(value, list) and value and all(isinstance(v, list) for v in value):   # vectors
         return f"<{len(value)} vectors of {len(value[0])} dimensions>", True
     if isinstance(value, list) and len(value) > VECTOR_PREVIEW and all(isinstance(v, float) for v in value):
-        return [round(v, 6) for v in value[:VECTOR_PREVIEW]], True
+        return [short_float(v) for v in value[:VECTOR_PREVIEW]], True
     if isinstance(value, (list, dict)):
         text = json.dumps(value, default=str)
         return (value, False) if len(text) <= limit else (text[:limit], True)
@@ -38,7 +53,7 @@ def passages(knn_chunks_json: str | None, text_limit: int) -> list[dict]:
     for entry in json.loads(knn_chunks_json or "[]"):
         text, cut = cap(entry.get("text"), text_limit)
         item = {"heading": entry.get("heading"), "text": text, "chunk": entry["chunk"],
-                "score": round(1.0 - float(entry["dist"]), 6)}
+                "score": short_float(1.0 - float(entry["dist"]))}
         if cut:
             item["truncated"] = True
         found.append(item)

@@ -90,6 +90,9 @@ class Server:
                                 ssl_cert=o.ssl_cert, ssl_key=o.ssl_key, max_body=o.max_packet)
         try:
             await self.http.start()
+        except OSError as exc:
+            self._listener.close()
+            raise OSError(exc.errno, f"{exc.strerror} (the HTTP port, {o.http_port})") from None
         except BaseException:
             self._listener.close()
             raise

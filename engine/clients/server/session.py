@@ -193,7 +193,7 @@ class EngineSession(Session):
             return Ok()
         rows = result.rows if isinstance(result.rows, list) else [r async for r in _aiter(result.rows)]
         columns = list(result.columns)
-        names = statements.select_names(stmt)
+        names = statements.select_names(stmt, self.lexing)
         if len(names) == len(columns):
             for column, name in zip(columns, names):
                 column.name = name or column.name
@@ -322,10 +322,9 @@ def _close(con: Any) -> None:
 
 
 def describe(con: Any, table: str) -> list[tuple[str, str]]:
+    """(name, type as declared) of each column of ``table``, from the catalog (``Connection.describe``)."""
     assert con is not None
-    cur = con.cursor()
-    cur.execute(f"DESCRIBE `{table.replace('`', '``')}`")
-    return [(row[0], row[1]) for row in cur.fetchall()]
+    return [(c.name, c.declared_type) for c in con.describe(table).columns]
 
 
 async def _aiter(rows):

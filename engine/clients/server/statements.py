@@ -150,23 +150,7 @@ def route(tokens: list[Token]) -> Route:
 
 
 # -- result column names of probes ------------------------------------------------------------
-SELECT_LIST_ENDS = {"FROM", "WHERE", "LIMIT", "ORDER", "GROUP", "HAVING", "INTO", "UNION", "WINDOW"}
 WORDLIKE = {TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.STRING, TokenType.R_PAREN}
-
-
-def _select_items(tokens: tuple[Token, ...]) -> list[list[Token]]:
-    items: list[list[Token]] = [[]]
-    depth = 0
-    for token in tokens[1:]:
-        word = token.text.upper()
-        if depth == 0 and word in SELECT_LIST_ENDS:
-            break
-        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
-        if depth == 0 and token.token_type == TokenType.COMMA:
-            items.append([])
-        else:
-            items[-1].append(token)
-    return items
 
 
 def _aliased(item: list[Token]) -> bool:
@@ -176,11 +160,12 @@ def _aliased(item: list[Token]) -> bool:
             and item[-2].token_type in WORDLIKE)
 
 
-def select_names(stmt: Statement) -> list[str | None]:
+def select_names(stmt: Statement, lexing: Any) -> list[str | None]:
     """MySQL names an unaliased result column by its text (``@@version_comment``, ``DATABASE()``);
-    mysql-mimic names it after its own rewrite (``CURRENT_SCHEMA()``). None where an alias names it."""
-    if stmt.first != "SELECT":
+    mysql-mimic names it after its own rewrite (``CURRENT_SCHEMA()``). None where an alias names it.
+    The select list is cut by the engine's own splitter (``lexing``: ``Connection.lexing``)."""
+    if stmt.first != "SELECT" or lexing is None:
         return []
     return [None if not item or _aliased(item) else stmt.text[item[0].start - stmt.tokens[0].start:
                                                              item[-1].end - stmt.tokens[0].start + 1]
-            for item in _select_items(stmt.tokens)]
+            for item in lexing.select_items(list(stmt.tokens))]

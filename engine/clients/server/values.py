@@ -30,7 +30,7 @@ DECLARED: dict[str, ColumnType] = {
 AS_TEXT = VECTOR_DECLS | {"JSON_TEXT"}
 BINARY = {"character_set": CharacterSet.binary}    # MySQL's charset 63: clients return bytes, not text
 
-# DESCRIBE's Type (the type as declared) -> what COM_FIELD_LIST reports; MySQL's own names pass upper-cased.
+# A column's declared type (``ColumnInfo.declared_type``) -> what COM_FIELD_LIST reports; MySQL's own names pass upper-cased.
 SCHEMA_TYPES: dict[str, str] = {
     "bigint": "BIGINT", "int": "INT", "integer": "INT", "uint": "INT UNSIGNED", "float": "DOUBLE",
     "bool": "TINYINT(1)",

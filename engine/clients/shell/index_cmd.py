@@ -27,10 +27,16 @@ WATCH_EXTRA = "tessera index --watch needs watchfiles: pip install 'tesseradb[wa
 
 
 def create_table_sql(table: str) -> str:
-    return (f"CREATE TABLE {_ident(table)} (path string UNIQUE, title text, body text, meta json, modified timestamp,\n"
+    return (f"CREATE TABLE {_ident(table)} (path string UNIQUE, title text, body text, meta json, modified datetime,\n"
             "  chunks float_vector_array knn_type='hnsw' hnsw_similarity='cosine'\n"
             "    model_name='Xenova/all-MiniLM-L6-v2' from='title,body'\n"
             f"    chunk_strategy='{CHUNK_STRATEGY}' max_tokens='256' overlap_tokens='32')")
+
+
+def example_query(table: str) -> str:
+    """The one query the first run suggests: hybrid search, the passage that answers, its path."""
+    return (f"SELECT path, title, knn_chunk_heading(), knn_chunk_text() FROM {_ident(table)} "
+            "WHERE hybrid_match('your question', chunks) LIMIT 5;")
 
 
 def _ident(name: str) -> str:
@@ -75,8 +81,10 @@ def main(argv: list[str]) -> int:
         if not indexer.run(indexer.ensure_table):
             return 1
         if not args.watch:
-            return 0 if indexer.run(indexer.sync) else 1
-        return _watch(indexer, args.directory, args.debounce, out)
+            ok = indexer.run(indexer.sync)
+            indexer.suggest(args.database)
+            return 0 if ok else 1
+        return _watch(indexer, args.directory, args.debounce, out, args.database)
     except KeyboardInterrupt:
         return 130 if indexer.interrupted else 0
     finally:
@@ -84,7 +92,7 @@ def main(argv: list[str]) -> int:
         con.close()
 
 
-def _watch(indexer: "Indexer", directory: str, debounce: float, out: TextIO) -> int:
+def _watch(indexer: "Indexer", directory: str, debounce: float, out: TextIO, database: str) -> int:
     """Sync, then again whenever documents change. The first sync runs once the watcher is running (its
     first wake-up), so a file saved during that sync or just after "watching" is printed is not missed."""
     import watchfiles
@@ -93,6 +101,7 @@ def _watch(indexer: "Indexer", directory: str, debounce: float, out: TextIO) -> 
                                     raise_interrupt=False, yield_on_timeout=True, rust_timeout=WAKE_MS):
         if not watching:
             indexer.run(indexer.sync)
+            indexer.suggest(database)
             out.write(f"watching {directory} (Ctrl-C stops)\n")
             out.flush()
             watching = True
@@ -112,6 +121,7 @@ class Indexer:
         self.out, self.err, self.progress = out, err, progress
         self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-index")
         self.interrupted = False
+        self.created = False
 
     def run(self, step) -> bool:
         """Run one step on the worker; Ctrl-C interrupts it (rolled back) and stops the command."""
@@ -139,7 +149,14 @@ class Indexer:
             return False
         self.out.write(sql + ";\n")
         self.out.flush()
+        self.created = True
         return True
+
+    def suggest(self, database: str) -> None:
+        """After the run that created the table: one query to try (docs/shell.md#tessera-index)."""
+        if self.created:
+            self.out.write(f"try: tessera {database} -e \"{example_query(self.table)}\"\n")
+            self.out.flush()
 
     def sync(self) -> bool:
         started = time.perf_counter()
@@ -151,13 +168,16 @@ class Indexer:
             self.err.write(f"{exc}\n")
             return False
         self.progress.finish()
-        summary = ""
+        summary, files = "", ""
         for level, code, message in self.con.warnings:
             if message.startswith("LOAD DATA SYNC"):
                 summary = message.split(": ", 1)[1]
-            elif level == "Warning":                  # files skipped, with the reason
+            elif message.startswith("Synced files: "):
+                files = message.split(": ", 1)[1]
+            elif level == "Warning":                  # files skipped or read with a fallback, with the reason
                 self.err.write(f"{level} ({code}): {message}\n")
-        self.out.write(f"{self.table}: {summary} ({time.perf_counter() - started:.1f} s)\n")
+        self.out.write(f"{self.table}: {summary} ({time.perf_counter() - started:.1f} s)"
+                       + (f": {files}" if files else "") + "\n")
         self.out.flush()
         self.err.flush()
         return True

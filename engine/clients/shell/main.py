@@ -18,6 +18,7 @@ MEMORY_NOTE = "tessera: no database file given; using a transient in-memory data
 
 SUBCOMMANDS = """subcommands:
   tessera serve DB [--port 9306] [options]    serve DB over the MySQL protocol (tessera serve -h)
+  tessera index DB DIR [--watch]               a folder of notes as a table, kept in sync (tessera index -h)
   tessera embed SOURCE OUTPUT [options]        embed files into Parquet shards with Ray (tessera embed -h)
   tessera backup DB DEST                       a consistent copy of DB (BACKUP TO)
   tessera mcp DB [options]                     Model Context Protocol tools for LLM agents (tessera mcp -h)

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
-from wcwidth import wcswidth, wcwidth
 
 from tesseradb.clients.shell import wrap
 
@@ -28,7 +26,8 @@ def _float(value: float) -> str:
     0.2950632572174072): vectors and distances are float32 underneath. Binary-arithmetic noise
     (0.30000000000000004, 15+ significant digits) is cut to 9 digits."""
     text = repr(value)
-    if np.isfinite(value) and _significant(text) >= 10:
+    if math.isfinite(value) and _significant(text) >= 10:
+        import numpy as np          # loaded by the first long float shown, not by the shell's start
         single = np.float32(value)
         if float(single) == value:
             text = repr(float(str(single)))
@@ -109,6 +108,7 @@ def time_text(value: datetime.timedelta) -> str:
 
 def width(text: str) -> int:
     """Terminal columns of ``text``: wide (CJK, emoji) characters count two, combining marks zero."""
+    from wcwidth import wcswidth, wcwidth       # its tables load with the first aligned table
     w = wcswidth(text)
     if w >= 0:
         return w

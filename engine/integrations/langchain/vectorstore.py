@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from tesseradb.integrations import filters, layout as layouts, mmr
+from tesseradb.integrations import filters, layout as layouts
+from tesseradb.vectors import mmr
 from tesseradb.integrations.langchain._core import Document, Embeddings, VectorStore
 from tesseradb.integrations.langchain.embeddings import TesseraEmbeddings
 from tesseradb.integrations.langchain.retriever import TesseraRetriever
@@ -206,7 +207,7 @@ class TesseraVectorStore(VectorStore):
              passages: bool) -> list[Document]:
         candidates = [h for h in self._store.search(self._column, vector, max(k, fetch_k), self._where(filter),
                                                     passages=passages, vectors=True) if h.vector is not None]
-        picked = mmr.select(vector, np.array([h.vector for h in candidates]), k, lambda_mult) if candidates else []
+        picked = mmr.for_query(vector, np.array([h.vector for h in candidates]), k, lambda_mult) if candidates else []
         return [self._document(candidates[i]) for i in picked]
 
     def _where(self, filter: dict | None):

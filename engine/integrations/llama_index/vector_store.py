@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from tesseradb.integrations import layout as layouts, mmr
+from tesseradb.integrations import layout as layouts
+from tesseradb.vectors import mmr
 from tesseradb.integrations.filters import AllOf, Cond, Filter
 from tesseradb.integrations.llama_index._core import (BaseNode, BasePydanticVectorStore, MetadataFilters,
                                                       MetadataMode, PrivateAttr, VectorStoreQuery,
@@ -153,7 +154,7 @@ class TesseraVectorStore(BasePydanticVectorStore):
                       if h.vector is not None]
         if not candidates:
             return []
-        return [candidates[i] for i in mmr.select(vector, np.array([h.vector for h in candidates]), k, lam)]
+        return [candidates[i] for i in mmr.for_query(vector, np.array([h.vector for h in candidates]), k, lam)]
 
     # -- helpers -----------------------------------------------------------------------------------
     def _tree(self, filters: MetadataFilters | None, node_ids: list[str] | None = None,

@@ -30,7 +30,7 @@ def check_tree(expr: exp.Expression) -> None:
         call = table.this
         name = str(call.this) if isinstance(call, exp.Anonymous) else table.name   # pragma_x('t')
         if name and hidden(name):
-            raise UserError(f"table '{name}' does not exist", errors.NoSuchTable)
+            raise errors.no_such_table(name)
 
 
 def _trees(stmt: ast.Statement) -> list[exp.Expression]:

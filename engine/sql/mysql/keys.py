@@ -180,10 +180,9 @@ def duplicate_error(db: Database, table: Table, exc: apsw.ConstraintError) -> Ba
 
 
 def _failed_key(db: Database, table: Table, exc: apsw.ConstraintError) -> schema_info.UniqueKey | None:
-    text = str(exc)
-    if "UNIQUE constraint failed" not in text:
+    failed = errors.unique_columns(exc)
+    if failed is None:
         return None
-    failed = tuple(part.strip().split(".")[-1].lower() for part in text.split(":", 1)[1].split(","))
     if failed == ("id",) and row_id.alias(table):      # a declared key (`pk int PRIMARY KEY`) is the row id
         return schema_info.UniqueKey("PRIMARY", ("id",))
     for key in schema_info.unique_keys(db, table):

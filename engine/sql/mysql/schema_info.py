@@ -146,7 +146,7 @@ def column_infos(db: Database, table: Table) -> list[ColumnInfo]:
             name=row_id.display_name(table, col), position=n, type_text=_lower(row_id.display_type(table, col)),
             type=col.type, nullable=not notnull, key="PRI" if pk else keys.get(col.name.lower(), ""),
             default=default, extra="auto_increment" if auto else "",
-            comment=options.get("comment", "")))
+            comment=options.get("comment") or str(dict(col.constraints).get("comment") or "")))
     return out
 
 

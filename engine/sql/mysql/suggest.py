@@ -5,16 +5,9 @@ function names too (issue 36). Close means difflib's ratio of at least
 from __future__ import annotations
 
 import difflib
-import re
 
 from tesseradb import errors
 from tesseradb.sql.database import Database
-
-_TABLE = re.compile(r"table '([^']+)' does not exist$")
-# Unknown columns, in MySQL's words and in Manticore's for knn() and hybrid_match() (issue 36)
-_COLUMN = re.compile(r"(?:Unknown column '([^']+)' in '[^']*'|requested KNN search attribute '([^']+)' not found"
-                     r"|hybrid_match\(\): column '([^']+)' not found)$")
-_FUNCTION = re.compile(r"FUNCTION (?:\w+\.)?(\w+) does not exist$")
 
 
 def _closest(name: str, candidates: list[str]) -> str | None:
@@ -36,17 +29,17 @@ def _functions(db: Database) -> list[str]:
 def with_suggestion(db: Database, error: BaseException) -> BaseException:
     """The same error with "; did you mean 'x'?" added when a close name exists."""
     if isinstance(error, errors.NoSuchTable):
-        match, names = _TABLE.search(error.msg), [t.name for t in db.tables.values()]
+        wanted, names = error.fields.get("table"), [t.name for t in db.tables.values()]
     elif isinstance(error, errors.NoSuchColumn):
-        match, names = _COLUMN.search(error.msg), _columns(db)
+        wanted, names = error.fields.get("column"), _columns(db)
     elif isinstance(error, errors.NoSuchFunction):
-        match, names = _FUNCTION.search(error.msg), _functions(db)
+        wanted, names = error.fields.get("function"), _functions(db)
     else:
         return error
-    if match is None:
+    if not isinstance(wanted, str) or "suggestion" in error.fields:
         return error
-    wanted = next(g for g in match.groups() if g is not None).split(".")[-1]
-    best = _closest(wanted, names)
+    best = _closest(wanted.split(".")[-1], names)
     if best is None:
         return error
-    return type(error)(f"{error.msg}; did you mean '{best}'?", error.errno, error.sqlstate)
+    return type(error)(f"{error.msg}; did you mean '{best}'?", error.errno, error.sqlstate,
+                       fields={**error.fields, "suggestion": best})

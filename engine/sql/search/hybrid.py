@@ -282,7 +282,7 @@ def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bo
             raise UserError("hybrid_match(): the table has several auto-embedding columns; name one",
                             errors.SqlSyntaxError)
     if len(args) == 2 and isinstance(args[1], exp.Column):
-        raise UserError(f"hybrid_match(): column '{args[1].name}' not found", errors.NoSuchColumn)
+        raise errors.missing_search_column(args[1].name, "hybrid_match")
     raise UserError("hybrid_match() needs a table with an auto-embedding column (model_name and from)",
                     errors.SqlSyntaxError)
 

@@ -231,7 +231,7 @@ def _against_columns(node: exp.MatchAgainst, tables: dict[str, Table]) -> tuple[
         owner = next(((a, t) for a, t in tables.items() if (not col.table or col.table.lower() == a)
                       and t.column(col.name) is not None), None)
         if owner is None:
-            raise UserError(f"Unknown column '{col.name}' in 'where clause'", errors.NoSuchColumn)
+            raise errors.unknown_column(col.name, "where clause")
         if owner[1].column(col.name).type != "text":
             raise UserError(f"column '{col.name}' is not a full-text field (only text columns are)",
                             errors.SqlSyntaxError)

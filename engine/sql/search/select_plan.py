@@ -4,7 +4,6 @@ vector columns. SELECT, EXPLAIN and INSERT ... SELECT all plan through here."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
@@ -17,6 +16,8 @@ from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import knn_rank, passages
 from tesseradb.sql.search import passage_calls
+from tesseradb.sql.search.planned import Planned, check_internal, rewrite_lengths, rewrite_to_string  # noqa: F401
+from tesseradb.sql.search.planned import tables_in_from as _tables_in_from
 
 KNN_TABLE = "_tessera_knn"
 # The hits table is joined to the user's tables, so its columns carry the reserved prefix: a user column
@@ -41,60 +42,6 @@ def _conjuncts(where: exp.Expression | None) -> list[exp.Expression]:
     return list(where.this.flatten()) if isinstance(where.this, exp.And) else [where.this]
 
 
-@dataclass
-class Planned:
-    sql: str
-    bound: dict[str, Any]
-    knn: KnnRequest | None = None
-    prepare: Callable[[], None] | None = None     # run before the SQL (hybrid search fills its table)
-    remake_knn: Callable[[Database, dict[str, Any]], KnnRequest] | None = None  # the knn request for new parameters
-
-
-def _tables_in_from(db: Database, select: exp.Select) -> dict[str, Any]:
-    """alias (lower) -> Table, for the catalog tables named in FROM and JOINs."""
-    out = {}
-    for tbl in select.find_all(exp.Table):
-        if tbl.name.lower() in db.tables:
-            out[(tbl.alias_or_name).lower()] = db.tables[tbl.name.lower()]
-    return out
-
-
-def rewrite_lengths(db: Database, select: exp.Expression) -> None:
-    """LENGTH(vector column) is its number of vectors (arrays) or dimensions (float_vector)."""
-    if not isinstance(select, exp.Select):
-        return
-    tables = _tables_in_from(db, select)
-    for node in list(select.find_all(exp.Length)):
-        arg = node.this
-        if not isinstance(arg, exp.Column):
-            continue
-        owners = [t for alias, t in tables.items() if (not arg.table or arg.table.lower() == alias)
-                  and t.is_vector(arg.name)]
-        if owners:
-            kind = owners[0].column(arg.name).type
-            fn = "_tessera_array_length" if kind == "float_vector_array" else "_tessera_vector_length"
-            node.replace(exp.Anonymous(this=fn, expressions=[arg.copy()]))
-
-
-# Manticore's TO_STRING(vector column): its text form (catalog/vector_text.py), by column type
-TO_STRING_OF = {"float_vector": "_tessera_vector_text", "float_vector_array": "_tessera_array_text"}
-
-
-def rewrite_to_string(db: Database, select: exp.Expression) -> None:
-    if not isinstance(select, exp.Select):
-        return
-    tables = _tables_in_from(db, select)
-    for node in [n for n in select.find_all(exp.Anonymous) if _is_call(n, "to_string")]:
-        arg = node.expressions[0] if len(node.expressions) == 1 else None
-        if not isinstance(arg, exp.Column):
-            continue
-        owners = [t for alias, t in tables.items() if (not arg.table or arg.table.lower() == alias)
-                  and t.is_vector(arg.name)]
-        if owners:
-            fn = TO_STRING_OF[owners[0].column(arg.name).type]
-            node.replace(exp.Anonymous(this=fn, expressions=[arg.copy()]))
-
-
 def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], options: tuple = ()) -> Planned:
     """The search planning of a SELECT, after the plan passes (tesseradb.sql.passes.plan), on its tree."""
     text = text_search.plan(db, expr, bound, options)    # MATCH(), weight(), HIGHLIGHT(), hybrid search
@@ -115,13 +62,6 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], optio
     if not isinstance(expr, exp.Select) or call not in _conjuncts(expr.args.get("where")):
         raise UserError("knn() must be a condition of the outer WHERE, ANDed with the others", errors.SqlSyntaxError)
     return _plan_knn(db, expr, call, bound)
-
-
-def check_internal(expr: exp.Expression) -> None:
-    """The engine's own tables (catalog, chunk tables) are not part of the user's database."""
-    for tbl in expr.find_all(exp.Table):
-        if tbl.name.lower().startswith("_tessera_"):
-            raise UserError(f"table '{tbl.name}' does not exist", errors.NoSuchTable)
 
 
 def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict[str, Any]) -> Planned:

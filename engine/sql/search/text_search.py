@@ -62,4 +62,4 @@ def _no_such_table(select: exp.Select) -> None:
     first = select.args.get("from_")
     table = first.this if first is not None else None
     if isinstance(table, exp.Table) and isinstance(table.this, exp.Identifier):
-        raise UserError(f"table '{table.name}' does not exist", errors.NoSuchTable)
+        raise errors.no_such_table(table.name)

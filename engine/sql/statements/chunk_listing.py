@@ -48,7 +48,7 @@ def _document_ids(db: Any, stmt: ast.ShowChunks, params: Any) -> list[int]:
     select, bound = bind(stmt.documents, params)
     for node in select.find_all(exp.Table):
         if node.name.lower().startswith("_tessera_"):
-            raise UserError(f"table '{node.name}' does not exist", errors.NoSuchTable)
+            raise errors.no_such_table(node.name)
     if any(isinstance(n, exp.Anonymous) and str(n.this).lower().startswith("knn") for n in select.find_all(exp.Anonymous)):
         raise UserError("SHOW CHUNKS chooses documents with WHERE, ORDER BY and LIMIT; knn() belongs in a SELECT",
                         errors.SqlSyntaxError)

@@ -121,7 +121,7 @@ def drop_table(db: Database, stmt: ast.DropTable, params=None) -> Result:
             if stmt.if_exists:
                 db.warn(f"Unknown table '{name}'", 1051, "Note")
                 continue
-            raise UserError(f"table '{name}' does not exist", errors.NoSuchTable)
+            raise errors.no_such_table(name)
     for name in stmt.tables:
         table = db.tables.pop(name.lower(), None)
         if table is None:
@@ -171,7 +171,7 @@ def alter_drop_column(db: Database, stmt: ast.AlterDropColumn, params=None) -> R
     table = db.table(stmt.table)
     col = table.column(stmt.column)
     if col is None:
-        raise UserError(f"Unknown column '{stmt.column}' in 'table {table.name}'", errors.NoSuchColumn)
+        raise errors.unknown_column(stmt.column, f"table {table.name}")
     if col is table.columns[0]:
         raise UserError("column 'id' cannot be dropped", errors.SqlSyntaxError)
     users = [s.column for s in table.model_columns() if col.name.lower() in (f.lower() for f in s.from_columns)]

@@ -23,13 +23,14 @@ KEY_WORDS = {"PRI": "primary key", "UNI": "unique", "MUL": "key"}
 
 
 def describe(db: Database, table: Table) -> Result:
-    rows = [(info.name, _type(table, col), _properties(table, col, info))
+    rows = [(info.name, declared_type(table, col), _properties(table, col, info))
             for col, info in zip(table.columns, schema_info.column_infos(db, table))]
     return Result(columns=[("Field", None), ("Type", None), ("Properties", None)], rows=rows,
                   rowcount=len(rows))
 
 
-def _type(table: Table, col: Column) -> str:
+def declared_type(table: Table, col: Column) -> str:
+    """The type as declared, in MySQL's lower-case spelling, without Manticore's text flags."""
     words = row_id.display_type(table, col).split(" ")
     while len(words) > 1 and words[-1].lower() in FLAGS:
         words.pop()
@@ -41,13 +42,13 @@ def _properties(table: Table, col: Column, info: ColumnInfo) -> str:
     if col is table.columns[0] and row_id.alias(table) is None:
         return ""                                   # Manticore's document id: no properties, as there
     spec = table.vectors.get(col.name.lower())
-    words = [_text_flags(col), *_mysql_facts(col, info)]
+    words = [text_flags(col), *_mysql_facts(col, info)]
     if spec is not None:
         words = ["knn", vector_columns.render_options(spec), *words]
     return " ".join(w for w in words if w)
 
 
-def _text_flags(col: Column) -> str:
+def text_flags(col: Column) -> str:
     """What MATCH makes of a text or string column: ``indexed`` when it searches it (our type text)."""
     base = col.type_text.split(" ")[0].lower()
     declared = [w.lower() for w in col.type_text.split(" ")[1:] if w.lower() in FLAGS]

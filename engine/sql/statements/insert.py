@@ -61,7 +61,7 @@ def _columns(table: Table, expr: exp.Insert) -> list[Column]:
     for name in (i.name for i in expr.this.expressions):
         col = table.column(name)
         if col is None:
-            raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
+            raise errors.unknown_column(name)
         if col in columns:
             raise UserError(f"Column '{name}' specified twice", errors.ProgrammingError)
         columns.append(col)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -53,20 +52,19 @@ class _Progress:
 
 
 def _place(exc: UserError, path: str, batch: Batch, rows: list[list[Any]], columns: list[Column]) -> UserError:
-    """Rewrite a write_rows error ('row N, ...', "duplicate id 'X'") to name the file and line."""
-    msg = exc.msg
-    match = re.match(r"row (\d+)(?: \(id -?\d+\))?", msg)
-    if match and 0 < int(match.group(1)) <= len(batch.lines):
-        return UserError(f"'{path}' line {batch.lines[int(match.group(1)) - 1]}{msg[match.end():]}", exc.kind)
-    match = re.fullmatch(r"(?:duplicate id|Duplicate entry) '(-?\d+)'(?: for key 'PRIMARY')?", msg)
+    """A write_rows error said of the file's line: the row it names (``at``), or the line that repeats the
+    id of a duplicate id (the second such line of the batch), else the batch's lines."""
+    row = exc.fields.get("row")
+    if exc.place is not None and isinstance(row, int) and 0 < row <= len(batch.lines):
+        return errors.relocated(exc, f"'{path}' line {batch.lines[row - 1]}")
     names = [c.name.lower() for c in columns]
-    if match and "id" in names:
-        pos, wanted = names.index("id"), int(match.group(1))
+    wanted = exc.fields.get("id")
+    if exc.kind is errors.DuplicateKey and wanted is not None and "id" in names:
+        pos = names.index("id")
         hits = [line for row, line in zip(rows, batch.lines) if _same_id(row[pos], wanted)]
         if hits:
-            line = hits[1] if len(hits) > 1 else hits[0]
-            return UserError(f"'{path}' line {line}: {msg}", exc.kind)
-    return UserError(f"'{path}' lines {batch.lines[0]}-{batch.lines[-1]}: {msg}", exc.kind)
+            return errors.relocated(exc, f"'{path}' line {hits[1] if len(hits) > 1 else hits[0]}")
+    return errors.prefixed(exc, f"'{path}' lines {batch.lines[0]}-{batch.lines[-1]}")
 
 
 def _same_id(value: Any, wanted: int) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import glob
 import os
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -83,19 +82,28 @@ def load(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Calla
 
 
 def read_document(db: Database, stmt: ast.LoadData, pattern: globs.Pattern, file: str, writer: Writer,
-                  snap: documents.Snapshot | None = None) -> Document | None:
+                  snap: documents.Snapshot | None = None, relative: str | None = None) -> Document | None:
     """The document of ``file``, or None when it is skipped (with a Warning naming the file)."""
     if db.check_cancelled():
         raise errors.Interrupted("Query execution was interrupted")
     try:
         snap = snap or documents.snapshot(file)
-        return documents.parse(file, globs.relative(pattern, file), snap)
+        doc = documents.parse(file, relative if relative is not None else globs.relative(pattern, file), snap)
+        for note in doc.notes:                  # loaded, but not quite as written: say so, naming the file
+            db.warn(f"'{file}': {note}", code=1366)
+        return doc
     except MissingExtra as exc:
         if documents.kind_of(stmt.path) == documents.kind_of(file):    # the statement asked for PDFs
             raise documents.missing_extra_error(str(exc)) from None
         writer.skip(file, str(exc))
     except Unreadable as exc:
         writer.skip(file, str(exc))
+    except RecursionError:
+        writer.skip(file, "nested too deeply to read")
+    except errors.Error:
+        raise
+    except Exception as exc:       # a reader's library failing on one odd file skips that file only
+        writer.skip(file, f"its reader failed ({type(exc).__name__}: {str(exc)[:200]})")
     return None
 
 
@@ -201,7 +209,7 @@ def _targets(table: Table, stmt: ast.LoadData) -> _Targets:
         [c.name.lower() for c in table.columns if c.type not in VECTOR_TYPES and c.name.lower() != "id"]
     for name in wanted:
         if table.column(name) is None:
-            raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
+            raise errors.unknown_column(name)
     meta_col: Column | None = table.column("meta")
     meta = "meta" in wanted and meta_col is not None and meta_col.type == "json"
     return _Targets(frozenset(n for n in wanted if not (meta and n == "meta")), meta)
@@ -209,7 +217,7 @@ def _targets(table: Table, stmt: ast.LoadData) -> _Targets:
 
 def _place(exc: UserError, files: Sequence[str]) -> UserError:
     """A write error 'row N ...' names the file instead."""
-    match = re.match(r"row (\d+)(?: \(id -?\d+\))?", exc.msg)
-    if match and 0 < int(match.group(1)) <= len(files):
-        return UserError(f"'{files[int(match.group(1)) - 1]}'{exc.msg[match.end():]}", exc.kind)
+    row = exc.fields.get("row")
+    if exc.place is not None and isinstance(row, int) and 0 < row <= len(files):
+        return errors.relocated(exc, f"'{files[row - 1]}'")
     return exc

@@ -32,7 +32,7 @@ def _column(table: Table, name: str) -> Column:
     alias = row_id.alias(table)
     col = table.columns[0] if alias and alias.lower() == name.lower() else table.column(name)
     if col is None:
-        raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
+        raise errors.unknown_column(name)
     return col
 
 

@@ -80,7 +80,7 @@ def alter_modify_column(db: Database, stmt: ast.AlterModifyColumn, params=None) 
     table = db.table(stmt.table)
     old = table.column(stmt.column.name)
     if old is None:
-        raise UserError(f"Unknown column '{stmt.column.name}' in 'table {table.name}'", errors.NoSuchColumn)
+        raise errors.unknown_column(stmt.column.name, f"table {table.name}")
     if old is table.columns[0]:
         raise UserError("column 'id' is the implicit bigint primary key and cannot be modified", errors.SqlSyntaxError)
     new = column_from_def(stmt.column)

@@ -14,9 +14,8 @@ from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql import passes
-from tesseradb.sql.search.select_plan import CREATE_KNN_TABLE, Planned, fill_knn
+from tesseradb.sql.search.planned import Planned
 from tesseradb.sql.statement_cache import reusable
-from tesseradb.vectors.search import explain_knn
 
 
 def _describe(db: Database, cursor: apsw.Cursor, sql: str, bound: dict[str, Any]) -> list[tuple[str, str | None]]:
@@ -45,6 +44,7 @@ def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple =
     if planned.prepare is not None:
         planned.prepare()
     if planned.knn is not None:
+        from tesseradb.sql.search.select_plan import fill_knn     # loaded by the planning of a search
         fill_knn(db, planned.knn)
     cursor = db.store.execute(planned.sql, planned.bound)
     columns = _describe(db, cursor, planned.sql, planned.bound)
@@ -75,6 +75,7 @@ def explain(db: Database, stmt: ast.Explain, params=None) -> Result:
         expr, bound = bind(inner.expr, params)
         planned = passes.plan(db, expr, bound, inner.options, trace)
         if planned.knn is not None:
+            from tesseradb.vectors.search import explain_knn
             rows.extend(explain_knn(db, planned.knn))
             if planned.knn.filter_sql:
                 rows.append(("filter", planned.knn.filter_sql))
@@ -85,6 +86,7 @@ def explain(db: Database, stmt: ast.Explain, params=None) -> Result:
             rows.extend(describe())
         sql, bound = planned.sql, planned.bound
         if planned.knn is not None:
+            from tesseradb.sql.search.select_plan import CREATE_KNN_TABLE
             db.store.execute(CREATE_KNN_TABLE)
     elif isinstance(inner, ast.Query):
         expr, bound = bind(inner.expr, params)

@@ -1,10 +1,16 @@
 """``LOAD DATA INFILE 'docs/**/*.md' SYNC INTO TABLE t``: make the table's rows from that folder
 equal to its files. The engine's bookkeeping (``tesseradb.storage.sources``) keeps, for each row a
-SYNC wrote, the folder it came from (the glob's prefix, resolved), its path and the file's sha256.
-A file whose sha256 is unchanged is not touched at all; a changed file's row is replaced (same id;
-chunk reuse embeds only chunk texts not seen before); a new file is inserted; a row from the same
-folder whose path the glob would match but no file has any more is deleted. Rows from other folders
-or other statements are never touched. All in the statement's one transaction."""
+SYNC wrote, the table's **root** folder (the first SYNC's glob prefix, resolved), the file's path
+under it and its sha256. A file whose sha256 is unchanged is not touched at all; a changed file's row
+is replaced (same id; chunk reuse embeds only chunk texts not seen before); a new file is inserted;
+a row under the synced folder whose path the glob would match but no file has any more is deleted.
+Rows of other statements are never touched. All in the statement's one transaction.
+
+One row per file, whatever folder is synced (issue 32): a folder inside the root updates the rows of
+its files (paths stay relative to the root; deleting is limited to that subtree); a folder above the
+root widens it (every path is rewritten, no file is read or embedded again); an unrelated folder is
+refused, naming the root. (Tables synced from several unrelated folders by 0.3 keep each folder as
+a root of its own.)"""
 from __future__ import annotations
 
 import os
@@ -35,6 +41,7 @@ class _State:
     snapshots: dict[str, documents.Snapshot] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(
         ("added", "changed", "unchanged", "removed", "skipped"), 0))
+    names: dict[str, list[str]] = field(default_factory=lambda: {"added": [], "changed": [], "removed": []})
 
 
 def sync(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Callable) -> Result:
@@ -44,29 +51,77 @@ def sync(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Calla
     if not os.path.isdir(pattern.prefix):
         raise errors.OperationalError(f"Directory '{pattern.prefix}' not found (Errcode: 2 - No such file "
                                       "or directory)", errno=29)
-    prefix = os.path.realpath(pattern.prefix)
+    folder = os.path.realpath(pattern.prefix)
+    root = _root(db, table, path_col, folder)
+    under = "" if folder == root else os.path.relpath(folder, root).replace(os.sep, "/") + "/"
     before = len(db.pending_warnings)
     files = load_documents.document_files(stmt, files_of, missing_ok=True)
     links_out = sum(1 for w in db.pending_warnings[before:] if w.code == 1290)   # --secure-file-priv skips
-    state = _current(db, table, path_col, prefix)
+    state = _current(db, table, path_col, root)
     writer = Writer(db, table, stmt, progress_of)
-    writer.on_written = lambda written: _record(db, table, path_col, prefix, state, written)
+    writer.on_written = lambda written: _record(db, table, path_col, root, state, written)
     seen: set[str] = set()
     with writer:
         for n, file in enumerate(files, start=1):
-            rel = globs.relative(pattern, file)
+            rel = under + globs.relative(pattern, file)
             seen.add(rel)
             doc = _changed_document(db, stmt, pattern, file, rel, state, writer)
             if doc is not None:
                 owner = state.owned.get(rel)
                 writer.add(doc, owner.row_id if owner else None, n / max(len(files), 1))
-    gone = [s for rel, s in state.owned.items() if rel not in seen and globs.matches(pattern, rel)]
+    gone = [s for rel, s in state.owned.items()
+            if rel not in seen and rel.startswith(under) and globs.matches(pattern, rel[len(under):])]
     _remove(db, table, gone)
+    state.names["removed"] = [s.path for s in gone]
     state.counts["removed"] = len(gone)
     state.counts["skipped"] = writer.skipped + links_out
     db.warn(f"LOAD DATA SYNC '{stmt.path}': " + ", ".join(f"{v} {k}" for k, v in state.counts.items()),
             code=1000, level="Note")
+    named = [f"{kind} {_names(paths)}" for kind, paths in state.names.items() if paths]
+    if named:
+        db.warn("Synced files: " + "; ".join(named), code=1000, level="Note")
     return Result(rowcount=sum(state.counts[k] for k in ("added", "changed", "removed")))
+
+
+NAMED = 10          # the files a sync names in its Note, per kind (the rest are counted)
+
+
+def _names(paths: list[str]) -> str:
+    shown = ", ".join(paths[:NAMED])
+    return shown + (f" and {len(paths) - NAMED} more" if len(paths) > NAMED else "")
+
+
+def _root(db: Database, table: Table, path_col: str, folder: str) -> str:
+    """The root the rows of ``folder``'s files live under: the table's root when ``folder`` is it or
+    inside it; ``folder`` when the table has none yet, or when ``folder`` holds the table's roots (they
+    are widened to it: paths rewritten, nothing read again); otherwise an error naming the root."""
+    roots = sorted({s.prefix for s in sources.of_table(db.store, table.name)})
+    for root in roots:
+        if folder == root or _inside(folder, root):
+            return root
+    narrower = [r for r in roots if _inside(r, folder)]
+    if roots and not narrower:
+        named = " and ".join(f"'{r}'" for r in roots)
+        raise UserError(f"LOAD DATA SYNC: table '{table.name}' holds the files of {named} (its root); "
+                        f"'{folder}' is neither inside it nor above it. Sync that folder or one inside it, a "
+                        "folder that contains it (the root widens), or use another table", errors.ProgrammingError)
+    for root in narrower:
+        _widen(db, table, path_col, root, folder)
+    return folder
+
+
+def _inside(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder and path != folder
+
+
+def _widen(db: Database, table: Table, path_col: str, root: str, wider: str) -> None:
+    """The rows under ``root`` move under ``wider``: each path gains ``root``'s place under it."""
+    lead = os.path.relpath(root, wider).replace(os.sep, "/") + "/"
+    moved = [s for s in sources.of_table(db.store, table.name) if s.prefix == root]
+    db.store.executemany(f"UPDATE {quote(table.name)} SET {quote(path_col)} = ? WHERE id = ? AND "
+                         f"{quote(path_col)} = ?", [(lead + s.path, s.row_id, s.path) for s in moved])
+    sources.record(db.store, table.name, [Source(s.row_id, wider, lead + s.path, s.sha256, s.mtime_ns, s.size)
+                                          for s in moved])
 
 
 def _changed_document(db: Database, stmt: ast.LoadData, pattern: globs.Pattern, file: str, rel: str,
@@ -85,10 +140,12 @@ def _changed_document(db: Database, stmt: ast.LoadData, pattern: globs.Pattern, 
         return None
     if owner is None and rel in state.paths:
         raise _conflict(file, rel, state, prefix_of=pattern.prefix)
-    doc = load_documents.read_document(db, stmt, pattern, file, writer, snap)
+    doc = load_documents.read_document(db, stmt, pattern, file, writer, snap, relative=rel)
     if doc is not None:
         state.snapshots[rel] = snap
-        state.counts["changed" if owner is not None else "added"] += 1
+        kind = "changed" if owner is not None else "added"
+        state.counts[kind] += 1
+        state.names[kind].append(rel)
     return doc
 
 

@@ -34,7 +34,7 @@ def update(db: Database, stmt: ast.Query, params=None) -> Result:
     sets = {e.this.name.lower(): e for e in expr.expressions if isinstance(e, exp.EQ)}
     for name in sets:
         if table.column(name) is None:
-            raise UserError(f"Unknown column '{name}' in 'field list'", errors.NoSuchColumn)
+            raise errors.unknown_column(name)
     _no_knn(expr)
     expr = match.write_filter(db, table, expr, bound)          # WHERE MATCH('q')
     if "id" in sets and table.vectors:     # the chunk rows of the knn columns are keyed by id
