@@ -1,20 +1,18 @@
 """What a request needs to know of a table: its columns, which are full-text fields, which are
 vector columns and which of those the engine embeds itself (model_name ... from).
 
-The facts come from DESCRIBE, read in this one function (``read``) until the DB-API offers a
-structured ``Connection.describe``. Identifiers of a request are accepted only when they name a
+The facts come from ``Connection.describe`` (docs/dbapi.md#the-catalog), read in this one function
+(``read``), never from DESCRIBE's text. Identifiers of a request are accepted only when they name a
 column of the table, and are always quoted.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from tesseradb.clients.http.fields import RequestError
 
 VECTOR_TYPES = {"float_vector", "float_vector_array"}
-OPTION = re.compile(r"(\w+)='((?:[^'\\]|\\.)*)'")
 
 
 @dataclass
@@ -63,13 +61,9 @@ def quote(identifier: str) -> str:
 
 
 def read(con: Any, name: str) -> Table:
-    """The table's facts (DESCRIBE); a missing table is the engine's own error (1146)."""
-    cur = con.cursor()
-    cur.execute(f"DESCRIBE {quote(name)}")
-    columns = []
-    for column, kind, props in cur.fetchall():
-        props = props or ""
-        options = {k: re.sub(r"\\(.)", r"\1", v) for k, v in OPTION.findall(props)}
-        words = OPTION.sub("", props).split()
-        columns.append(Column(column, str(kind).lower(), "indexed" in words and "knn" not in words, options))
+    """The table's facts (``Connection.describe``); a missing table is the engine's own error (1146)."""
+    info = con.describe(name)
+    columns = [Column(c.name, c.type, bool(c.full_text and c.full_text.indexed),
+                      {"model_name": c.vector.model} if c.vector is not None and c.vector.model else {})
+               for c in info.columns]
     return Table(name, columns)
