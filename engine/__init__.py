@@ -8,9 +8,12 @@ from __future__ import annotations
 from tesseradb.clients.dbapi import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Connection, Cursor, Date, DateFromTicks,
                     Row, Time, TimeFromTicks, Timestamp, TimestampFromTicks, apilevel, connect, paramstyle,
                     threadsafety)
+from tesseradb.clients.chat_call import ChatAnswer
 from tesseradb.clients.table_info import Chunking, ColumnInfo, FullText, KeyInfo, TableInfo, VectorInfo
 from tesseradb.errors import (DatabaseError, DataError, DataTruncatedWarning, Error, IntegrityError, InterfaceError, InternalError,
                      NotSupportedError, OperationalError, ProgrammingError, Warning)
+
+from tesseradb.embed.remote.secrets import redact_statement
 
 __version__ = "0.1.0"
 
@@ -20,7 +23,8 @@ __all__ = [
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError", "DataTruncatedWarning",
     "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
     "TimeFromTicks", "TimestampFromTicks", "Binary", "Row",
-    "TableInfo", "ColumnInfo", "VectorInfo", "Chunking", "FullText", "KeyInfo", "serve", "embed_to_parquet",
+    "TableInfo", "ColumnInfo", "VectorInfo", "Chunking", "FullText", "KeyInfo", "ChatAnswer", "serve", "embed_to_parquet",
+    "redact_statement", "pull_model", "pulled_models",
 ]
 
 
@@ -28,7 +32,7 @@ def serve(database: str, **options):
     """Serve ``database`` over the MySQL protocol (``tessera serve``; docs/server.md). Blocks until
     SIGTERM / Ctrl-C, or with ``background=True`` returns a handle with ``.port`` and ``.stop()``."""
     from tesseradb.clients.server import serve as _serve   # the protocol stack loads only when used
-    return _serve(database, connect=connect, **options)
+    return _serve(database, connect=connect, redact=redact_statement, **options)
 
 
 def embed_to_parquet(source, output, **options):
@@ -38,3 +42,20 @@ def embed_to_parquet(source, output, **options):
     files, seconds, workers)."""
     from tesseradb.io.distributed import embed_files   # Ray loads only when used
     return embed_files(source, output, **options)
+
+
+def pull_model(name: str, *, token: str | None = None):
+    """Fetch a Hugging Face model (``ORG/NAME[@REVISION]``) into the local cache with
+    ``huggingface_hub`` (``tessera model pull``; docs/models.md#pulling-a-model). The only call that
+    downloads a model: ``model_name`` never does. Returns the record kept: repo, revision (the commit),
+    folder and every file's SHA-256."""
+    from tesseradb.embed import hub
+    from tesseradb.clients.dbapi import public_errors
+    with public_errors():
+        return hub.pull(name, token=token)
+
+
+def pulled_models():
+    """The models ``pull_model`` fetched (their records: repo, revision, folder, file hashes)."""
+    from tesseradb.embed import hub
+    return hub.pulled()

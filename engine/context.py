@@ -4,7 +4,7 @@ import the SQL layer above them; ``tesseradb.sql.database.Database`` is the impl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from tesseradb.storage.chunks import ColumnIndex
 from tesseradb.storage.rowstore import RowStore
@@ -16,6 +16,7 @@ class Context(Protocol):
     store: RowStore
     tables: dict[str, Table]
     on_progress: Callable[[int, int], None] | None
+    remote_access: Any      # the operator's allow-list for remote models (embed/remote/access.py RemoteAccess)
 
     def table(self, name: str) -> Table: ...
 

@@ -48,7 +48,7 @@ def parse(sql: str) -> ast.Statement:
     raise GrammarError(f"syntax error, unexpected '{match.group(1)}' near '{text[:60]}'")
 
 
-_PROCEDURES = {"chunks", "evaluate"}
+_PROCEDURES = {"chunks", "evaluate", "chat"}
 _PROCEDURE_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -57,4 +57,4 @@ def _check_procedure(rest: str) -> None:
     match = _PROCEDURE_NAME.match(rest)
     name = match.group(1) if match else ""
     if name.lower() not in _PROCEDURES:
-        raise GrammarError(f"syntax error: PROCEDURE {name or '?'} does not exist (CALL runs CHUNKS(...) and EVALUATE(...) only)")
+        raise GrammarError(f"syntax error: PROCEDURE {name or '?'} does not exist (CALL runs CHUNKS(...), EVALUATE(...) and CHAT(...) only)")

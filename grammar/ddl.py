@@ -15,6 +15,7 @@ from .type_names import TYPE_ALIASES
 from .manticore import flagged_type
 from .session import SessionRules
 from .mysql_ddl import Constraint, MysqlDdlRules, MysqlTableOption
+from .chat import ChatRules
 
 
 @functools.cache
@@ -75,7 +76,7 @@ class _TableOption:
     value: str
 
 
-class _ToAst(SessionRules, MysqlDdlRules, Transformer):
+class _ToAst(SessionRules, MysqlDdlRules, ChatRules, Transformer):
     def ident(self, items):
         return str(items[0])
 

@@ -230,3 +230,35 @@ class CreateView:
 class DropView:
     names: tuple[str, ...]
     if_exists: bool = False
+
+
+# -- Manticore's conversational search (docs/chat.md) --------------------------------------------------
+@dataclass(frozen=True)
+class CreateChatModel:
+    """CREATE CHAT MODEL name (model='openai:...', api_key=..., base_url=..., ...): options as written."""
+    name: str
+    options: tuple[tuple[str, str], ...]       # (lower-cased key, value) in the order written
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class ShowChatModels:
+    like: str | None = None
+
+
+@dataclass(frozen=True)
+class DescribeChatModel:
+    name: str
+
+
+@dataclass(frozen=True)
+class DropChatModel:
+    name: str
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CallChat:
+    """CALL CHAT('question', 'table', 'model' [, 'conversation_uuid' [, 'vector_field']]): positional."""
+    args: tuple[Any, ...]
+    options: tuple[tuple[str, Any], ...] = ()

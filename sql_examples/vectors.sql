@@ -62,3 +62,11 @@ CREATE INDEX by_title ON pages (title);
 SHOW INDEX FROM pages;
 EXPLAIN SELECT id FROM pages WHERE knn(chunks, 2, (0, 1, 0)) AND title = 'Installing';
 SELECT id, title, knn_dist() FROM pages WHERE knn(chunks, 2, (0, 1, 0)) AND title = 'Installing';
+
+-- Compressed index codes: FAISS's multi-bit RaBitQ, 1 to 8 bits per dimension (here 2). The graph
+-- holds the codes; knn() takes k x oversampling candidates from it and ranks them by the exact float32
+-- distances SQLite keeps (Manticore's rescore/oversampling; rescore=0 reports the codes' estimates).
+CREATE TABLE bags (label text, v float_vector knn_type='hnsw' knn_dims='4' hnsw_similarity='l2' quantization='rabitq' rabitq_bits='2');
+INSERT INTO bags (id, label, v) VALUES (1, 'yellow bag', (0.65, 0.19, 0.02, 0.34)), (2, 'white bag', (-0.15, 0.75, 0.09, -0.10));
+SELECT id, label, knn_dist() FROM bags WHERE knn(v, 2, (0.29, -0.03, 0.07, 0.03), {oversampling=5.0, rescore=1});
+SHOW CREATE TABLE bags;

@@ -40,7 +40,7 @@ class ColumnLayout:
     metric: str
     hnsw_m: int
     ef_construction: int
-    quantization: str = "none"   # 'none', '8bit', '1bit', '1bitsimple' (storage/quantized.py)
+    quantization: str = "none"   # 'none', '8bit', '1bit', '1bitsimple', 'rabitq1'..'rabitq8' (storage/quantized.py)
 
 
 def create_chunk_table(store: RowStore, layout: ColumnLayout) -> None:

@@ -1,4 +1,4 @@
-"""The FAISS graph of a vector column, per quantization: float32, 8-bit or 1-bit codes.
+"""The FAISS graph of a vector column, per quantization: float32, 8-bit, 1-bit or multi-bit RaBitQ codes.
 
 Manticore's ``quantization`` option, built on what FAISS has:
 
@@ -8,6 +8,7 @@ Manticore's ``quantization`` option, built on what FAISS has:
 | 8bit | ``IndexHNSWSQ``, ``QT_8bit``: per-dimension min/max, trained | 384 bytes | float32 against decoded codes |
 | 1bit | ``IndexHNSWRaBitQ``, 1 bit per dimension (RaBitQ) | 48 + 8 bytes | quantized to 4 bits (asymmetric, as Manticore's 1bit) |
 | 1bitsimple | the same codes | 48 + 8 bytes | quantized to 1 bit (symmetric, faster, less exact) |
+| rabitqN (N = 1..8) | ``IndexHNSWRaBitQ`` with ``nb_bits=N``: FAISS's multi-bit RaBitQ (1 sign bit + N-1 extra bits per dimension) | 384 * N / 8 + 8 (+ 4 * 2 for N > 1) bytes: 116 at 2 bits, 212 at 4 | quantized to 8 bits (4 for N = 1, as 1bit) |
 
 The quantized graphs hold no float32 vectors: distances read from codes are approximate, and the
 exact ones come from the float32 vectors SQLite holds (``VectorIndex`` rescores a few candidates).
@@ -16,7 +17,7 @@ exactly as cosine distance does (|q - x|^2 = 2 * cosine distance); for ``ip`` it
 distance, which is the same ranking only for vectors of equal length, and the distance without
 rescoring is derived from each vector's stored squared norm.
 
-A quantizer must be trained (8bit: each dimension's range; 1bit: the centroid). Training uses the
+A quantizer must be trained (8bit: each dimension's range; 1bit and rabitqN: the centroid). Training uses the
 first ``TRAIN_MIN`` or more vectors added; ``compact()``/a rebuild trains again on everything.
 """
 from __future__ import annotations
@@ -28,13 +29,23 @@ import numpy as np
 
 from .positions import one_thread
 
-QUANTIZATIONS = ("none", "8bit", "1bit", "1bitsimple")
+RABITQ_BITS = range(1, 9)   # quantization='rabitq' rabitq_bits='1'..'8' (the catalog keeps 'rabitq<N>')
+RABITQ = tuple(f"rabitq{n}" for n in RABITQ_BITS)
+QUANTIZATIONS = ("none", "8bit", "1bit", "1bitsimple") + RABITQ
 TRAIN_MIN = 1024        # vectors kept as float32 (searched exactly) until this many arrived
 TRAIN_MAX = 262_144     # a larger first batch trains on a sample of this many
 SQ_RANGE_MARGIN = 0.05  # 8bit: each dimension's trained [min, max] widened by 5% on both sides
-QUERY_BITS = {"1bit": 4, "1bitsimple": 1}
+# the bits a query is quantized to on RaBitQ codes: 8 on the multi-bit codes (the extra bits would be
+# wasted on a coarser query), 4 on one bit (Manticore's asymmetric 1bit)
+QUERY_BITS = {"1bit": 4, "1bitsimple": 1, **{q: (4 if n == 1 else 8) for q, n in zip(RABITQ, RABITQ_BITS)}}
 GRAPH_TYPES = {"none": faiss.IndexHNSWFlat, "8bit": faiss.IndexHNSWSQ,
-               "1bit": faiss.IndexHNSWRaBitQ, "1bitsimple": faiss.IndexHNSWRaBitQ}
+               "1bit": faiss.IndexHNSWRaBitQ, "1bitsimple": faiss.IndexHNSWRaBitQ,
+               **{q: faiss.IndexHNSWRaBitQ for q in RABITQ}}
+
+
+def rabitq_bits(quantization: str) -> int:
+    """Bits per dimension of a RaBitQ quantization (1 for 1bit/1bitsimple)."""
+    return int(quantization[len("rabitq"):]) if quantization.startswith("rabitq") else 1
 
 
 def check(quantization: str) -> str:
@@ -60,10 +71,17 @@ def make_graph(dims: int, metric: str, m: int, ef_construction: int, quantizatio
         sq = faiss.downcast_index(graph.storage).sq
         sq.rangestat, sq.rangestat_arg = faiss.ScalarQuantizer.RS_minmax, SQ_RANGE_MARGIN
     else:
-        graph = faiss.IndexHNSWRaBitQ(dims, m, 1, fm)
+        graph = faiss.IndexHNSWRaBitQ(dims, m, rabitq_bits(quantization), fm)
     graph.hnsw.efConstruction = ef_construction
     prepare(graph, quantization)
     return graph
+
+
+def matches(graph: Any, quantization: str) -> bool:
+    """Does a loaded graph hold the codes ``quantization`` names (its type; a RaBitQ graph's bits)?"""
+    if type(graph) is not GRAPH_TYPES[quantization]:
+        return False
+    return quantization not in RABITQ or faiss.downcast_index(graph.storage).rabitq.nb_bits == rabitq_bits(quantization)
 
 
 def prepare(graph: Any, quantization: str) -> None:
@@ -127,7 +145,7 @@ def _empty_like(storage: Any, quantization: str) -> Any:
         sub = faiss.IndexScalarQuantizer(storage.d, faiss.ScalarQuantizer.QT_8bit, storage.metric_type)
         sub.sq = storage.sq
     else:
-        sub = faiss.IndexRaBitQ(storage.d, storage.metric_type)
+        sub = faiss.IndexRaBitQ(storage.d, storage.metric_type, rabitq_bits(quantization))
         sub.center = storage.center
         sub.qb = storage.qb
     sub.is_trained = True

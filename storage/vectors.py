@@ -14,7 +14,7 @@ The module's jobs are split: the graph of each quantization is built by ``quanti
 kinds), a search is sized by ``vector_plan`` and run by ``vector_search`` (the ``Searching`` half of
 this class), and ``vector_file`` saves and loads an index in ``index_file``'s format.
 
-With ``quantization`` ('8bit', '1bit', '1bitsimple'; see ``quantized``) the graph holds codes, not
+With ``quantization`` ('8bit', '1bit', '1bitsimple', 'rabitq1'..'rabitq8'; see ``quantized``) the graph holds codes, not
 float32 vectors: a search takes ``k * oversampling`` candidate documents from the codes and, with
 ``rescore`` (the default), ranks them by their exact distances, computed from the float32 vectors
 that ``rescore_source`` reads from SQLite.
@@ -244,7 +244,7 @@ class VectorIndex(Searching):
     def _adopt(self, graph: faiss.Index, chunks: np.ndarray, docs: np.ndarray, alive: np.ndarray,
                max_norm: float, path: str) -> None:
         q = self.quantization
-        if (type(graph) is not quantized.GRAPH_TYPES[q] or graph.d != self.dims
+        if (not quantized.matches(graph, q) or graph.d != self.dims
                 or graph.metric_type != quantized.faiss_metric(self.metric, q)):
             raise IndexCorrupt(path, "the graph does not match the header")
         graph.hnsw.efConstruction = self.ef_construction

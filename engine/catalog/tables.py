@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from tesseradb.storage.chunk_table import ColumnLayout
 
-from tesseradb.catalog.types import VECTOR_TYPES
-from tesseradb.catalog.vector_columns import VectorSpec
+from tesseradb.catalog.vector_columns import VECTOR_TYPES, VectorSpec
 
 if TYPE_CHECKING:
     from tesseradb.grammar.nodes import ColumnDef
@@ -71,7 +70,8 @@ class Table:
     def from_json(cls, data: dict[str, Any]) -> "Table":
         columns = [Column(n, t, tt, tuple(tuple(o) for o in opts), _constraints(rest[0]) if rest else ())
                    for n, t, tt, opts, *rest in data["columns"]]
-        vectors = {k: VectorSpec(**{**v, "from_columns": tuple(v["from_columns"])})
+        vectors = {k: VectorSpec(**{**v, "from_columns": tuple(v["from_columns"]),
+                                     "model_options": tuple(tuple(o) for o in v.get("model_options", ()))})
                    for k, v in data["vectors"].items()}
         return cls(data["name"], columns, vectors, dict(data["chunk_tables"]), dict(data.get("options", {})))
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import numpy as np     # imported where used: plain SQL does not load numpy (start-up)
 
 from tesseradb.catalog import temporal_values
+from tesseradb.catalog.vector_columns import VECTOR_TYPES  # noqa: F401 - defined there, named here too
 from tesseradb.storage.blobs import pack_array, pack_vector, unpack, vector_count  # noqa: F401 - re-exported
 
 
@@ -46,7 +47,6 @@ TYPES: dict[str, ColumnType] = {t.name: t for t in (
     ColumnType("float_vector_array", "FLOAT_VECTOR_ARRAY_BLOB", None, ""),
 )}
 
-VECTOR_TYPES = ("float_vector", "float_vector_array")
 TEXT_TYPES = ("text", "string")
 
 

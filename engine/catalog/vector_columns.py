@@ -14,9 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tesseradb import errors
-from tesseradb.catalog.types import VECTOR_TYPES  # noqa: F401 - defined once, in catalog/types.py
 from tesseradb.errors import UserError
 
+VECTOR_TYPES = ("float_vector", "float_vector_array")     # the one definition (catalog/types.py imports it)
 STRING_TYPES = ("text", "string")
 CHUNK_STRATEGIES = ("truncate", "mean", "fixed", "recursive", "sentence", "markdown")
 MULTI_VECTOR_STRATEGIES = ("fixed", "recursive", "sentence", "markdown")
@@ -28,15 +28,26 @@ CHUNK_OPTIONS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks",
 CHUNK_NUMBERS = ("max_tokens", "overlap_tokens", "max_chunks")
 #: Options that mean something only on a KNN-indexed vector column, in the order they are named.
 KNN_OPTIONS = ("knn_dims", "hnsw_similarity", "hnsw_m", "hnsw_ef_construction", "model_name", "from",
-               "quantization")
-#: Manticore's settings of remote models: accepted on a model column, ignored (our models are local).
+               "quantization", "rabitq_bits")
+#: Manticore's settings of remote models (api_*), and of local ones that do nothing here (cache_path, use_gpu).
 REMOTE_MODEL_OPTIONS = ("api_key", "api_url", "api_timeout", "cache_path", "use_gpu")
+#: What the model reads and gives (docs/models.md#column-options): kept with the column, checked by the
+#: embedding layer (tesseradb.embed.options), part of the model's identity.
+MODEL_OPTIONS = ("query_prefix", "document_prefix", "pooling", "dims", "batch_size", "tokenizer",
+                 "api_key", "api_url", "api_timeout")
+#: Options that change nothing on a local model (Manticore ignores them too): a warning says so.
+LOCAL_IGNORED = ("api_key", "api_url", "api_timeout", "batch_size", "tokenizer", "cache_path", "use_gpu")
 #: Manticore's storage options of any column: checked, then ignored (SQLite stores every column).
 STORAGE_OPTIONS = ("engine",)
-KNOWN_OPTIONS = ("knn_type",) + KNN_OPTIONS + CHUNK_OPTIONS + REMOTE_MODEL_OPTIONS + STORAGE_OPTIONS
+KNOWN_OPTIONS = ("knn_type",) + KNN_OPTIONS + CHUNK_OPTIONS + tuple(dict.fromkeys(REMOTE_MODEL_OPTIONS + MODEL_OPTIONS)) \
+    + STORAGE_OPTIONS
 ENGINES = ("columnar", "rowwise")
 #: quantization='...' (case-insensitive) -> what the catalog keeps; 1bitsimple is served by 1bit.
 QUANTIZATIONS = {"none": None, "8bit": "8bit", "1bit": "1bit", "1bitsimple": "1bit"}
+REDACTED_KEY = "<redacted>"    # tesseradb.embed.remote.secrets.REDACTED: a key is never shown back
+#: quantization='rabitq' rabitq_bits='N' (FAISS's multi-bit RaBitQ; docs/vector_index.md#quantization):
+#: the catalog keeps 'rabitq<N>'; 4 bits when rabitq_bits is not given
+RABITQ, DEFAULT_RABITQ_BITS = "rabitq", 4
 API_TIMEOUT_ERROR = ("API_TIMEOUT must be a non-negative integer (0 means use default, "
                      "positive value is timeout in seconds)")
 
@@ -51,6 +62,7 @@ NUMBER_RANGES = {
     "max_tokens": (0, MAX_INT),
     "overlap_tokens": (0, MAX_INT),
     "max_chunks": (0, MAX_INT),
+    "rabitq_bits": (1, 8),
 }
 
 _CHUNK_NAMES = "chunk_strategy, max_tokens, overlap_tokens and max_chunks"
@@ -76,15 +88,19 @@ class VectorSpec:
     max_tokens: int
     overlap_tokens: int
     max_chunks: int
-    quantization: str | None = None          # None, '8bit' or '1bit' (the index's codes; see storage)
+    quantization: str | None = None          # None, '8bit', '1bit' or 'rabitq1'..'rabitq8' (the index's codes; see storage)
     # model_name and from exactly as written (SHOW CREATE TABLE prints them); the engine uses the
     # canonical model_name/model_fingerprint and the resolved from_columns above
     model_text: str | None = field(default=None, compare=False)
     from_text: str | None = field(default=None, compare=False)
     chunk_context: str = "none"              # 'none' or 'heading' (default 'heading' for markdown)
+    # the model options given (name, value as written), in MODEL_OPTIONS order: prefixes, pooling, dims,
+    # the remote endpoint's settings (the api_key stored, never shown: render_options redacts it)
+    model_options: tuple[tuple[str, str], ...] = ()
 
 
-ResolveModel = Callable[[str], "tuple[str, str, int]"]
+#: resolve_model(name, model options) -> (canonical name, fingerprint, dims)
+ResolveModel = Callable[[str, "dict[str, str]"], "tuple[str, str, int]"]
 
 
 def validate_columns(
@@ -92,11 +108,14 @@ def validate_columns(
     columns: Sequence[tuple[str, str, Mapping[str, str]]],
     *,
     resolve_model: ResolveModel,
+    is_remote: Callable[[str], bool] | None = None,
 ) -> dict[str, VectorSpec]:
     """Check every column's options; return the spec of each KNN-indexed vector column.
 
-    ``resolve_model(name)`` returns ``(canonical name, fingerprint, dims)`` and raises its own
-    exception for an unknown model, which propagates. The first failing check raises
+    ``resolve_model(name, model_options)`` returns ``(canonical name, fingerprint, dims)`` and raises
+    its own exception for an unknown model, which propagates. ``is_remote(name)``: options that
+    change nothing on a local model (api_key, ...) are not kept for one (a warning says so); without
+    it every model is taken as local. The first failing check raises
     :class:`UserError`.
     """
     normalized = [(name, type_.lower(), _normalize(options)) for name, type_, options in columns]
@@ -105,7 +124,7 @@ def validate_columns(
     types = {name.lower(): (name, type_) for name, type_, _ in normalized}
     specs: dict[str, VectorSpec] = {}
     for name, type_, options in normalized:
-        spec = _validate_column(name, type_, options, types, resolve_model)
+        spec = _validate_column(name, type_, options, types, resolve_model, is_remote)
         if spec is not None:
             specs[name] = spec
     return specs
@@ -121,7 +140,9 @@ def render_options(spec: VectorSpec) -> str:
         ("hnsw_m", str(spec.hnsw_m)),
         ("hnsw_ef_construction", str(spec.hnsw_ef_construction)),
     ]
-    if spec.quantization is not None:
+    if spec.quantization is not None and spec.quantization.startswith(RABITQ):
+        parts += [("quantization", RABITQ), ("rabitq_bits", spec.quantization[len(RABITQ):])]
+    elif spec.quantization is not None:
         parts.append(("quantization", spec.quantization))
     if spec.model_name is not None:
         written_from = spec.from_text if spec.from_text is not None else ",".join(spec.from_columns)
@@ -135,6 +156,8 @@ def render_options(spec: VectorSpec) -> str:
             parts.append(("max_chunks", str(spec.max_chunks)))
         if spec.chunk_strategy == "markdown" or spec.chunk_context != "none":
             parts.append(("chunk_context", spec.chunk_context))
+        parts += [(k, REDACTED_KEY if k == "api_key" and not v.startswith("env:") else v)
+                  for k, v in spec.model_options]
     return " ".join(f"{key}={quote(value)}" for key, value in parts)
 
 
@@ -170,6 +193,7 @@ def _validate_column(
     options: dict[str, str],
     types: Mapping[str, tuple[str, str]],
     resolve_model: ResolveModel,
+    is_remote: Callable[[str], bool] | None = None,
 ) -> VectorSpec | None:
     _check_knn_type(type_, options)
     _check_chunk_rules(type_, options)
@@ -179,7 +203,7 @@ def _validate_column(
     if "knn_type" not in options:
         return None
     similarity = _check_similarity(options)
-    quantization = _check_quantization(options)
+    quantization = _check_quantization(options, numbers.get("rabitq_bits"))
     if "model_name" not in options:
         if "from" in options:
             raise UserError("from requires model_name", errors.SqlSyntaxError)
@@ -191,8 +215,11 @@ def _validate_column(
             model_name=None, model_fingerprint=None, from_columns=(),
             chunk_strategy="truncate", max_tokens=0, overlap_tokens=0, max_chunks=0, quantization=quantization,
         )
-    model_name, fingerprint, dims = resolve_model(options["model_name"])
     _check_remote_options(options)
+    local = is_remote is None or not is_remote(options["model_name"])
+    model_options = tuple((key, options[key]) for key in MODEL_OPTIONS
+                          if key in options and not (local and key in LOCAL_IGNORED))
+    model_name, fingerprint, dims = resolve_model(options["model_name"], dict(model_options))
     sources = _check_sources(name, options, types)
     return VectorSpec(
         column=name, is_array=type_ == "float_vector_array", knn_type="hnsw",
@@ -205,7 +232,7 @@ def _validate_column(
         overlap_tokens=numbers.get("overlap_tokens", 0),
         max_chunks=numbers.get("max_chunks", 0),
         quantization=quantization, model_text=options["model_name"], from_text=options.get("from"),
-        chunk_context=_chunk_context(options),
+        chunk_context=_chunk_context(options), model_options=model_options,
     )
 
 
@@ -274,7 +301,7 @@ def _is_zero_or_missing(value: str | None) -> bool:
 
 def _check_stray_options(type_: str, options: Mapping[str, str]) -> None:
     """KNN options on a column that cannot use them are errors, never silently ignored."""
-    stray = next((key for key in KNN_OPTIONS + REMOTE_MODEL_OPTIONS if key in options), None)
+    stray = next((key for key in KNN_OPTIONS + REMOTE_MODEL_OPTIONS + MODEL_OPTIONS if key in options), None)
     if stray is None:
         return
     if type_ not in VECTOR_TYPES:
@@ -333,13 +360,17 @@ def _check_sources(column: str, options: Mapping[str, str], types: Mapping[str, 
     return tuple(sources)
 
 
-def _check_quantization(options: Mapping[str, str]) -> str | None:
+def _check_quantization(options: Mapping[str, str], bits: int | None) -> str | None:
     value = options.get("quantization")
-    if value is None:
+    key = value.strip().lower() if value is not None else None
+    if bits is not None and key != RABITQ:
+        raise UserError("rabitq_bits requires quantization='rabitq'", errors.SqlSyntaxError)
+    if key is None:
         return None
-    key = value.strip().lower()
-    if key == "4bit":
+    if key == "4bit":       # Manticore's answer (its tests expect it): the name stays Manticore's
         raise UserError("4-bit quantization is no longer supported", errors.SqlSyntaxError)
+    if key == RABITQ:
+        return f"{RABITQ}{bits or DEFAULT_RABITQ_BITS}"
     if key not in QUANTIZATIONS:
         raise UserError(f"Unknown quantization '{value}'", errors.SqlSyntaxError)
     return QUANTIZATIONS[key]
@@ -366,12 +397,16 @@ def check_table_options(options: Sequence[tuple[str, str]]) -> None:
         _check_storage_options({key: value})
 
 
-def ignored_options(columns: Sequence[tuple[str, str, Mapping[str, str]]]) -> list[str]:
+def ignored_options(columns: Sequence[tuple[str, str, Mapping[str, str]]],
+                    is_remote: Callable[[str], bool] = lambda name: False) -> list[str]:
     """Warnings for accepted options that change nothing here: remote-model settings on a local model."""
     notes = []
     for name, _, options in columns:
-        for key in REMOTE_MODEL_OPTIONS:
-            if key in {str(k).lower() for k in options}:
-                notes.append(f"{key} is ignored for column '{name}': tesseradb runs local models only "
+        lowered = {str(k).lower(): v for k, v in options.items()}
+        if "model_name" in lowered and is_remote(str(lowered["model_name"])):
+            continue
+        for key in LOCAL_IGNORED:
+            if key in lowered:
+                notes.append(f"{key} is ignored for column '{name}': its model is local "
                              "(as Manticore ignores it for local models)")
     return notes

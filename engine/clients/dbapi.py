@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tesseradb import grammar
@@ -22,11 +22,13 @@ from tesseradb.grammar.lexing import Lexing, normalize
 from tesseradb.grammar.literals import lift as lift_literals
 
 from tesseradb import errors
-from tesseradb.clients import embedding, table_info
+from tesseradb.clients import chat_call, embedding, table_info
+from tesseradb.clients.chat_call import ChatAnswer
 from tesseradb.clients.cursor import Cursor, Row
 from tesseradb.clients.dbapi_types import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Date, DateFromTicks,
                                            Time, TimeFromTicks, Timestamp, TimestampFromTicks)
 from tesseradb.clients.public_errors import public_errors
+from tesseradb.embed.remote.access import RemoteAccess
 from tesseradb.results import Result
 from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
@@ -43,7 +45,8 @@ paramstyle = "qmark"      # ? placeholders; :name placeholders with a mapping ar
 
 def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float = 5.0,
             statement_timeout: float | None = None, secure_file_priv: str | None = None,
-            read_only: bool = False) -> Connection:
+            read_only: bool = False, allow_remote: Sequence[str] | None = None,
+            allow_env: Sequence[str] | None = None) -> Connection:
     """Open (or create) the database at ``path`` (``":memory:"`` for a private in-memory one).
 
     ``timeout``: seconds a writer waits for another connection's lock before failing.
@@ -52,12 +55,17 @@ def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float 
     (default) any file; a directory: only files inside it, and INTO OUTFILE never replaces a file;
     ``""``: no file statement at all (docs/security.md).
     ``read_only``: refuse every statement that writes (error 1290).
+    ``allow_remote``: the URL prefixes remote models may call (None, the default: any, as an embedded
+    program is its own operator); ``allow_env``: the environment variables ``api_key='env:NAME'`` may
+    read (None: any). Servers pass what their operator listed (docs/models.md#over-a-server).
     """
     if read_only and path != ":memory:" and not os.path.isfile(path):
         raise errors.OperationalError(f"cannot open '{path}' read-only: no such database file")
     with public_errors():
         db = Database(path, busy_timeout=timeout, timeout=statement_timeout,
-                      secure_file_priv=secure_file_priv, read_only=read_only)
+                      secure_file_priv=secure_file_priv, read_only=read_only,
+                      remote_access=RemoteAccess(None if allow_remote is None else tuple(allow_remote),
+                                                 None if allow_env is None else frozenset(allow_env)))
     return Connection(db, autocommit=autocommit)
 
 
@@ -75,9 +83,9 @@ class Connection:
 
     def __init__(self, db: Database, *, autocommit: bool = False):
         self._db: Database | None = db
-        self.autocommit = autocommit
         self._explicit = False    # inside BEGIN ... COMMIT/ROLLBACK: autocommit waits for its end
         self._lock = threading.RLock()
+        self.autocommit = autocommit
         self.row_factory: Any = None   # as in sqlite3: factory(cursor, row) builds each fetched row
 
     @property
@@ -88,13 +96,17 @@ class Connection:
 
     @property
     def autocommit(self) -> bool:
-        """Commit after every statement; ``SET autocommit = 0|1`` in SQL changes it too (as in MySQL,
-        switching it on commits the open transaction)."""
+        """Commit after every statement; ``SET autocommit = 0|1`` in SQL changes it too. Switching it on
+        commits the open transaction (BEGIN's too), as MySQL and PEP 249 drivers do."""
         return bool(variables.session(self.db).system["autocommit"])
 
     @autocommit.setter
     def autocommit(self, value: bool) -> None:
-        variables.session(self.db).system["autocommit"] = 1 if value else 0
+        with self._lock:
+            if value and self.db.store.in_transaction:
+                self._explicit = False
+                self._call(self.db.commit)
+            variables.session(self.db).system["autocommit"] = 1 if value else 0
 
     @property
     def sql_mode(self) -> str:
@@ -153,6 +165,16 @@ class Connection:
         A list: an (n, dims) array for ``truncate``/``mean``, else a list of (chunks, dims) arrays."""
         return embedding.embed(self._call, texts, model, **settings)
 
+    def chat(self, question: str, table: str, model: str, conversation: str | None = None,
+             vector_field: str | None = None, on_token: Callable[[str], None] | None = None) -> ChatAnswer:
+        """``CALL CHAT`` (docs/chat.md): the chat model ``model``'s answer to ``question`` over ``table``,
+        with its sources; ``on_token(text)`` receives the answer as it streams."""
+        return chat_call.chat(self, question, table, model, conversation, vector_field, on_token)
+
+    def set_chat_stream(self, callback: Callable[[str], None] | None) -> None:
+        """callback(text) with each piece of a CALL CHAT answer as the model streams it (None: off)."""
+        self.db.on_chat_token = callback
+
     def tables(self) -> tuple[table_info.TableInfo, ...]:
         """Every table of the database, by name (``TableInfo``: docs/dbapi.md#the-catalog)."""
         with self._lock:
@@ -194,6 +216,17 @@ class Connection:
                 finally:
                     self._db = None
 
+    @property
+    def max_result_bytes(self) -> int | None:
+        """A bound on the rows a SELECT returns, by the size of their values (text and blobs by
+        length, other values 8): the rows past it are not read, and a Warning 1301 says the result
+        was cut. None (the default): no bound. The first row is always returned."""
+        return self.db.max_result_bytes
+
+    @max_result_bytes.setter
+    def max_result_bytes(self, value: int | None) -> None:
+        self.db.max_result_bytes = None if value is None else max(int(value), 1)
+
     def interrupt(self) -> None:
         """Stop the statement running on this connection (from another thread)."""
         if self._db is not None:
@@ -214,7 +247,7 @@ class Connection:
     def _run(self, sql: str, params: Any, many: Sequence[Any] | None = None) -> Result:
         with self._lock:
             db = self.db
-            with public_errors(db):
+            with public_errors(db, sql):   # the statement: its API keys are redacted from the message
                 sql = normalize(sql, variables.lexing(db))     # sql_mode's quoting read once, here
                 if many is None:
                     sql, params = lift_literals(sql, params)   # long vector literals become parameters
@@ -223,17 +256,21 @@ class Connection:
                     result = executor.run_many(db, stmt, many)
                 else:
                     result = executor.run(db, stmt, params)
-                if isinstance(stmt, ast.Transaction):
-                    self._explicit = stmt.verb == "begin"
-                elif planner.commits(stmt):
-                    self._explicit = False      # DDL committed the transaction BEGIN opened (MySQL)
-                elif isinstance(stmt, ast.SetStatement) and self.autocommit:
-                    self._explicit = False      # SET autocommit=1 commits, even inside BEGIN (MySQL)
-                    db.commit()
-                elif self.autocommit and not self._explicit:
-                    db.commit()
+                self._end_statement(db, stmt)
         embedding.warn_truncated(db.pending_warnings)    # after the statement: a filter that raises it gets it as is
         return result
+
+    def _end_statement(self, db: Database, stmt: Any) -> None:
+        """The connection's part of the transaction rules (the executor's bracket did the statement's):
+        BEGIN holds autocommit off until COMMIT or ROLLBACK; a statement that commits implicitly
+        (``planner.commits``: DDL, SET autocommit = 1) has ended BEGIN's transaction; otherwise, with
+        autocommit on and no BEGIN, the statement's work is committed now."""
+        if isinstance(stmt, ast.Transaction):
+            self._explicit = stmt.verb == "begin"
+        elif planner.commits(stmt):
+            self._explicit = False
+        elif self.autocommit and not self._explicit:
+            db.commit()
 
     def __enter__(self) -> Connection:
         return self

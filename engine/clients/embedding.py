@@ -16,7 +16,10 @@ def embed(call: Callable, texts: str | Sequence[str], model: str | None = None, 
     The embedding stack (and numpy) load here, with the first call, not with the connection."""
     from tesseradb.embed.texts import DEFAULT_MODEL, embed_texts
     single = isinstance(texts, str)
-    vectors = call(lambda: embed_texts([texts] if single else texts, model or DEFAULT_MODEL, **settings))
+    losses: list[tuple[int, int, int]] = []
+    vectors = call(lambda: embed_texts([texts] if single else texts, model or DEFAULT_MODEL, losses, **settings))
+    if losses:
+        warn_embed_truncated(losses, single)
     chunked = str(settings.get("chunk_strategy", "truncate")).lower() not in ("truncate", "mean")
     if chunked:
         return vectors[0] if single else vectors
@@ -31,6 +34,17 @@ def warn_truncated(warned: list) -> None:
         _warnings.warn(f"column '{column}': the model embedded only part of the text of {docs} (SHOW WARNINGS "
                        f"lists them); a chunk_strategy such as 'recursive' embeds all of it",
                        errors.DataTruncatedWarning, stacklevel=_outside_the_package())
+
+
+def warn_embed_truncated(losses: list[tuple[int, int, int]], single: bool) -> None:
+    """``Connection.embed`` (and the integrations' embedding classes over it) warn as INSERT does when
+    the model saw only part of a text."""
+    n, total, kept = losses[0]
+    which = "the text" if single else f"text {n}"
+    more = f" (and {len(losses) - 1:,} more)" if len(losses) > 1 else ""
+    _warnings.warn(f"embed(): {which} has {total:,} tokens and the model saw {kept:,}{more}; a "
+                   "chunk_strategy such as 'recursive' embeds all of it", errors.DataTruncatedWarning,
+                   stacklevel=_outside_the_package())
 
 
 def _outside_the_package() -> int:

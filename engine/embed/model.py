@@ -17,6 +17,7 @@ if TYPE_CHECKING:      # onnxruntime and tokenizers load with the first model (d
     from tokenizers import Encoding, Tokenizer
 
 from tesseradb.embed.errors import EmbeddingCancelled, ModelError
+from tesseradb.embed.pooling import Head
 
 # Batching, chosen by measurement (tests/benchmarks/bench_embed.py; 2-vCPU EPYC, CPU time per token):
 # short texts want several rows per call (32 tokens: 16 rows beat 1 row by ~15%), long ones lose
@@ -40,6 +41,14 @@ QUERY_CACHE_SIZE = 1024
 QUERY_CACHE_MAX_CHARS = 8192  # longer query texts are embedded every time rather than kept
 
 GraphSource = Callable[[], "bytes | str"]
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """Text put before what the model reads: every query, every document chunk (e5's ``query: ``)."""
+
+    query: str = ""
+    document: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,35 +94,29 @@ def plan_batches(lengths: Sequence[int], *, token_budget: int = TOKEN_BUDGET, ma
     return batches
 
 
-def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Mean over the attention mask, then L2-normalize (sentence-transformers' clamps: 1e-9, 1e-12)."""
-    weights = mask.astype(np.float32)[:, :, None]
-    summed = (hidden * weights).sum(axis=1)
-    counts = np.maximum(weights.sum(axis=1), 1e-9)
-    return l2_normalize(summed / counts)
-
-
-def l2_normalize(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
-
-
 class Model:
     """One embedding model. Thread-safe; the session is created on first use and kept."""
 
-    def __init__(self, info: ModelInfo, tokenizer_path: str, graph: GraphSource) -> None:
+    def __init__(self, info: ModelInfo, tokenizer_path: str, graph: GraphSource, *, head: Head = Head(),
+                 prompts: Prompts = Prompts()) -> None:
+        """``info.window``: the model's content tokens; a document prompt's tokens come off it, so
+        that chunk budgets (``self.window``) leave room for the prompt."""
         self.name = info.name
         self.fingerprint = info.fingerprint
         self.dims = info.dims
-        self.window = info.window
+        self.head = head
+        self.prompts = prompts
         self._graph = graph
         self._tokenizer = load_tokenizer(tokenizer_path)
         self._specials = self._tokenizer.num_special_tokens_to_add(is_pair=False)
+        self.window = info.window - self.prompt_tokens(prompts.document)
+        if self.window < 1:
+            raise ModelError(f"model '{info.name}': document_prefix leaves no room in a {info.window}-token window")
         # a text cut after whitespace tokenizes to the same tokens only under a BERT-style pre-tokenizer
         from tokenizers.pre_tokenizers import BertPreTokenizer
         self.splits_on_whitespace = isinstance(self._tokenizer.pre_tokenizer, BertPreTokenizer)
         self._embed_tokenizer = load_tokenizer(tokenizer_path)
-        self._embed_tokenizer.enable_truncation(max_length=self.window + self._specials)
+        self._embed_tokenizer.enable_truncation(max_length=info.window + self._specials)
         self.token_budget = TOKEN_BUDGET  # batching knobs, per instance (the benchmark varies them)
         self.max_rows = MAX_ROWS
         self.threads: int | None = None  # onnxruntime intra-op threads; None: every CPU this process may use
@@ -130,6 +133,9 @@ class Model:
         return ModelInfo(self.name, self.fingerprint, self.dims, self.window)
 
     # -- tokens ---------------------------------------------------------------------------------
+    def prompt_tokens(self, prompt: str) -> int:
+        return len(self._tokenizer.encode(prompt, add_special_tokens=False).ids) if prompt else 0
+
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character offsets of every content token of the whole text (no specials, no truncation)."""
         return list(self._tokenizer.encode(_check_text(text), add_special_tokens=False).offsets)
@@ -153,14 +159,16 @@ class Model:
 
     # -- embedding ------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str], *, on_progress: Callable[[int, int], None] | None = None,
-              should_stop: Callable[[], bool] | None = None) -> np.ndarray:
-        """L2-normalized float32 vectors, shape (len(texts), dims), in input order.
+              should_stop: Callable[[], bool] | None = None, query: bool = False) -> np.ndarray:
+        """float32 vectors (normalised as the model says), shape (len(texts), dims), in input order.
 
-        Each text is truncated to ``window`` content tokens. Texts are sorted by token length and
+        Each text (after the document prompt, or the query prompt when ``query``) is truncated to
+        the model's window. Texts are sorted by token length and
         run in padded batches; ``on_progress(done, total)`` follows each batch and ``should_stop()``
         is asked before each one and after the last (true -> :class:`EmbeddingCancelled`).
         """
-        items = [self._head(_check_text(t)) for t in texts]
+        prompt = self.prompts.query if query else self.prompts.document
+        items = [prompt + self._head(_check_text(t)) for t in texts]
         out = np.empty((len(items), self.dims), dtype=np.float32)
         if not items:
             return out
@@ -206,7 +214,7 @@ class Model:
             if hit is not None:
                 self._queries.move_to_end(key)
                 return hit.copy()
-        vector = self.embed([key])[0]
+        vector = self.embed([key], query=True)[0]
         if len(key) > QUERY_CACHE_MAX_CHARS:
             return vector
         with self._queries_lock:
@@ -244,8 +252,7 @@ class Model:
         feed = {name: _as_input(feeds[name], inputs[name].type) for name in inputs if name in feeds}
         output = _pick_output(session)
         (result,) = session.run([output.name], feed)
-        # a 2-D result is already one vector per input (the graph pools); 3-D is token states
-        vectors = l2_normalize(result) if result.ndim == 2 else mean_pool(result, mask)
+        vectors = self.head.apply(result, mask)
         if check_dims and vectors.shape[1] != self.dims:
             raise ModelError(f"model '{self.name}' produced {vectors.shape[1]}-dimensional vectors, "
                              f"expected {self.dims}")

@@ -66,7 +66,7 @@ def check_text(text: str, label: Place | str) -> None:
 def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[Place],
                 titles: list[str | None] | None = None) -> list[Embedded]:
     """Cut, locate and embed every text (``titles``: :func:`source_title` of each, for the context)."""
-    model = embed.get_model(spec.model_name)
+    model = embed.spec_model(spec, db.remote_access)
     cuts, where = [], []
     for text, label, title in zip(texts, labels, titles or [None] * len(texts)):
         check_text(text, label)

@@ -19,8 +19,8 @@ DEFAULT_MODEL = "Xenova/all-MiniLM-L6-v2"
 SETTINGS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks", "chunk_context")
 
 
-def _resolve_model(name: str) -> tuple[str, str, int]:
-    info = embed.resolve(name)
+def _resolve_model(name: str, options: dict[str, str]) -> tuple[str, str, int]:
+    info = embed.resolve(name, embed.ModelOptions.parse(options))
     return info.name, info.fingerprint, info.dims
 
 
@@ -34,21 +34,27 @@ def spec_for(model: str, settings: dict[str, object]) -> vector_columns.VectorSp
                **{k: str(v) for k, v in settings.items() if v is not None}}
     kind = "float_vector_array" if chunked else "float_vector"
     specs = vector_columns.validate_columns("embed()", [("text", "text", {}), ("v", kind, options)],
-                                            resolve_model=_resolve_model)
+                                            resolve_model=_resolve_model, is_remote=embed.is_remote)
     return specs["v"]
 
 
-def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, **settings: object) -> list[np.ndarray]:
+def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, losses: list | None = None,
+                **settings: object) -> list[np.ndarray]:
     """One (vectors x dims) float32 array per text: one row for ``truncate`` and ``mean``, one per
-    chunk for ``fixed``, ``recursive``, ``sentence`` and ``markdown``."""
+    chunk for ``fixed``, ``recursive``, ``sentence`` and ``markdown``. ``losses`` gets
+    ``(text number, tokens, tokens the model saw)`` for each text the model embedded only in part
+    (what INSERT reports as a truncation warning)."""
     spec = spec_for(model, settings)
     texts = list(texts)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise UserError(f"embed(): text {i + 1} is {type(text).__name__}, not str", errors.SqlSyntaxError)
         check_text(text, f"embed() text {i + 1}")
-    engine_model = embed.get_model(spec.model_name)
+    engine_model = embed.spec_model(spec)
     cuts = [cut_text(engine_model, spec, text) for text in texts]
+    if losses is not None:
+        losses.extend((i + 1, c.plan.total_tokens, c.plan.total_tokens - c.plan.dropped_tokens)
+                      for i, c in enumerate(cuts) if c.plan.dropped_tokens)
     pieces = [p for text, cut in zip(texts, cuts) for p in cut.pieces(text, cut.located(text))]
     return [e.vectors for e in embed_plans(engine_model, spec.chunk_strategy, texts, [c.plan for c in cuts],
                                            pieces=pieces)]

@@ -36,9 +36,50 @@ class Passage:
     end: int | None
     text: str | None
     heading: str | None = None
+    section: str | None = None          # knn_chunk_section(): the passage's whole section
 
     def as_dict(self) -> dict[str, Any]:
         return {"chunk": self.chunk, "start": self.start, "end": self.end, "heading": self.heading}
+
+
+#: What a search returns of each document (the stores' ``passages=``): ``"auto"`` (the default) the
+#: matched chunk when the document is longer than one chunk, else the document exactly as added;
+#: ``"chunk"`` (``True``) always the chunk; ``"section"`` its section; ``"document"`` (``False``) the whole
+#: document.
+PASSAGE_KEY = "tessera"     # the one reserved metadata key: a passage's details, when it is part of a document
+PASSAGE_MODES = {None: "auto", "auto": "auto", True: "chunk", "chunk": "chunk", "section": "section",
+                 False: "document", "document": "document"}
+
+
+def short_float(value: Any) -> float:
+    """A distance or score (computed in float32) as its shortest float32 text reads: 0.4066, not
+    0.40655264258384705."""
+    return float(str(np.float32(value)))
+
+
+def passage_mode(value: Any) -> str:
+    try:
+        return PASSAGE_MODES[value]
+    except (KeyError, TypeError):
+        raise ValueError(f"passages must be one of None/'auto', True/'chunk', 'section', False/'document'; "
+                         f"got {value!r}") from None
+
+
+def wants_passages(mode: str, column: "VectorColumn") -> bool:
+    """Whether the search must read the matched chunk: always when asked for, and by default for a
+    column that stores several chunks per document."""
+    return mode in ("chunk", "section") or (mode == "auto" and column.type == "float_vector_array")
+
+
+def passage_of(hit: "Hit", mode: str) -> tuple[str, "Passage | None"]:
+    """(the text to return, the passage it is part of, or None when it is the whole document)."""
+    passage = hit.passage
+    if mode == "document" or passage is None or passage.text is None:
+        return hit.content, None
+    text = passage.section if mode == "section" and passage.section else passage.text
+    if text.strip() == hit.content.strip():
+        return hit.content, None            # the passage is the whole document: exactly as it was added
+    return text, passage
 
 
 @dataclass
@@ -202,7 +243,7 @@ class DocumentStore:
             query = query.astype(np.float32)
         select = self._select + ", knn_dist()" + (", knn_chunk()" if passages or vectors else ", NULL")
         if passages:
-            select += ", knn_chunk_start(), knn_chunk_end(), knn_chunk_text()"
+            select += ", knn_chunk_start(), knn_chunk_end(), knn_chunk_text(), knn_chunk_section()"
         if vectors:
             select += f", {column.sql}"
         sql = f"SELECT {select} FROM {self.layout.sql} WHERE knn({column.sql}, ?, ?)"
@@ -222,7 +263,7 @@ class DocumentStore:
             return []
         select = self._select + ", knn_dist(), knn_chunk(), hybrid_score()"
         if passages:
-            select += ", knn_chunk_start(), knn_chunk_end(), knn_chunk_text()"
+            select += ", knn_chunk_start(), knn_chunk_end(), knn_chunk_text(), knn_chunk_section()"
         if column.model and vector is None and weights is None:
             sql = f"SELECT {select} FROM {self.layout.sql} WHERE hybrid_match(?, {column.sql}, {{k={int(k)}}})"
             params, option = [text], ""
@@ -264,8 +305,8 @@ class DocumentStore:
             hit.score = rest[2]
             rest = rest[1:]
         if passages:
-            start, end, text = rest[2], rest[3], rest[4]
-            hit.passage = Passage(chunk, start, end, text, heading_of(hit.content, start, end))
+            start, end, text, section = rest[2], rest[3], rest[4], rest[5]
+            hit.passage = Passage(chunk, start, end, text, heading_of(hit.content, start, end), section)
         if vectors:
             value = rest[-1]
             if column.type == "float_vector_array":

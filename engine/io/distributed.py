@@ -91,8 +91,8 @@ def settings_for(column: str, model_name: str, from_columns: Sequence[str], *, c
     kind = "float_vector" if chunk_strategy in ("truncate", "mean") else "float_vector_array"
     columns = [(name, "text", {}) for name in from_columns] + [(column, kind, options)]
 
-    def resolve(name: str) -> tuple[str, str, int]:
-        info = embed.resolve(name)
+    def resolve(name: str, model_options: dict[str, str]) -> tuple[str, str, int]:
+        info = embed.resolve(name, embed.ModelOptions.parse(model_options))
         return info.name, info.fingerprint, info.dims
 
     try:

@@ -119,6 +119,16 @@ class FileAccess:
             self._inside(pattern)
         return os.path.join(self.root, pattern)
 
+    # -- model folders -----------------------------------------------------------------------
+    def model_folder(self, path: str) -> str:
+        """A model folder named by path in ``model_name``: confined, it must lie inside the directory
+        (a relative path is taken inside it), as LOAD DATA's files; refused (1290) otherwise. Built-in
+        names, remote models and models already in the caches never come here."""
+        if not self.confined:
+            return path
+        self._check_enabled()
+        return self._inside(os.path.expanduser(path) if path.startswith("~") else path)
+
     # -- writing -----------------------------------------------------------------------------
     def target(self, path: str) -> str:
         """The file INTO OUTFILE writes (checked before the SELECT runs)."""

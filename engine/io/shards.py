@@ -203,7 +203,7 @@ def _keyed(spec: VectorSpec, text: str, title: str | None, emb: Embedded, line: 
         if start is None or end is None or not 0 <= start <= end <= len(text):
             raise BadRow(f"chunk span ({start}, {end}) is outside the source text of {len(text)} characters",
                          line, spec.column)
-    located = locate_spans(embed.get_model(spec.model_name), text, emb.spans, max_tokens=spec.max_tokens,
+    located = locate_spans(embed.get_model(spec.model_name, embed.ModelOptions.parse(dict(spec.model_options))), text, emb.spans, max_tokens=spec.max_tokens,
                            chunk_context=spec.chunk_context, title=title)
     if spec.chunk_strategy == "mean":
         return Embedded(emb.vectors, emb.spans, [None] * len(emb.spans),

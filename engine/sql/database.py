@@ -10,6 +10,7 @@ from typing import Any
 from tesseradb import errors
 from tesseradb.catalog import date_upgrade, functions
 from tesseradb.embed import heading_upgrade, sql_tokens
+from tesseradb.embed.remote.access import RemoteAccess
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
 from tesseradb.io.file_access import FileAccess
@@ -23,9 +24,11 @@ from tesseradb.storage.rowstore import MEMORY, RowStore
 
 class Database:
     def __init__(self, path: str = MEMORY, *, busy_timeout: float = 5.0, timeout: float | None = None,
-                 secure_file_priv: str | None = None, read_only: bool = False):
+                 secure_file_priv: str | None = None, read_only: bool = False,
+                 remote_access: RemoteAccess = RemoteAccess()):
         self.path = path
         self.file_access = FileAccess(secure_file_priv)     # which files SQL may read and write
+        self.remote_access = remote_access      # which endpoints and env: keys remote models may use
         self.read_only = read_only      # statements that write are refused (sql/read_only.py)
         self.store = RowStore(path, busy_timeout_ms=int(busy_timeout * 1000), read_only=read_only)
         self.legacy_index_dir = legacy_index_directory(path)    # release 0.2's side files, migrated
@@ -35,6 +38,8 @@ class Database:
         self.warnings: list[Warn] = []
         self.pending_warnings: list[Warn] = []
         self.on_progress: Callable[[int, int], None] | None = None
+        self.on_chat_token: Callable[[str], None] | None = None   # CALL CHAT streams its answer here (shell)
+        self.max_result_bytes: int | None = None    # a SELECT's rows stop past this (statements/query.py)
         self._stop = False
         self._deadline: float | None = None
         self.read_limit: float | None = None       # this statement's max_execution_time (sql/time_limit.py)

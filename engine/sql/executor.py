@@ -1,8 +1,10 @@
-"""The executor: statement -> handler -> result, in a transaction and a savepoint when it writes.
+"""The executor: statement -> handler -> result, inside the one statement bracket (``statement``): a
+transaction and a savepoint when it writes, MySQL's implicit commit where the planner says so.
 Errors are left as raised: the client turns them into the public tree (``tesseradb.errors.translate``)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tesseradb.grammar import ast
@@ -15,30 +17,72 @@ from tesseradb.sql.planner import Handler, commits, handler_for, writes
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
+    if isinstance(stmt, ast.Query):
+        handler = _as_query(handler)
+    with statement(db, stmt, opens=writes(stmt)):
+        return handler(db, stmt, params)
+
+
+def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
+    """executemany: one statement, many parameter sets, one savepoint (INSERTs embed as one batch);
+    every other statement runs each parameter set as a statement of its own inside the batch's bracket."""
+    seq = list(seq)
+    with statement(db, stmt, opens=bool(seq), batch=True):
+        if isinstance(stmt, ast.Query) and stmt.kind == "insert":    # the rows as one batch
+            from tesseradb.sql.statements.insert import insert_many   # loads with the first INSERT
+            return _as_query(lambda db, stmt, _: insert_many(db, stmt, seq))(db, stmt, None)
+        total = Result(rowcount=0)
+        for params in seq:
+            result = run(db, stmt, params)
+            total.rowcount += max(result.rowcount, 0)
+            total.lastrowid = result.lastrowid
+        return total
+
+
+@contextlib.contextmanager
+def statement(db: Database, stmt: ast.Statement, *, opens: bool, batch: bool = False) -> Iterator[None]:
+    """The one bracket of a statement (``run``) or of a batch of parameter sets (``run_many``):
+
+    1. refused first: a write on a read-only connection, the engine's own tables; a single statement
+       also arms its time limit (max_execution_time) and checks its qualified names;
+    2. MySQL's implicit commit (``planner.commits``: DDL, TRUNCATE, SET autocommit = 1) ends the open
+       transaction before the statement runs;
+    3. ``start_statement``: other connections' DDL seen, warnings cleared, the interrupt flag reset;
+    4. ``opens`` (the statement writes; a non-empty batch): the transaction is opened if none is, and
+       the statement runs in a savepoint, so a failure undoes all of it and nothing before it;
+    5. success: a committing statement commits itself; a statement that is not a query clears the
+       cached query plans;
+    6. failure: the transaction the statement opened is rolled back (empty, unlocked), the catalog is
+       reloaded (DDL updates it before the savepoint ends), a read over its time limit says so;
+    7. ``end_statement``: its warnings become SHOW WARNINGS' (not for SHOW WARNINGS itself).
+
+    Whether the connection then commits (autocommit) is the connection's business
+    (``clients/dbapi.py``), which reads the same ``planner.commits``.
+    """
     if db.read_only:
         read_only.check(stmt)
     hidden.check(stmt)          # the engine's own tables, sqlite_master, pragma_*, dbstat
-    time_limit.arm(db, stmt)    # max_execution_time of a SELECT
-    if isinstance(stmt, ast.Query):
-        handler = _as_query(handler)
-    qualified_names.check(db, stmt)
-    if commits(stmt):
-        db.commit()         # MySQL's implicit commit: the open transaction ends before DDL runs
+    if not batch:
+        time_limit.arm(db, stmt)    # max_execution_time of a SELECT
+        qualified_names.check(db, stmt)
+        if commits(stmt):
+            db.commit()         # MySQL's implicit commit: the open transaction ends before DDL runs
     db.start_statement()
     began = False
     try:
-        if writes(stmt):
-            if not db.store.in_transaction:
-                db.begin()
-                began = True
+        if opens and not db.store.in_transaction:
+            db.begin()
+            began = True
+        if opens:
             with db.store.savepoint():
-                result = handler(db, stmt, params)
+                yield
         else:
-            result = handler(db, stmt, params)
-        if commits(stmt):
-            db.commit()     # ... and the DDL itself is committed when it ends
-        if not isinstance(stmt, ast.Query):
-            db.statements.clear_plans()     # DDL and admin statements may change what a plan assumed
+            yield
+        if not batch:
+            if commits(stmt):
+                db.commit()     # ... and the DDL itself is committed when it ends
+            if not isinstance(stmt, ast.Query):
+                db.statements.clear_plans()     # DDL and admin statements may change what a plan assumed
     except BaseException as exc:
         if began:           # the failed statement opened the transaction: end it, empty, and unlock
             db.store.rollback()
@@ -47,38 +91,7 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
             raise time_limit.exceeded() from exc
         raise
     finally:
-        db.end_statement(show_warnings=isinstance(stmt, ast.ShowWarnings))
-    return result
-
-
-def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
-    """executemany: one statement, many parameter sets, one savepoint (INSERTs embed as one batch)."""
-    seq = list(seq)
-    if db.read_only:
-        read_only.check(stmt)
-    hidden.check(stmt)
-    db.start_statement()        # catalog synced, warnings cleared, interrupt flag and time limit armed
-    began = bool(seq) and not db.store.in_transaction
-    if began:
-        db.begin()
-    try:
-        with db.store.savepoint():
-            if isinstance(stmt, ast.Query) and stmt.kind == "insert":    # the rows as one batch
-                from tesseradb.sql.statements.insert import insert_many   # loads with the first INSERT
-                return _as_query(lambda db, stmt, _: insert_many(db, stmt, seq))(db, stmt, None)
-            total = Result(rowcount=0)
-            for params in seq:
-                result = run(db, stmt, params)
-                total.rowcount += max(result.rowcount, 0)
-                total.lastrowid = result.lastrowid
-            return total
-    except BaseException:
-        if began:               # the failed batch opened the transaction: end it, empty, and unlock
-            db.store.rollback()
-            db.reload_catalog()
-        raise
-    finally:
-        db.end_statement(show_warnings=False)   # the batch's warnings become SHOW WARNINGS'
+        db.end_statement(show_warnings=not batch and isinstance(stmt, ast.ShowWarnings))
 
 
 def _as_query(handler: Handler) -> Handler:

@@ -58,6 +58,9 @@ ALLOWED: dict[str, Reason] = {
     "Transaction": _reads,
     "SetStatement": _reads,        # session variables only
     "UseDatabase": _reads,
+    "ShowChatModels": _reads,
+    "DescribeChatModel": _reads,
+    "CallChat": _reads,            # the conversation's history is kept in memory (engine/chat/history.py)
 }
 
 REFUSED_KINDS: dict[str, str] = {

@@ -160,7 +160,7 @@ def _with_text(db: Context, table: "Table", spec: "VectorSpec", rows: list[tuple
     if not needs.text:
         return [Passage(d, r, o + 1, dist, None, None, None, h) for d, r, o, dist, _, _, h in rows]
     texts = _texts(db, table, spec, [(d, s, e) for d, _, _, _, s, e, _ in rows if s is not None and e is not None])
-    model = embed.get_model(spec.model_name) if texts else None
+    model = embed.spec_model(spec, db.remote_access) if texts else None
     out = []
     for doc, rank, ordinal, dist, start, end, heading in rows:
         text = texts.get((doc, start))

@@ -86,7 +86,7 @@ def _query_vectors(db: Context, table: Table, spec, node: exp.Expression,
         if not spec.model_name:
             raise UserError("Embeddings generation string specified, but embeddings are not loaded",
                             errors.SqlSyntaxError)
-        return embed.get_model(spec.model_name).embed_query(value).reshape(1, -1).astype(np.float32), None
+        return embed.spec_model(spec, db.remote_access).embed_query(value).reshape(1, -1).astype(np.float32), None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return _document_vectors(db, table, spec, int(value)), int(value)
     if isinstance(value, (list, tuple, np.ndarray)):

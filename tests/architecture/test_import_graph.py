@@ -46,6 +46,7 @@ def test_a_cycle_would_be_found():
 LAYERS = [
     ("clients", ("tesseradb", "tesseradb.clients", "tesseradb.integrations")),
     ("sql", ("tesseradb.sql",)),
+    ("chat", ("tesseradb.chat",)),
     ("io", ("tesseradb.io",)),
     ("vectors", ("tesseradb.vectors",)),
     ("embed", ("tesseradb.embed",)),

@@ -14,6 +14,11 @@ process. Two statements, each through three paths, query by query in a rotating 
 - select: ``SELECT id, title, tag FROM docs WHERE id = N`` (a random id). HTTP: ``POST /sql?mode=raw``;
   MySQL: PyMySQL; in-process: the DB-API on its own connection to the file.
 
+Wall time at a high load average measures the machine's queue as much as the server, so the run also
+measures CPU time per request, which load hardly changes: for each statement and path, a block of
+``--cpu-block`` requests in a row, the server process's CPU time (all its threads, from
+/proc/<pid>/stat) and the benchmark's own (the client's share) divided by the requests.
+
 HTTP goes through one keep-alive ``http.client`` connection (the standard library's: the leanest client,
 so that the server's share shows), MySQL through one PyMySQL connection; each is timed around the
 request and the decoded answer. Target (issue 35): HTTP p50 within 1.3x of the MySQL
@@ -81,12 +86,17 @@ class Served:
         self.mysql_port = int(re.search(r" on [^ ]+:(\d+) ", first).group(1))
         self.url = re.search(r"HTTP JSON API on (http://\S+)", second).group(1)
 
+    def cpu_ms(self) -> float:
+        """CPU time of the server process so far (user + system, all threads), in ms."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.proc.send_signal(signal.SIGTERM)
         self.proc.wait(120)
 
 
-def run(db: str, rounds: int) -> dict[str, dict[str, list[float]]]:
+def run(db: str, rounds: int, cpu_block: int) -> tuple[dict, dict]:
     import http.client
     import json
     from urllib.parse import urlsplit
@@ -144,10 +154,19 @@ def run(db: str, rounds: int) -> dict[str, dict[str, list[float]]]:
                     start = time.perf_counter()
                     fn(arg)
                     times[kind][name].append((time.perf_counter() - start) * 1000)
+        cpu: dict[str, dict[str, dict[str, float]]] = {kind: {} for kind in kinds}
+        for kind, sides in kinds.items():
+            for name, fn in sides:
+                args = [_text(rng, 6) + f" cpu {name}" if kind == "knn" else rng.randint(1, DOCS) for _ in range(cpu_block)]
+                server, client = served.cpu_ms(), time.process_time()
+                for arg in args:
+                    fn(arg)
+                cpu[kind][name] = {"server_ms": round((served.cpu_ms() - server) / cpu_block, 3),
+                                   "client_ms": round((time.process_time() - client) * 1000 / cpu_block, 3)}
         conn.close()
         wire.close()
         local.close()
-        return times
+        return times, cpu
     finally:
         served.stop()
 
@@ -155,14 +174,16 @@ def run(db: str, rounds: int) -> dict[str, dict[str, list[float]]]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=200)
+    p.add_argument("--cpu-block", type=int, default=100, help="requests per CPU-time block (per statement and path)")
     args = p.parse_args()
     db = database()
     load_before = common.loadavg()
-    times = run(db, args.rounds)
+    times, cpu = run(db, args.rounds, args.cpu_block)
     summary = {kind: {name: {"p50_ms": round(common.percentile(ms, 50), 3), "p90_ms": round(common.percentile(ms, 90), 3),
                              "n": len(ms)} for name, ms in sides.items()} for kind, sides in times.items()}
     ratios = {kind: round(s["http"]["p50_ms"] / s["mysql"]["p50_ms"], 3) for kind, s in summary.items()}
-    data = {"docs": DOCS, "rounds": args.rounds, "summary": summary, "http_over_mysql_p50": ratios,
+    data = {"docs": DOCS, "rounds": args.rounds, "cpu_block": args.cpu_block, "summary": summary, "cpu": cpu,
+            "http_over_mysql_p50": ratios,
             "target": TARGET, "met": {kind: ratio <= TARGET for kind, ratio in ratios.items()},
             "loadavg_before": load_before, "loadavg_after": common.loadavg()}
     path = common.save_result("http", data)
@@ -170,6 +191,8 @@ def main() -> None:
         for name, row in sides.items():
             print(f"{kind:>6} {name:>10}  p50 {row['p50_ms']:8.3f} ms   p90 {row['p90_ms']:8.3f} ms   n={row['n']}")
         print(f"{kind:>6} http / mysql p50: {ratios[kind]:.2f}x (target <= {TARGET}x)")
+        for name, row in cpu[kind].items():
+            print(f"{kind:>6} {name:>10}  cpu per request: server {row['server_ms']:.3f} ms, client {row['client_ms']:.3f} ms")
     print(f"load {load_before} -> {data['loadavg_after']}; wrote {path}")
     sections.write_sections("http")
 

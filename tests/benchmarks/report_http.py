@@ -16,6 +16,8 @@ def section() -> list[str]:
         for name in ("http", "mysql", "in-process"):
             s = sides[name]
             rows.append(f"| {LABELS[kind]} | {name} | {s['p50_ms']:.2f} ms | {s['p90_ms']:.2f} ms | {s['n']} |")
+    cpu_rows = [f"| {LABELS[kind]} | {name} | {c['server_ms']:.2f} ms | {c['client_ms']:.2f} ms |"
+                for kind, sides in data.get("cpu", {}).items() for name, c in sides.items()]
     verdicts = [f"{kind} **{ratio:.2f}x** ({'met' if data['met'][kind] else 'not met'})"
                 for kind, ratio in data["http_over_mysql_p50"].items()]
     return ["## HTTP JSON API (`tessera serve --http`)", "",
@@ -29,7 +31,12 @@ def section() -> list[str]:
             f"HTTP p50 / MySQL p50 (target <= {data['target']}x): {', '.join(verdicts)}. Load average "
             f"{data['loadavg_before']} before, {data['loadavg_after']} after, on {data['machine'].get('cpus')} "
             "cores shared with other work: at this load a 0.3 ms statement takes tens of milliseconds through "
-            "either server, so the ratios, not the milliseconds, are the figures to read.", ""]
+            "either server, and the wall-time ratios move from run to run with the machine's queue.", "",
+            *(["CPU time per request, which the load hardly changes (blocks of "
+               f"{data['cpu_block']} requests in a row per statement and path; *server*: the `tessera serve` "
+               "process, all threads; *client*: the benchmark's process):", "",
+               "| statement | path | server CPU | client CPU |", "|---|---|---|---|", *cpu_rows, ""] if cpu_rows else []),
+            *data.get("page_notes", [])]
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ import report_ingest  # noqa: E402
 import report_int8  # noqa: E402
 import report_markdown  # noqa: E402
 import report_mcp  # noqa: E402
+import report_models  # noqa: E402
+import report_passages  # noqa: E402
 import report_recall  # noqa: E402
 import report_recorded  # noqa: E402
 import report_server  # noqa: E402
@@ -56,11 +58,13 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("engine-notes", report_ingest.engine_notes_section),
     ("hybrid", lambda: report_hybrid.section(common.load_result("hybrid"))),
     ("markdown", report_markdown.section),
+    ("passages", report_passages.section),
     ("server", report_server.section),
     ("integrations", lambda: report_recorded.section("integrations")),
     ("hybrid-peers", lambda: report_hybrid_peers.section(common.load_result("hybrid_peers"))),
     ("mcp", report_mcp.section),
     ("http", report_http.section),
+    ("models", report_models.section),
     ("boundary", lambda: report_recorded.section("boundary")),
     ("sqllogictest", lambda: report_recorded.section("sqllogictest")),
     ("sync", report_sync.section),

@@ -38,8 +38,8 @@ def test_the_statement_tables_name_real_nodes():
     from dataclasses import is_dataclass
 
     from tesseradb.grammar import ast, nodes
-    from tesseradb.sql import planner, read_only
-    for name in [*HANDLERS, *read_only.ALLOWED, *read_only.REFUSED_KINDS, *planner.IMPLICIT_COMMIT]:
+    from tesseradb.sql import read_only
+    for name in [*HANDLERS, *read_only.ALLOWED, *read_only.REFUSED_KINDS]:
         assert name == "Query" or is_dataclass(getattr(ast, name)), name
     statements = {n for n, v in vars(nodes).items() if is_dataclass(v) and v.__module__ == nodes.__name__}
     parts = {"ColumnDef", "TableKey", "LoadFields", "LoadLines", "UserVar"}     # pieces of statements

@@ -64,3 +64,23 @@ def test_a_chunked_column_cuts_nothing():
         warnings.simplefilter("error", tesseradb.DataTruncatedWarning)
         c.execute("INSERT INTO d (body) VALUES (?)", (LONG,))
     c.close()
+
+
+def test_connection_embed_and_the_integrations_embeddings_warn_as_insert_does(con):
+    # issue 32: nothing dropped silently - embedding past the model window warns, as INSERT does
+    long_text = "Replication copies every write to the standby host. " * 120
+    with pytest.warns(tesseradb.DataTruncatedWarning, match=r"embed\(\): the text has [\d,]+ tokens and the "
+                      r"model saw 510; a chunk_strategy such as 'recursive' embeds all of it"):
+        con.embed(long_text)
+    with pytest.warns(tesseradb.DataTruncatedWarning, match=r"embed\(\): text 2 has"):
+        con.embed(["short", long_text])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        con.embed(long_text, chunk_strategy="recursive")          # every token embedded: no warning
+        con.embed("short")
+    from tesseradb.integrations.langchain import TesseraEmbeddings
+    from tesseradb.integrations.llama_index import TesseraEmbedding
+    with pytest.warns(tesseradb.DataTruncatedWarning):
+        TesseraEmbeddings(connection=con).embed_documents([long_text])
+    with pytest.warns(tesseradb.DataTruncatedWarning):
+        TesseraEmbedding(connection=con).get_text_embedding(long_text)

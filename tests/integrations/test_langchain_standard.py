@@ -30,3 +30,28 @@ class TestEngineEmbeddings(VectorStoreIntegrationTests):
             yield store
         finally:
             store.close()
+
+
+class TestEnginePassages(VectorStoreIntegrationTests):
+    """passages=True (issue 32): a hit whose passage is the whole document comes back exactly as it
+    was added, so the suite's exact comparisons hold in passage mode too."""
+
+    @pytest.fixture()
+    def vectorstore(self, tmp_path):
+        store = TesseraVectorStore(str(tmp_path / "lc.db"), passages=True)
+        try:
+            yield store
+        finally:
+            store.close()
+
+
+class TestEngineWholeDocuments(VectorStoreIntegrationTests):
+    """passages=False: whole documents, as before issue 32's default."""
+
+    @pytest.fixture()
+    def vectorstore(self, tmp_path):
+        store = TesseraVectorStore(str(tmp_path / "lc.db"), passages=False)
+        try:
+            yield store
+        finally:
+            store.close()

@@ -196,7 +196,7 @@ def test_passages_on_request(tmp_path):
     page = ("# Operations\n\n" + "Backups run every night at two and are kept for seven days.\n" * 6
             + "\n## Certificates\n\nTo rotate the replication certificate, request a new one from the "
             "internal authority, copy it to both hosts and restart replication on the standby first.\n")
-    plain = TesseraVectorStore(str(tmp_path / "p.db"), max_tokens=48, overlap_tokens=8)
+    plain = TesseraVectorStore(str(tmp_path / "p.db"), max_tokens=48, overlap_tokens=8, passages=False)
     plain.add_texts([page], [{"source": "ops.md"}], ids=["ops"])
     assert plain.similarity_search("rotate the replication certificate", k=1)[0].page_content == page
     with_passages = TesseraVectorStore(str(tmp_path / "p.db"), passages=True)
@@ -207,8 +207,24 @@ def test_passages_on_request(tmp_path):
     assert doc.metadata["source"] == "ops.md"
     asked, distance = plain.similarity_search_with_score("rotate the replication certificate", k=1, passages=True)[0]
     assert asked == doc and distance == details["score"]
+    assert len(repr(distance)) <= 12          # float32, short (issue 32): not 17 digits
     assert plain.hybrid_search("replication certificate", k=1, passages=True)[0].page_content == doc.page_content
-    plain.close(), with_passages.close()
+    # issue 32: by default a document longer than one chunk comes back as its passage (right-sized for a
+    # prompt), a one-chunk document exactly as added; the section and the whole document on request
+    default = TesseraVectorStore(str(tmp_path / "p.db"))
+    default.add_texts(["Short note: the kitchen closes at six."], [{"source": "k.md"}], ids=["kitchen"])
+    assert default.similarity_search("rotate the replication certificate", k=1)[0] == doc
+    short = default.similarity_search("when does the kitchen close", k=1)[0]
+    assert short.page_content == "Short note: the kitchen closes at six." and short.metadata == {"source": "k.md"}
+    assert short.id == "kitchen"
+    section = default.similarity_search("rotate the replication certificate", k=1, passages="section")[0]
+    assert doc.page_content in section.page_content and section.page_content in page      # knn_chunk_section()
+    if section.page_content != page:        # a section that is the whole document comes back as added
+        assert section.metadata["tessera"]["chunk"] == doc.metadata["tessera"]["chunk"]
+    assert default.similarity_search("rotate the replication certificate", k=1, passages=False)[0].page_content == page
+    with pytest.raises(ValueError, match="passages must be one of"):
+        default.similarity_search("x", k=1, passages="paragraph")
+    plain.close(), with_passages.close(), default.close()
 
 
 def test_async_variants(store):

@@ -203,3 +203,35 @@ def test_one_add_with_and_without_embeddings(tmp_path, embed_model):
                                              similarity_top_k=5))
     assert by_text.ids == ["engine"] and by_vector.ids == ["given"]
     store.close()
+
+
+def test_a_long_node_comes_back_as_its_passage_and_front_matter_keys_filter(tmp_path):
+    # issue 32: by default a node longer than one chunk is answered with the matched passage (right-sized
+    # for a prompt; its details under the one reserved key 'tessera', node_id unchanged), a short one
+    # exactly as added; front matter keys (a list of tags, an ISO date) filter like any metadata
+    page = ("# Operations\n\n" + "Backups run every night at two and are kept for seven days.\n" * 8
+            + "\n## Certificates\n\nTo rotate the replication certificate, request a new one from the "
+            "internal authority, copy it to both hosts and restart replication on the standby first.\n")
+    s = TesseraVectorStore(str(tmp_path / "p.db"), max_tokens=48, overlap_tokens=8)
+    s.add([TextNode(id_="ops", text=page, metadata={"tags": ["ops", "tls"], "date": "2026-10-19"}),
+           TextNode(id_="kitchen", text="The kitchen closes at six.", metadata={"tags": ["office"],
+                                                                               "date": "2025-01-02"})])
+    query = VectorStoreQuery(query_str="rotate the replication certificate", similarity_top_k=2)
+    hit = s.query(query).nodes[0]
+    assert hit.node_id == "ops" and hit.get_content() in page and len(hit.get_content()) < len(page) / 2
+    assert "rotate" in hit.get_content() and hit.metadata["tessera"]["chunk"] > 1
+    assert hit.metadata["tags"] == ["ops", "tls"]
+    whole = s.query(query, passages=False).nodes[0]
+    assert whole.get_content() == page and "tessera" not in whole.metadata
+    short = s.query(VectorStoreQuery(query_str="when does the kitchen close", similarity_top_k=1)).nodes[0]
+    assert short.node_id == "kitchen" and short.get_content() == "The kitchen closes at six."
+    assert short.metadata == {"tags": ["office"], "date": "2025-01-02"}
+    for filters, expected in [
+        (MetadataFilters(filters=[MetadataFilter(key="tags", operator=FilterOperator.CONTAINS, value="tls")]), ["ops"]),
+        (MetadataFilters(filters=[MetadataFilter(key="date", operator=FilterOperator.GTE, value="2026-01-01")]), ["ops"]),
+        (MetadataFilters(filters=[MetadataFilter(key="date", operator=FilterOperator.LT, value="2026-01-01")]),
+         ["kitchen"]),
+    ]:
+        found = s.query(VectorStoreQuery(query_str="certificate", similarity_top_k=2, filters=filters))
+        assert [n.node_id for n in found.nodes] == expected
+    s.close()

@@ -88,9 +88,6 @@ def test_remote_model_options_on_a_local_model_warn(con):
 
 # -- models and statements that are not supported: the error a user gets -----------------------------
 NOT_SUPPORTED = [
-    ("CREATE TABLE products_openai (title TEXT, description TEXT, embedding_vector FLOAT_VECTOR KNN_TYPE='hnsw' "
-     "HNSW_SIMILARITY='l2' MODEL_NAME='openai/text-embedding-ada-002' FROM='title,description' API_KEY='...')",
-     "unknown model 'openai/text-embedding-ada-002'"),
     ("CREATE TABLE products_qwen (title TEXT, description TEXT, embedding_vector FLOAT_VECTOR KNN_TYPE='hnsw' "
      "HNSW_SIMILARITY='l2' MODEL_NAME='Qwen/Qwen3-Embedding-0.6B' FROM='title')",
      "unknown model 'Qwen/Qwen3-Embedding-0.6B'"),

@@ -1,4 +1,4 @@
-"""Quantized vector indexes (8bit, 1bit, 1bitsimple): recall, exact rescoring, persistence."""
+"""Quantized vector indexes (8bit, 1bit, 1bitsimple, multi-bit RaBitQ): recall, exact rescoring, persistence."""
 from __future__ import annotations
 
 import functools
@@ -9,7 +9,7 @@ import pytest
 from tesseradb.storage import quantized, vector_plan
 from tesseradb.storage.vectors import VectorIndex
 
-QUANTIZED = ["8bit", "1bit", "1bitsimple"]
+QUANTIZED = ["8bit", "1bit", "1bitsimple", "rabitq2", "rabitq4"]
 METRICS = ["l2", "ip", "cosine"]
 
 
@@ -221,6 +221,82 @@ def test_compact_retrains_from_the_exact_vectors(quantization):
     for q in queries[:3]:
         got = fresh.search(q, 5, oversampling=1e6)
         assert [r[0] for r in got] == [r[0] for r in exact(chunks[keep], docs[keep], x[keep], q, 5, "l2")]
+
+
+# ---- multi-bit RaBitQ (issue 37) -------------------------------------------------------------------
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_more_rabitq_bits_rank_better_from_the_codes_alone(metric, path):
+    """Without rescoring the ranking is the codes': 4 bits per dimension beat 2, which beat 1."""
+    got = [recall(built(q, metric)[0], built(q, metric)[1], metric, rescore=False) for q in ("rabitq1", "rabitq2", "rabitq4")]
+    assert got[0] < got[1] < got[2]
+    assert got[2] >= 0.8
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_rabitq2_default_oversampling_finds_the_true_neighbours(metric, path):
+    index, data = built("rabitq2", metric)
+    assert index.explain(10)["oversampling"] == vector_plan.OVERSAMPLING["rabitq2"] == 5.0
+    assert recall(index, data, metric) >= 0.95
+
+
+@pytest.mark.parametrize("bits", [1, 2, 4, 8])
+def test_rabitq_search_equals_faiss_own(bits, monkeypatch):
+    """The index is FAISS's multi-bit RaBitQ and nothing else: the same vectors added in the same order
+    to FAISS's own IndexHNSWRaBitQ (same bits, M, efConstruction, training, query bits) give the
+    same neighbours at the same distances, when the engine does not rescore."""
+    import faiss
+    chunks, docs, x, queries = corpus(11, n=3000, dims=64, per_doc=1)
+    docs = np.arange(len(x), dtype=np.int64)
+    quantization = f"rabitq{bits}"
+    monkeypatch.setattr(vector_plan, "EXACT_MIN_CHUNKS", 0)       # through the graph, as FAISS searches
+    monkeypatch.setattr(vector_plan, "EXACT_COST_RATIO", 0.0)
+    index = VectorIndex(x.shape[1], "l2", quantization=quantization)
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)                 # HNSW inserts in parallel are not deterministic
+    try:
+        index.add(chunks, docs, x)
+        own = faiss.IndexHNSWRaBitQ(x.shape[1], index.m, bits, faiss.METRIC_L2)
+        own.hnsw.efConstruction = index.ef_construction
+        own.train(x)
+        own.add(x)
+    finally:
+        faiss.omp_set_num_threads(threads)
+    faiss.downcast_index(own.storage).qb = quantized.QUERY_BITS[quantization]
+    assert faiss.downcast_index(own.storage).rabitq.nb_bits == bits
+    for q in queries[:10]:
+        plan = index.explain(10, oversampling=1.0)
+        assert plan["path"] == "graph"
+        got = index.search(q, 10, rescore=False, oversampling=1.0)
+        params = faiss.SearchParametersHNSW()
+        params.efSearch = plan["ef"]
+        dist, pos = own.search(q.reshape(1, -1).astype(np.float32), 10, params=params)
+        assert [r[0] for r in got] == pos[0].tolist()
+        np.testing.assert_allclose([r[1] for r in got], dist[0], rtol=1e-5)
+
+
+def test_rabitq_codes_grow_with_the_bits():
+    chunks, docs, x, _ = corpus(5, n=2000, dims=384, per_doc=1)
+    sizes = {}
+    for bits in (1, 2, 4, 8):
+        index = VectorIndex(384, "cosine", quantization=f"rabitq{bits}")
+        index.add(chunks, docs, x)
+        sizes[bits] = index.footprint()["vectors"] / len(x)
+    assert sizes[1] < sizes[2] < sizes[4] < sizes[8] < 384 * 4 / 3      # 8 bits: still a third of float32
+    assert sizes[4] <= 384 * 4 / 6
+
+
+def test_a_graph_of_other_bits_is_refused_on_load(tmp_path):
+    from tesseradb.storage.errors import IndexCorrupt
+    index, _ = build("rabitq2", "l2", n=2000)
+    path = str(tmp_path / "q.vidx")
+    index.save(path, "1:1")
+    with open(path, "rb") as f:
+        raw = f.read()
+    with open(path, "wb") as f:             # the header says 4 bits, the graph holds 2
+        f.write(raw.replace(b'"rabitq2"', b'"rabitq4"', 1))
+    with pytest.raises(IndexCorrupt):
+        VectorIndex.load(path)
 
 
 def test_unknown_quantization_is_refused():

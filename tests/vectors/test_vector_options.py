@@ -26,7 +26,7 @@ class UnknownModel(Exception):
     pass
 
 
-def resolve(name: str) -> tuple[str, str, int]:
+def resolve(name: str, options: dict | None = None) -> tuple[str, str, int]:
     try:
         return MODELS[name.lower()]
     except KeyError:
@@ -252,7 +252,7 @@ def test_model_is_resolved_before_from_is_checked():
 def test_model_name_is_passed_as_written():
     seen = []
 
-    def spy(name):
+    def spy(name, options=None):
         seen.append(name)
         return resolve(name)
 

@@ -11,6 +11,7 @@ import base64
 import hmac
 import importlib.metadata
 import json
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -100,7 +101,7 @@ class Api:
 
     async def cli(self, request: Request) -> Response:
         body = await self.body(request)
-        text = body.decode("utf-8", "replace") if body else request.url.query
+        text = body.decode("utf-8", "replace") if body else urllib.parse.unquote_plus(request.url.query)
         if not text.strip():
             raise plain("query missing", 400)
         try:
@@ -110,7 +111,7 @@ class Api:
 
     async def cli_json(self, request: Request) -> Response:
         body = await self.body(request)
-        text = body.decode("utf-8", "replace") if body else request.url.query
+        text = body.decode("utf-8", "replace") if body else urllib.parse.unquote_plus(request.url.query)
         if not text.strip():
             raise plain("query missing", 400)
         try:

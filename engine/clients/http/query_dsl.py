@@ -45,7 +45,7 @@ def compile_query(node: Any, table: Table) -> Condition:
     if not isinstance(node, dict):
         raise RequestError('"query" property value should be an object')
     parts = [_node(name, value, table) for name, value in node.items()]
-    return _all_of(parts)
+    return all_of(parts)
 
 
 def _node(name: str, value: Any, table: Table) -> Condition:
@@ -138,7 +138,7 @@ def _equals(value: Any, table: Table) -> Condition:
         raise RequestError('"equals" property value should be an object')
     out = [Condition(sql=f"{_attribute(n, table)} IS NULL") if v is None else
            Condition(sql=f"{_attribute(n, table)} = ?", params=[_scalar(v, "equals")]) for n, v in value.items()]
-    return _all_of(out)
+    return all_of(out)
 
 
 def _in(value: Any, table: Table) -> Condition:
@@ -153,7 +153,7 @@ def _in(value: Any, table: Table) -> Condition:
             continue
         marks = ", ".join("?" * len(values))
         out.append(Condition(sql=f"{_attribute(n, table)} IN ({marks})", params=[_scalar(v, "in") for v in values]))
-    return _all_of(out)
+    return all_of(out)
 
 
 RANGE_OPS = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
@@ -175,7 +175,7 @@ def _range(value: Any, table: Table) -> Condition:
             if bound is None:
                 continue
             out.append(Condition(sql=f"{column} {RANGE_OPS[op]} ?", params=[_scalar(bound, "range")]))
-    return _all_of(out)
+    return all_of(out)
 
 
 # -- bool ----------------------------------------------------------------------------------------
@@ -202,7 +202,7 @@ def _bool(value: Any, table: Table) -> Condition:
     should = _clauses(value.get("should", []), "should", table)
     if should:
         parts.append(_any_of(should))
-    return _all_of(parts)
+    return all_of(parts)
 
 
 def _negate(c: Condition) -> Condition:
@@ -225,7 +225,7 @@ def _any_of(parts: list[Condition]) -> Condition:
                        "and the filters in separate should lists (a nested bool in must)")
 
 
-def _all_of(parts: list[Condition]) -> Condition:
+def all_of(parts: list[Condition]) -> Condition:
     texts = [c.text for c in parts if c.text]
     sqls = [c for c in parts if c.sql]
     return Condition(text=" ".join(texts),

@@ -56,7 +56,7 @@ def plan(request: dict[str, Any], table: Table) -> Plan:
         raise RequestError('"hybrid" and "knn" cannot be used together')
     if request.get("knn") is not None:
         knn_sql, knn_params, knn_filter = _knn(request["knn"], table, p)
-        condition = query_dsl._all_of([condition, knn_filter])
+        condition = query_dsl.all_of([condition, knn_filter])
     elif request.get("hybrid") is not None:
         knn_sql, knn_params = _hybrid(request["hybrid"], table, p)
         if condition.text:

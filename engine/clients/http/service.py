@@ -19,6 +19,7 @@ from tesseradb.clients.http.pool import EngineRules, Pool
 from tesseradb.clients.network import is_loopback
 
 DEFAULT_HTTP_PORT = 9308            # Manticore's HTTP port
+KEEP_ALIVE = 28800                  # seconds, without --idle-timeout (MySQL's wait_timeout)
 POOL_SIZE = 8                       # requests run at once; more wait for a free engine connection
 log = logging.getLogger("tesseradb.http")
 
@@ -42,12 +43,14 @@ def listen(host: str, port: int) -> socket.socket:
 
 class HttpService:
     def __init__(self, rules: EngineRules, *, host: str, port: int, user: str | None, password: str | None,
-                 ssl_cert: str | None, ssl_key: str | None, max_body: int, pool_size: int = POOL_SIZE):
+                 ssl_cert: str | None, ssl_key: str | None, max_body: int, idle_timeout: float | None = None,
+                 pool_size: int = POOL_SIZE):
         self.pool = Pool(rules, pool_size)
         self.host, self.requested_port = host, port
         self.app = create_app(self.pool, Access(user, password), max_body,
                               loopback_only=is_loopback(host) and not password)
         self.ssl_cert, self.ssl_key = ssl_cert, ssl_key
+        self.idle_timeout = idle_timeout
         self.port: int | None = None
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task | None = None
@@ -57,7 +60,9 @@ class HttpService:
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="off",
                                 ssl_certfile=self.ssl_cert, ssl_keyfile=self.ssl_key,
-                                ssl_version=ssl.PROTOCOL_TLS_SERVER, timeout_graceful_shutdown=30)
+                                ssl_version=ssl.PROTOCOL_TLS_SERVER, timeout_graceful_shutdown=30,
+                                # a keep-alive connection idle this long is closed: --idle-timeout, as MySQL's
+                                timeout_keep_alive=int(self.idle_timeout) if self.idle_timeout else KEEP_ALIVE)
         self._server = uvicorn.Server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         while not self._server.started and not self._task.done():

@@ -1,13 +1,11 @@
 """What a request needs to know of a table: its columns, which are full-text fields, which are
-vector columns and which of those the engine embeds itself (model_name ... from).
-
-The facts come from ``Connection.describe`` (docs/dbapi.md#the-catalog), read in this one function
-(``read``), never from DESCRIBE's text. Identifiers of a request are accepted only when they name a
-column of the table, and are always quoted.
+vector columns and which of those the engine embeds itself (model_name ... from), read from the
+public catalog (``Connection.describe``). Identifiers of a request are accepted only when they name
+a column of the table, and are always quoted.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tesseradb.clients.http.fields import RequestError
@@ -19,17 +17,12 @@ VECTOR_TYPES = {"float_vector", "float_vector_array"}
 class Column:
     name: str
     type: str
-    full_text: bool = False
-    options: dict[str, str] = field(default_factory=dict)
+    full_text: bool = False                 # MATCH() searches it
+    model_backed: bool = False              # a vector column computed by the engine: a text query searches it
 
     @property
     def is_vector(self) -> bool:
         return self.type in VECTOR_TYPES
-
-    @property
-    def model_backed(self) -> bool:
-        """Computed by the engine from other columns: a text query can search it."""
-        return self.is_vector and "model_name" in self.options
 
 
 @dataclass
@@ -61,9 +54,7 @@ def quote(identifier: str) -> str:
 
 
 def read(con: Any, name: str) -> Table:
-    """The table's facts (``Connection.describe``); a missing table is the engine's own error (1146)."""
+    """The table's facts; a missing table is the engine's own error (1146)."""
     info = con.describe(name)
-    columns = [Column(c.name, c.type, bool(c.full_text and c.full_text.indexed),
-                      {"model_name": c.vector.model} if c.vector is not None and c.vector.model else {})
-               for c in info.columns]
-    return Table(name, columns)
+    return Table(info.name, [Column(c.name, c.type, bool(c.full_text and c.full_text.indexed),
+                                    bool(c.vector and c.vector.model_backed)) for c in info.columns])

@@ -18,7 +18,8 @@ class ConfigError(ValueError):
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tessera mcp", description="Serve a tesseradb database as Model Context Protocol tools for LLM "
-        "agents (search, read, similar, context, describe, sql), read-only unless --allow-writes.")
+        "agents (search, read, similar, context, describe, sql; ask with --chat-model), read-only unless "
+        "--allow-writes.")
     p.add_argument("database", help="an existing database file")
     p.add_argument("--table", action="append", metavar="T", help="show only this table (repeatable)")
     p.add_argument("--allow-writes", action="store_true", help="add the add, update and delete tools")
@@ -30,6 +31,13 @@ def parser() -> argparse.ArgumentParser:
                    "clients must send (Authorization: Bearer ...)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="interrupt any statement running longer than this (default 30)")
+    p.add_argument("--allow-remote", action="append", default=[], metavar="URL-PREFIX",
+                   help="a remote model endpoint the tables' models may call (repeatable); without it remote "
+                   "models are refused (docs/models.md)")
+    p.add_argument("--chat-model", metavar="NAME", help="add the ask tool: answers from the chat model NAME "
+                   "(CREATE CHAT MODEL) over the passages search finds, with citations (docs/chat.md)")
+    p.add_argument("--allow-env", action="append", default=[], metavar="NAME",
+                   help="an environment variable api_key='env:NAME' may read (repeatable; default: none)")
     return p
 
 

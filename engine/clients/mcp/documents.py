@@ -6,7 +6,7 @@ text (``tesseradb.clients.mcp.sections``), so they do not depend on where the ch
 from __future__ import annotations
 
 from tesseradb.clients.mcp import sections
-from tesseradb.clients.mcp.limits import MAX_FIELD_CHARS, MAX_READ_CHARS, MAX_WINDOW, cap
+from tesseradb.clients.mcp.limits import MAX_FIELD_CHARS, MAX_READ_CHARS, MAX_SECTION_SCAN, MAX_WINDOW, cap
 from tesseradb.clients.mcp.schema import TableInfo, quote
 from tesseradb.clients.mcp.session import Session, ToolFailure
 from tesseradb.clients.mcp.tools import require_document, similar
@@ -101,18 +101,29 @@ def _section_texts(s: Session, info: TableInfo, doc_id: int) -> list[tuple[str, 
     return [(c.name, v) for c, v in zip(columns, row) if isinstance(v, str)]
 
 
+def _scanned(text: str) -> str:
+    """The part of a text whose headings are read: its first MAX_SECTION_SCAN characters, to the
+    end of a line, so that a 50 MB document costs no more than a 2 MB one."""
+    if len(text) <= MAX_SECTION_SCAN:
+        return text
+    return text[:text.rfind("\n", 0, MAX_SECTION_SCAN) + 1 or MAX_SECTION_SCAN]
+
+
 def _section(s: Session, info: TableInfo, doc_id: int, section: str) -> dict:
     """The section whose heading path ends with ``section``, cut from the document's text as stored
     (its heading line through its sub-sections; ``tesseradb.clients.mcp.sections``)."""
     texts = _section_texts(s, info, doc_id)
     for column, text in texts:
+        text = _scanned(text)
         found = sections.find(text, section)
         if found:
             body, cut = cap(sections.section_text(text, found[0]), MAX_READ_CHARS)
             return {"table": info.name, "id": doc_id, "column": column, "section": found[0].heading,
                     "text": body, "truncated": cut, "other_matches": [f.heading for f in found[1:]][:20]}
-    headings = [h.heading for _, text in texts for h in sections.sections(text)][:MAX_OUTLINE]
-    raise ToolFailure(f"document {doc_id} has no section {section!r}; its headings: "
+    headings = [h.heading for _, text in texts for h in sections.sections(_scanned(text))][:MAX_OUTLINE]
+    looked = f" in its first {MAX_SECTION_SCAN:,} characters" if any(
+        len(text) > MAX_SECTION_SCAN for _, text in texts) else ""
+    raise ToolFailure(f"document {doc_id} has no section {section!r}{looked}; its headings: "
                       + ("; ".join(headings[:50]) if headings else "none (read it whole, or a passage "
                                                                  "with chunk and window)"))
 
@@ -126,6 +137,6 @@ def context(s: Session, table: str, id: int) -> dict:
     chunks = _chunks(s, info, id)
     answer["chunks"] = len(chunks)
     answer["outline"] = [h.heading for _, text in _section_texts(s, info, id)
-                         for h in sections.sections(text)][:MAX_OUTLINE]     # what read(section=) finds
+                         for h in sections.sections(_scanned(text))][:MAX_OUTLINE]     # what read(section=) finds
     answer["similar"] = similar(s, info.name, id, CONTEXT_SIMILAR)["results"]
     return answer

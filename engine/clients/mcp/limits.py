@@ -8,6 +8,10 @@ MAX_READ_CHARS = 20_000     # read(): one document, section or window
 MAX_FIELD_CHARS = 500       # metadata values in search / context answers
 MAX_SQL_ROWS = 200          # sql(): rows returned
 MAX_CELL_CHARS = 2_000      # sql(): one value
+MAX_SQL_ANSWER_CHARS = 100_000  # sql(): the values of one answer, all rows and columns together
+MAX_SQL_BYTES = 8 << 20     # sql(): the values the engine reads for one SELECT (max_result_bytes)
+MAX_SECTION_SCAN = 2_000_000    # read(section=), context(): headings are looked for in this much text
+WORKERS = 4                 # worker threads, each with its own connections
 MAX_QUERY_CHARS = 10_000    # a search text
 MAX_SQL_CHARS = 100_000     # one sql() statement
 MAX_FILTERS = 20

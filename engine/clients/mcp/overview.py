@@ -1,10 +1,13 @@
 """describe() (what there is to search) and sql() (one read-only statement, bounded)."""
 from __future__ import annotations
 
+import json
+import re
+
 import tesseradb
-from tesseradb.clients.mcp.limits import MAX_CELL_CHARS, MAX_SQL_ROWS
+from tesseradb.clients.mcp.limits import MAX_CELL_CHARS, MAX_SQL_ANSWER_CHARS, MAX_SQL_ROWS
 from tesseradb.clients.mcp.schema import TableInfo, quote
-from tesseradb.clients.mcp.session import Session
+from tesseradb.clients.mcp.session import Session, ToolFailure
 from tesseradb.clients.mcp.values import jsonable
 
 INDEXES_NOTE = ("indexes are always current: full-text indexes change in the same transaction as the rows, "
@@ -51,22 +54,66 @@ def schema_text(s: Session, table: str) -> str:
     return s.table(table).schema
 
 
+# statements that open, end or shape a transaction or the session: refused by sql(), which runs each
+# statement on its own (a transaction left open would pin one worker's snapshot, and a SET would
+# lift the bounds of its answers)
+_SESSION_STATEMENT = re.compile(
+    r"(?:start\s+transaction|begin|commit|rollback|savepoint|release\s+savepoint|xa|set|lock|unlock)\b",
+    re.IGNORECASE)
+_LEADING_COMMENTS = re.compile(r"(?:\s+|/\*.*?\*/|(?:--\s|#)[^\n]*(?:\n|$))*", re.DOTALL)
+
+
+def refuse_session_statement(query: str) -> None:
+    head = query[_LEADING_COMMENTS.match(query).end():].lstrip("(")
+    if _SESSION_STATEMENT.match(head):
+        word = head.split(None, 1)[0].upper()
+        raise ToolFailure(f"sql() runs one read-only statement on its own; {word} is not available: "
+                          "there is no transaction or session across calls (each call reads the "
+                          "database as last committed)")
+
+
 def sql(s: Session, query: str) -> dict:
-    """One statement on the read-only connection: the engine refuses writes and file statements."""
-    cur = s.reader.execute(query)
+    """One statement on the read-only connection: the engine refuses writes and file statements.
+    The answer holds at most MAX_SQL_ROWS rows and MAX_SQL_ANSWER_CHARS characters of values (a
+    wide row is cut at the column where the budget ends, and the answer says so)."""
+    refuse_session_statement(query)
+    reader = s.reader
+    try:
+        cur = reader.execute(query)
+        return _answer(cur, _warnings(reader))
+    finally:
+        if reader.in_transaction:        # nothing may stay open on a worker's connection
+            reader.rollback()
+
+
+def _answer(cur, warnings: list[str]) -> dict:
     if cur.description is None:
         return {"columns": [], "rows": [], "rowcount": cur.rowcount}
     columns = [d[0] for d in cur.description]
     rows = cur.fetchmany(MAX_SQL_ROWS + 1)
-    more = len(rows) > MAX_SQL_ROWS
-    out, cut = [], False
+    more = len(rows) > MAX_SQL_ROWS or any(w.startswith("Warning 1301") for w in warnings)
+    out, cut, budget, stopped = [], False, MAX_SQL_ANSWER_CHARS, None
     for row in rows[:MAX_SQL_ROWS]:
-        values = [jsonable(v, MAX_CELL_CHARS) for v in row]
-        cut |= any(c for _, c in values)
-        out.append([v for v, _ in values])
-    answer = {"columns": columns, "rows": out, "row_count": len(out), "warnings": _warnings(s.reader)}
-    if more:
-        answer["truncated"] = f"only the first {MAX_SQL_ROWS} rows are returned: add a LIMIT or a narrower WHERE"
+        values = []
+        for value in row:
+            shown, was_cut = jsonable(value, MAX_CELL_CHARS)
+            cut |= was_cut
+            budget -= len(json.dumps(shown, ensure_ascii=False, default=str))
+            if budget < 0 and (out or values):
+                stopped = (len(out), len(values))
+                break
+            values.append(shown)
+        out.append(values)
+        if stopped:
+            break
+    answer = {"columns": columns, "rows": out, "row_count": len(out), "warnings": warnings}
+    if stopped:
+        row, kept = stopped
+        answer["truncated"] = (f"the answer is cut at {MAX_SQL_ANSWER_CHARS:,} characters of values: row "
+                               f"{row + 1} has its first {kept} of {len(columns)} columns, and no row follows; "
+                               "select fewer columns, a narrower WHERE or a LIMIT")
+    elif more:
+        answer["truncated"] = f"only the first {len(out)} rows are returned: add a LIMIT or a narrower WHERE"
     if cut:
         answer["values_truncated"] = f"values longer than {MAX_CELL_CHARS} characters are cut"
     return answer

@@ -8,7 +8,7 @@ import sys
 
 import anyio
 
-from tesseradb.clients.mcp import web
+from tesseradb.clients.mcp import ask, web
 from tesseradb.clients.mcp.server import Worker, build
 from tesseradb.clients.mcp.session import Session
 
@@ -32,14 +32,16 @@ def _stopper(worker: Worker, session: Session):
 
 
 def run(args: argparse.Namespace, token: str | None) -> int:
-    worker = Worker()
     session = Session(args.database, only=args.table, allow_writes=args.allow_writes,
                       sync_root=os.path.realpath(args.allow_sync) if args.allow_sync else None,
-                      timeout=args.timeout)
+                      timeout=args.timeout, allow_remote=tuple(getattr(args, "allow_remote", ())),
+                      allow_env=tuple(getattr(args, "allow_env", ())), chat_model=getattr(args, "chat_model", None))
+    worker = Worker(session)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stopper(worker, session))
     try:
-        worker.call(session.open)           # the connections belong to the worker thread
+        worker.call(session.open)           # a worker's connections belong to its thread
+        worker.call(ask.check_model, session)
         server = build(session, worker)
         if args.http:
             host = args.host or "127.0.0.1"

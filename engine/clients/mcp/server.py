@@ -1,8 +1,10 @@
 """The tools, their JSON schemas and descriptions, on the official SDK's MCPServer.
 
-Every statement runs on one worker thread that owns the connections (a connection belongs to one
-thread); the event loop only waits for it. Errors an agent can act on (a ToolFailure, a MySQL error)
-become tool errors with their message; the server keeps answering."""
+Every call runs on one of a pool of worker threads, each with its own connections (a connection
+belongs to one thread); the event loop only waits, so a slow call does not hold the others. A call
+that outlives ``--timeout`` (its statements are stopped by the engine's own time limit first) is
+answered with an error and its connections are interrupted. Errors an agent can act on (a
+ToolFailure, a MySQL error) become tool errors with their message; the server keeps answering."""
 from __future__ import annotations
 
 import inspect
@@ -20,9 +22,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 import tesseradb
-from tesseradb.clients.mcp import documents, overview, tools, writes
+from tesseradb.clients.mcp import ask, documents, overview, tools, writes
 from tesseradb.clients.mcp.limits import (MAX_CHUNKS_PER_DOC, MAX_DOCUMENTS, MAX_QUERY_CHARS, MAX_SQL_CHARS,
-                                          MAX_WINDOW, MAX_WRITE_DOCUMENTS)
+                                          MAX_WINDOW, MAX_WRITE_DOCUMENTS, WORKERS)
 from tesseradb.clients.mcp.session import Session, ToolFailure
 
 WRITE_TOOLS = ("add", "update", "delete", "sync")
@@ -31,17 +33,39 @@ INSTRUCTIONS = ("A tesseradb database of documents. Start with describe() to see
                 "context() to explore. sql() runs one read-only MySQL-dialect statement.")
 
 
-class Worker:
-    """One thread that owns the connections and runs every statement."""
+TIMEOUT_GRACE = 10.0            # seconds past --timeout before a call is answered as timed out
 
-    def __init__(self) -> None:
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-mcp")
+
+class Worker:
+    """The worker threads (``WORKERS``), each with its own connections (``Session.open_thread``)."""
+
+    def __init__(self, session: Session | None = None, workers: int = WORKERS) -> None:
+        self.session = session
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="tessera-mcp",
+            initializer=session.open_thread if session is not None else None)
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        running: list[Any] = []
+
+        def job() -> Any:
+            if self.session is not None:
+                running.extend(self.session.connections())
+            return fn(*args)
+
+        future = asyncio.wrap_future(self._pool.submit(job))
+        timeout = self.session.timeout if self.session is not None else None
         try:
-            return await asyncio.wrap_future(self._pool.submit(fn, *args))
+            if timeout is None:
+                return await future
+            return await asyncio.wait_for(asyncio.shield(future), timeout + TIMEOUT_GRACE)
         except (ToolFailure, tesseradb.Error) as exc:
             raise ToolError(str(exc)) from None
+        except asyncio.TimeoutError:
+            for con in running:
+                con.interrupt()
+            raise ToolError(f"the call took longer than --timeout ({timeout:g} seconds) and was stopped; "
+                            "ask for less (a LIMIT, a narrower WHERE, a section or a passage)") from None
 
     async def answer(self, fn: Callable[..., Any], *args: Any) -> CallToolResult:
         """A tool's answer: the structured result, and the same as compact JSON text (an agent's
@@ -92,6 +116,8 @@ def argument_errors(tool: str, error: ValidationError) -> str:
 
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+# ask reads the database but calls the operator's chat endpoint: not idempotent, open world
+ASK = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 Table = Annotated[str, Field(description="table name (describe() lists them)", max_length=256)]
@@ -183,6 +209,26 @@ def _read_tools(server: MCPServer, s: Session, w: Worker) -> None:
 
     for fn in (search, read, similar, context, describe, sql):
         server.add_tool(_dedented(fn), annotations=READ, structured_output=True)
+    if s.chat_model is not None:
+        _ask_tool(server, s, w)
+
+
+def _ask_tool(server: MCPServer, s: Session, w: Worker) -> None:
+    async def ask_(
+        question: Annotated[str, Field(description="the question, in natural language", min_length=1,
+                                       max_length=MAX_QUERY_CHARS)],
+        table: OptionalTable = None,
+        conversation: Annotated[str | None, Field(description=(
+            "the conversation id of an earlier answer, to ask a follow-up; omit to start a new one"),
+            max_length=200)] = None,
+    ) -> dict[str, Any]:
+        """Ask a question about the documents: an answer written by the server's chat model from the
+        passages that search finds, citing them as [ref:<id>], with those sources (id, title or path,
+        heading, passage, cited). Pass the returned conversation to ask a follow-up."""
+        return await w.answer(ask.ask, s, question, table, conversation)
+
+    ask_.__name__ = "ask"
+    server.add_tool(_dedented(ask_), name="ask", annotations=ASK, structured_output=True)
 
 
 def _write_tools(server: MCPServer, s: Session, w: Worker) -> None:

@@ -1,12 +1,18 @@
-"""The state of one ``tessera mcp`` process: its connections, the tables it shows, its options."""
+"""The state of one ``tessera mcp`` process: its connections, the tables it shows, its options.
+
+Each worker thread has its own read connection (and write connection, with --allow-writes): a
+connection belongs to one thread, and a slow call on one worker does not hold the others
+(``tesseradb.clients.mcp.server.Worker``). ``reader`` and ``writer`` are the calling thread's."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 
 import tesseradb
 from tesseradb.clients.mcp import schema
+from tesseradb.clients.mcp.limits import MAX_SQL_BYTES, MAX_SQL_ROWS
 from tesseradb.clients.mcp.schema import TableInfo
 
 
@@ -23,20 +29,53 @@ class Session:
     only: list[str] | None = None           # --table: the tables the tools show (None: all)
     allow_writes: bool = False
     sync_root: str | None = None            # --allow-sync DIR, resolved
-    timeout: float | None = None            # statement_timeout of both connections
-    reader: tesseradb.Connection | None = None
-    writer: tesseradb.Connection | None = None
+    timeout: float | None = None            # statement_timeout of every connection
+    allow_remote: tuple[str, ...] = ()      # --allow-remote: endpoints remote models may call (none: refused)
+    allow_env: tuple[str, ...] = ()         # --allow-env: what api_key='env:NAME' may read
+    chat_model: str | None = None           # --chat-model: the ask tool's chat model (docs/chat.md)
     tables: dict[str, TableInfo] = field(default_factory=dict)
     loaded_at: float = 0.0
+    _local: threading.local = field(default_factory=threading.local, repr=False)
+    _opened: list[tesseradb.Connection] = field(default_factory=list, repr=False)
+    _guard: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def open(self) -> None:
-        """Connect (in the thread that will run every statement) and read the catalog."""
-        self.reader = tesseradb.connect(self.path, read_only=True, statement_timeout=self.timeout,
-                                        secure_file_priv="")     # and no file statement at all
-        if self.allow_writes:
-            self.writer = tesseradb.connect(self.path, autocommit=True, statement_timeout=self.timeout,
-                                            secure_file_priv=self.sync_root or "")   # files: --allow-sync only
+        """Connect this thread and read the catalog (the first worker thread, at start)."""
+        self.open_thread()
         self.refresh()
+
+    def open_thread(self) -> None:
+        """This thread's connections: a read-only one with no file statement at all, bounded to
+        MAX_SQL_ROWS rows (MySQL's ``sql_select_limit``) and MAX_SQL_BYTES of values per SELECT."""
+        if getattr(self._local, "reader", None) is not None:
+            return
+        remote = {"allow_remote": self.allow_remote, "allow_env": self.allow_env}   # docs/models.md
+        reader = tesseradb.connect(self.path, read_only=True, statement_timeout=self.timeout,
+                                   secure_file_priv="", **remote)
+        reader.execute(f"SET sql_select_limit = {MAX_SQL_ROWS + 1}")
+        reader.max_result_bytes = MAX_SQL_BYTES
+        writer = None
+        if self.allow_writes:
+            writer = tesseradb.connect(self.path, autocommit=True, statement_timeout=self.timeout,
+                                       secure_file_priv=self.sync_root or "", **remote)   # files: --allow-sync only
+        self._local.reader, self._local.writer = reader, writer
+        with self._guard:
+            self._opened.extend(c for c in (writer, reader) if c is not None)
+
+    @property
+    def reader(self) -> tesseradb.Connection:
+        if getattr(self._local, "reader", None) is None:
+            self.open_thread()
+        return self._local.reader
+
+    @property
+    def writer(self) -> tesseradb.Connection | None:
+        self.reader                 # noqa: B018 - opens this thread's connections
+        return self._local.writer
+
+    def connections(self) -> list[tesseradb.Connection]:
+        """The calling thread's connections (to interrupt them from another thread)."""
+        return [c for c in (getattr(self._local, "writer", None), getattr(self._local, "reader", None)) if c]
 
     def refresh(self) -> None:
         self.tables = schema.load(self.reader, self.only)
@@ -50,9 +89,10 @@ class Session:
         return self.tables
 
     def close(self) -> None:
-        for con in (self.writer, self.reader):
-            if con is not None:
-                con.close()
+        with self._guard:
+            opened, self._opened = self._opened, []
+        for con in opened:
+            con.close()
 
     @property
     def name(self) -> str:

@@ -7,6 +7,7 @@ background=True)`` runs the same server on a thread and returns a handle with ``
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.metadata
 import logging
 import signal
@@ -54,20 +55,22 @@ def server_variables(options: ServerOptions) -> GlobalVariables:
 
 
 class Server:
-    def __init__(self, options: ServerOptions, connect: Callable[..., Any]):
+    def __init__(self, options: ServerOptions, connect: Callable[..., Any], redact: Callable[[str], str] = str):
         config.check(options)
         self.options = options
         self.ssl = config.ssl_context(options)
         self.shared = Shared(connect=connect, path=options.database, name=options.name, variables=server_variables(options),
                              read_only=options.read_only, statement_timeout=options.statement_timeout,
-                             secure_file_priv=options.secure_file_priv)
+                             secure_file_priv=options.secure_file_priv, allow_remote=options.allow_remote,
+                             allow_env=options.allow_env, redact=redact)
         self.accounts = Accounts(options.user, options.password)
         self.control = EngineControl()
         self.clients: dict[asyncio.Task, Any] = {}
         self.port: int | None = None
         self._listener: asyncio.base_events.Server | None = None
         self.http: Any = None                   # the HTTP JSON API (tesseradb.clients.http), when asked for
-        self._connect = connect
+        # the HTTP side's connections: the same operator allow-list for remote models (docs/models.md)
+        self._connect = functools.partial(connect, allow_remote=options.allow_remote, allow_env=options.allow_env)
 
     async def start(self) -> None:
         self.shared.connect(self.options.database).close()   # create it now; report a bad path at once
@@ -87,7 +90,8 @@ class Server:
                                       statement_timeout=o.statement_timeout, secure_file_priv=o.secure_file_priv,
                                       max_execution_time=o.max_execution_time),
                                 host=o.host, port=o.http_port, user=o.user, password=o.password,
-                                ssl_cert=o.ssl_cert, ssl_key=o.ssl_key, max_body=o.max_packet)
+                                ssl_cert=o.ssl_cert, ssl_key=o.ssl_key, max_body=o.max_packet,
+                                idle_timeout=o.idle_timeout)
         try:
             await self.http.start()
         except OSError as exc:
@@ -152,7 +156,8 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
           idle_timeout: float | None = config.DEFAULT_IDLE_TIMEOUT, read_only: bool = False,
           statement_timeout: float | None = None, max_packet: int = config.DEFAULT_MAX_PACKET,
           secure_file_priv: str | None = "", max_execution_time: int = config.DEFAULT_MAX_EXECUTION_TIME,
-          http_port: int | None = None, background: bool = False):
+          http_port: int | None = None, allow_remote: tuple[str, ...] = (), allow_env: tuple[str, ...] = (),
+          background: bool = False, redact: Callable[[str], str] = str):
     """Serve ``database`` over the MySQL protocol (and, with ``http_port``, Manticore's HTTP JSON API
     beside it). Blocks until SIGTERM / Ctrl-C and returns 0, or with ``background=True`` returns a
     :class:`Background` handle at once (``.port``, ``.http_port``, ``.stop()``).
@@ -165,8 +170,8 @@ def serve(database: str, *, connect: Callable[..., Any], host: str = "127.0.0.1"
                             idle_timeout=idle_timeout, read_only=read_only,
                             statement_timeout=statement_timeout, max_packet=max_packet,
                             secure_file_priv=secure_file_priv, max_execution_time=max_execution_time,
-                            http_port=http_port)
-    server = Server(options, connect)
+                            http_port=http_port, allow_remote=tuple(allow_remote), allow_env=tuple(allow_env))
+    server = Server(options, connect, redact)
     if background:
         return Background(server)
     return asyncio.run(_run_forever(server))

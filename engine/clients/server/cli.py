@@ -47,6 +47,11 @@ def parser() -> argparse.ArgumentParser:
                    "of the same address (0 picks a free one); docs/http.md")
     p.add_argument("--http", dest="http_port", action="store_const", const=HTTP_PORT,
                    help=f"the same on Manticore's HTTP port, {HTTP_PORT}")
+    p.add_argument("--allow-remote", action="append", default=[], metavar="URL-PREFIX",
+                   help="a remote model endpoint clients may use (repeatable; e.g. http://127.0.0.1:11434/ or "
+                   "https://api.openai.com/v1/); without it remote models are refused (docs/models.md)")
+    p.add_argument("--allow-env", action="append", default=[], metavar="NAME",
+                   help="an environment variable api_key='env:NAME' may read (repeatable; default: none)")
     return p
 
 
@@ -55,12 +60,12 @@ def main(argv: list[str]) -> int:
     warnings.filterwarnings("ignore", category=tesseradb.DataTruncatedWarning)   # clients get SHOW WARNINGS
     try:
         password = config.read_password(args.password_file) if args.password_file else None
-        return serve(args.database, connect=tesseradb.connect, host=args.host, port=args.port, user=args.user, password=password,
+        return serve(args.database, connect=tesseradb.connect, redact=tesseradb.redact_statement, host=args.host, port=args.port, user=args.user, password=password,
                      ssl_cert=args.ssl_cert, ssl_key=args.ssl_key, max_connections=args.max_connections,
                      idle_timeout=args.idle_timeout, read_only=args.read_only,
                      statement_timeout=args.statement_timeout, max_packet=args.max_allowed_packet,
                      secure_file_priv=args.secure_file_priv, max_execution_time=args.max_execution_time,
-                     http_port=args.http_port)
+                     http_port=args.http_port, allow_remote=tuple(args.allow_remote), allow_env=tuple(args.allow_env))
     except config.ConfigError as exc:
         sys.stderr.write(f"tessera serve: {exc}\n")
         return 2

@@ -35,6 +35,8 @@ class ServerOptions:
     secure_file_priv: str | None = ""   # "": every file statement refused; a directory: confined to it
     max_execution_time: int = DEFAULT_MAX_EXECUTION_TIME
     http_port: int | None = None        # Manticore's HTTP JSON API beside the MySQL protocol (None: off)
+    allow_remote: tuple[str, ...] = ()  # URL prefixes remote models may call (none: remote models refused)
+    allow_env: tuple[str, ...] = ()     # environment variables api_key='env:NAME' may read
 
     @property
     def name(self) -> str:

@@ -69,6 +69,9 @@ class Shared:
     read_only: bool = False
     statement_timeout: float | None = None
     secure_file_priv: str | None = ""           # "" refuses every file statement (engine/io/file_access.py)
+    allow_remote: tuple[str, ...] = ()          # remote model endpoints the operator allows (none by default)
+    allow_env: tuple[str, ...] = ()             # env: keys the operator allows (none by default)
+    redact: Callable[[str], str] = str          # tesseradb.redact_statement: API keys out of shown statements
 
 
 # Session variables a reset keeps: who is connected and the character set the client talks in.
@@ -102,7 +105,8 @@ class EngineSession(Session):
         self.con = await self._call(self.shared.connect, self.shared.path, autocommit=True,
                                     statement_timeout=self.shared.statement_timeout,
                                     read_only=self.shared.read_only,
-                                    secure_file_priv=self.shared.secure_file_priv)
+                                    secure_file_priv=self.shared.secure_file_priv,
+                                    allow_remote=self.shared.allow_remote, allow_env=self.shared.allow_env)
         await self._call(_sync, self.con, {name: self.variables.get(name) for name in SYNCED})
         self.lexing = self.con.lexing
 
@@ -152,7 +156,7 @@ class EngineSession(Session):
     async def run(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
         if params and stmt.route not in (Route.ENGINE, Route.INFO_SCHEMA):
             raise ServerError("this statement takes no parameters", 1210, "HY000")
-        self.info, self.since = stmt.text, time.monotonic()
+        self.info, self.since = self.shared.redact(stmt.text), time.monotonic()   # keys never shown
         try:
             return await RUNNERS[stmt.route](self, stmt, params)
         finally:
@@ -301,9 +305,7 @@ def _sync(con: Any, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _set_autocommit(con: Any, on: bool) -> ServerStatus:
-    """MySQL: switching autocommit on commits the open transaction."""
-    if on and con.in_transaction:
-        con.commit()
+    """The connection owns autocommit: switching it on commits the open transaction (as MySQL does)."""
     con.autocommit = on
     return _status(con)
 

@@ -15,6 +15,7 @@ import datetime
 import html
 import io
 import json
+import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,8 +34,24 @@ def _csv(names: list[str], decls: list[str | None], rows: Rows, headers: bool) -
     return buf.getvalue().rstrip("\n")
 
 
+def short_float(value: float) -> float:
+    """A float that is exactly a float32 (a FLOAT column, knn_dist(), a vector entry) as the shortest
+    decimal that reads back as the same float32 (``0.8123``, not ``0.8123000264167786``); a true double
+    is left as it is."""
+    packed = struct.pack("<f", value) if abs(value) < 3.4e38 else None
+    if packed is None or struct.unpack("<f", packed)[0] != value:
+        return value
+    for digits in range(1, 10):
+        shorter = float(f"{value:.{digits}g}")
+        if struct.pack("<f", shorter) == packed:
+            return shorter
+    return value
+
+
 def _json_value(value: Any, decl: str | None) -> Any:
-    if value is None or isinstance(value, (bool, int, float, list, dict)):
+    if isinstance(value, float):
+        return short_float(value)
+    if value is None or isinstance(value, (bool, int, list, dict)):
         return value
     if isinstance(value, (datetime.date, datetime.datetime)):
         return value.isoformat(sep=" ") if isinstance(value, datetime.datetime) else value.isoformat()

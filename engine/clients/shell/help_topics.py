@@ -8,7 +8,8 @@ TOPICS: dict[str, str] = {
        [ORDER BY ...] [LIMIT n [OFFSET m]] [INTO OUTFILE 'file.csv' | 'file.parquet']
 MySQL's SELECT, run by SQLite. Search extensions:
   WHERE knn(col, k, 'question' | (0.1, 0.2, ...) | doc_id [, {ef=N, ...}])   k nearest documents
-  knn_dist(), knn_chunk(), knn_chunk_text()        distance and the passage that matched
+  knn_dist(), knn_chunk(), knn_chunk_text()        distance and the passage that matched (help passages)
+  WHERE hybrid_match('question', col)               full-text and knn fused (help hybrid_match)
   WHERE MATCH('full-text query'), weight(), HIGHLIGHT()
 Example: SELECT id, title, knn_dist() FROM docs WHERE knn(chunks, 5, 'rotate certificates');""",
     "INSERT": """INSERT [IGNORE] INTO t [(col, ...)] VALUES (...), (...) [ON DUPLICATE KEY UPDATE col = expr, ...]
@@ -40,6 +41,22 @@ SHOW STATUS | SHOW WARNINGS | SHOW ERRORS | SHOW MODELS | SHOW CHUNKS FROM t.col
     "LOAD DATA": """LOAD DATA [LOCAL] INFILE 'file' [REPLACE] INTO TABLE t [(col, ...)]
 Reads .csv, .tsv, .jsonl/.ndjson, .json and .parquet files (by their extension); vectors are embedded
 in batches.""",
+    "HYBRID_MATCH": """SELECT id, title, hybrid_score(), knn_chunk_text() FROM docs
+    WHERE hybrid_match('your question', chunks [, {k=N, ...}]) LIMIT 5
+Full-text (BM25 over the column's chunks) and knn fused by reciprocal rank: the usual first query of a
+table of notes. hybrid_score() is the fused score, larger is better; the passage functions (help
+passages) name the chunk that answered. Example after 'tessera index notes.db notes':
+  SELECT path, title, knn_chunk_heading(), knn_chunk_text() FROM docs
+    WHERE hybrid_match('how do I rotate the certificate', chunks) LIMIT 5;""",
+    "PASSAGES": """The passage that matched, in a query with knn() or hybrid_match():
+  knn_chunk()            its 1-based chunk number     knn_chunk_text()       its text
+  knn_chunk_start(), knn_chunk_end()   its offsets     knn_chunk_heading()    its heading path ('A > B')
+  knn_chunk_section([max_tokens])      its section     knn_chunk_window(before, after)  with neighbours
+  knn_chunks(n)          the n best chunks as JSON
+Example: SELECT path, knn_chunk_heading(), knn_chunk_text() FROM docs WHERE knn(chunks, 3, 'backups');""",
+    "SHOW CHUNKS": """SHOW CHUNKS FROM t.col [WHERE id = n]: every stored chunk of a vector column (id, chunk,
+start, end, tokens, text, heading). CALL CHUNKS('text', 'strategy', max_tokens [, overlap]) shows how a
+text would be cut, without a table.""",
     "TRANSACTIONS": """BEGIN | START TRANSACTION; ...; COMMIT | ROLLBACK
 SET autocommit = 0|1. DDL (CREATE, ALTER, DROP, TRUNCATE) commits the open transaction, as in MySQL.""",
     "SET": """SET @var = expr | SET @var := (SELECT ...) | SET [SESSION] var = value | SET NAMES utf8mb4
@@ -51,7 +68,12 @@ timestamp: Manticore's Unix seconds; compared with a date string it is converted
 ALIASES = {"DESC": "DESCRIBE", "CREATE": "CREATE TABLE", "ALTER": "ALTER TABLE", "DROP": "DROP TABLE",
            "LOAD": "LOAD DATA", "BEGIN": "TRANSACTIONS", "COMMIT": "TRANSACTIONS", "ROLLBACK": "TRANSACTIONS",
            "START TRANSACTION": "TRANSACTIONS", "DATETIME": "DATE", "TIME": "DATE", "TIMESTAMP": "DATE",
-           "KNN": "SELECT", "MATCH": "SELECT", "INSERT IGNORE": "INSERT"}
+           "KNN": "SELECT", "MATCH": "SELECT", "INSERT IGNORE": "INSERT", "HYBRID": "HYBRID_MATCH",
+           "HYBRID_SCORE": "HYBRID_MATCH", "HYBRID_MATCH()": "HYBRID_MATCH", "PASSAGE": "PASSAGES",
+           "CHUNKS": "SHOW CHUNKS", "CALL CHUNKS": "SHOW CHUNKS",
+           **{f"{name}{paren}": "PASSAGES" for name in ("KNN_CHUNK", "KNN_CHUNK_TEXT", "KNN_CHUNK_START",
+                                                        "KNN_CHUNK_END", "KNN_CHUNK_HEADING", "KNN_CHUNK_SECTION",
+                                                        "KNN_CHUNK_WINDOW", "KNN_CHUNKS") for paren in ("", "()")}}
 
 
 def contents() -> str:
@@ -68,5 +90,7 @@ def lookup(topic: str) -> str | None:
     key = ALIASES.get(key, key)
     if key in TOPICS:
         return f"Name: '{key}'\n{TOPICS[key]}"
-    matches = [name for name in TOPICS if name.startswith(key)]
-    return f"Name: '{matches[0]}'\n{TOPICS[matches[0]]}" if len(matches) == 1 else None
+    matches = sorted((name for name in TOPICS if name.startswith(key)), key=len)
+    if matches and all(m.startswith(matches[0]) for m in matches):      # 'sho' -> SHOW (not SHOW CHUNKS)
+        return f"Name: '{matches[0]}'\n{TOPICS[matches[0]]}"
+    return None

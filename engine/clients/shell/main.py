@@ -22,6 +22,7 @@ SUBCOMMANDS = """subcommands:
   tessera embed SOURCE OUTPUT [options]        embed files into Parquet shards with Ray (tessera embed -h)
   tessera backup DB DEST                       a consistent copy of DB (BACKUP TO)
   tessera mcp DB [options]                     Model Context Protocol tools for LLM agents (tessera mcp -h)
+  tessera model pull NAME[@REVISION]           fetch an embedding model into the local cache (tessera model -h)
 """
 CREDENTIALS_NOTE = ("tessera: -u/--user and -p/--password are accepted for mysql habits and ignored: an "
                     "embedded database file has no users (access is the file's permissions; "
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["embed"]:           # tessera embed SOURCE OUTPUT [options]: Ray ingest into shards
         from tesseradb.clients.shell.embed_command import main as embed_main
         return embed_main(argv[1:])
+    if argv[:1] == ["model"]:           # tessera model pull NAME[@REVISION]: the one explicit download
+        from tesseradb.clients.shell.model_cmd import main as model_main
+        return model_main(argv[1:])
     if argv[:1] == ["index"]:           # tessera index DB DIR [--watch]: a folder of documents, kept in sync
         from tesseradb.clients.shell.index_cmd import main as index_main
         return index_main(argv[1:])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import tesseradb
-from tesseradb.clients.shell import commands, formats, prompt, render, wrap
+from tesseradb.clients.shell import chat_view, commands, formats, prompt, render, wrap
 from tesseradb.clients.shell.output import Sink
 from tesseradb.clients.shell.progress import Progress
 from tesseradb.clients.shell.scanner import Command, Item, Statement
@@ -73,16 +73,32 @@ class Runner:
         started = time.perf_counter()
         self.cancelled = False
         self.statements += 1
+        stream = chat_view.Stream(self.out) if opts.interactive and chat_view.is_chat(stmt.text) else None
+        if stream is not None:
+            self.sink.flush()
+            self.con.set_chat_stream(stream)
         try:
             outcome = self.execute(stmt.text)
         except tesseradb.Error as exc:
+            if stream is not None:
+                stream.end()
             self.report_error(exc, stmt.line, origin)
             if self.cancelled and not opts.interactive:
                 raise ScriptAborted() from None        # Ctrl-C stops a script, even with --force
             return False
+        finally:
+            if stream is not None:
+                self.con.set_chat_stream(None)
         self.last_warnings = outcome.warnings
         if first == "use":
             self._database = None
+        if stream is not None and outcome.rows and not quiet:
+            stream.end()
+            self.write(chat_view.sources_text(outcome.names or [], outcome.rows[0]))
+            self.write(render.summary(rows=1, affected=outcome.rowcount, warnings=len(outcome.warnings),
+                                      seconds=time.perf_counter() - started) + "\n\n")
+            self.sink.flush()
+            return True                     # the answer was shown as it came: no table repeats it
         if not quiet:
             self.show(outcome, stmt.vertical or opts.vertical, time.perf_counter() - started)
         return True

@@ -24,7 +24,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +32,7 @@ from tesseradb import errors
 from tesseradb.embed.remote import secrets
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-DEFAULT_TIMEOUT = 30.0      # seconds per try: Manticore's api_timeout=0 means "the default"
+DEFAULT_TIMEOUT = 10.0      # seconds per try: Manticore's default (api_timeout=0 means "the default")
 DETAIL_CHARS = 300          # how much of an error answer a message quotes
 
 _client = None
@@ -133,6 +133,55 @@ class JsonEndpoint:
                 self._sleep(wait)
                 continue
             return failure
+
+    def stream(self, payload: Mapping[str, Any], *, headers: Mapping[str, str] | None = None,
+               secrets_: Iterable[str | None] = ()) -> Iterator[Any]:
+        """POST ``payload`` and yield the decoded JSON of each server-sent event (``data: {...}``) until
+        ``data: [DONE]`` or the end of the answer: a chat model's streamed answer. A failure before the
+        first event is retried as :meth:`post` retries; one after it is raised at once (part of the answer
+        was already shown)."""
+        import httpx
+        hidden = [*secrets_, *_header_secrets(headers)]
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        sent = {"Content-Type": "application/json", "Accept": "text/event-stream", **(headers or {})}
+        attempt, started = 0, False
+        while True:
+            attempt += 1
+            try:
+                with _http_client().stream("POST", self.url, content=body, headers=sent,
+                                           timeout=httpx.Timeout(self.timeout)) as response:
+                    if response.status_code >= 400:
+                        response.read()
+                        failure, wait = self._status_error(response, attempt, hidden)
+                    else:
+                        for event in self._events(response, hidden):
+                            started = True
+                            yield event
+                        return
+            except httpx.TimeoutException:
+                failure = RemoteError("timeout", self.url, f"no answer within api_timeout={self.timeout:g} seconds",
+                                      attempts=attempt)
+                wait = self._backoff(attempt)
+            except httpx.HTTPError as exc:
+                detail = secrets.redact_text(f"cannot connect ({type(exc).__name__}: {exc})", hidden)
+                failure, wait = RemoteError("connect", self.url, detail, attempts=attempt), self._backoff(attempt)
+            if started or wait is None or attempt >= self.retry.attempts:
+                raise failure
+            self._sleep(wait)
+
+    def _events(self, response: Any, hidden: list[str | None]) -> Iterator[Any]:
+        for line in response.iter_lines():
+            if not line.startswith("data:"):
+                continue            # blank separators, comments (":"), event: and id: fields
+            data = line[5:].strip()
+            if data == "[DONE]":
+                return
+            try:
+                yield json.loads(data)
+            except ValueError:
+                snippet = secrets.redact_text(data[:80], hidden)
+                raise RemoteError("malformed", self.url, f"a streamed event is not JSON ({snippet!r})",
+                                  status=response.status_code) from None
 
     def _try(self, body: bytes, headers: Mapping[str, str], attempt: int,
              hidden: list[str | None]) -> tuple[Any, float | None]:

@@ -21,9 +21,9 @@ ENV_PREFIX = "env:"
 #: Option names whose values are secrets (Manticore's api_key; h38's chat options use the same name).
 SECRET_OPTIONS = frozenset({"api_key"})
 # api_key = '...' / "..." / `...` (MySQL's escapes: \' and '' inside single quotes), case-insensitive
-_KEY_IN_SQL = re.compile(
-    r"""(?P<name>\bapi_key\s*=\s*)(?P<value>'(?:[^'\\]|\\.|'')*'?|"(?:[^"\\]|\\.|"")*"?|[^\s,)]+)""",
-    re.IGNORECASE | re.DOTALL)
+_QUOTED = r"""'(?:[^'\\]|\\.|'')*'?|"(?:[^"\\]|\\.|"")*"?|`[^`]*`?"""
+_KEY_IN_SQL = re.compile(rf"""(?P<name>\bapi_key(?:\s*=\s*|\s+(?=['"`])))(?P<value>{_QUOTED}|(?<==)[^\s,)]+|(?<=\s)[^\s,)]+)""",
+                         re.IGNORECASE | re.DOTALL)
 
 
 def is_env_ref(value: str | None) -> bool:
@@ -66,11 +66,30 @@ def redact_statement(sql: str) -> str:
     return _KEY_IN_SQL.sub(_redact_match, sql)
 
 
+def statement_keys(sql: str) -> list[str]:
+    """The key values a statement gives (``api_key='...'``, unquoted), to redact from messages
+    that quote a piece of the statement (``syntax error near ''sk-...')'``)."""
+    if not isinstance(sql, str) or "api_key" not in sql.lower():
+        return []
+    out = []
+    for match in _KEY_IN_SQL.finditer(sql):
+        raw = match.group("value")
+        inner = raw[1:-1] if len(raw) >= 2 and raw[0] in "'\"`" and raw[-1] == raw[0] else raw.lstrip("'\"`")
+        if inner and not is_env_ref(inner) and inner != REDACTED:
+            out += [inner, raw]
+    return out
+
+
+def redact_message(message: str, sql: str) -> str:
+    """A message about ``sql`` with every key the statement gives redacted (and any api_key=... in it)."""
+    return redact_statement(redact_text(message, statement_keys(sql)))
+
+
 def redact_text(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every occurrence of each (non-trivial) secret replaced by ``<redacted>``:
     for messages built from a server's reply, which may echo the key."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        if len(secret) >= 4:
             text = text.replace(secret, REDACTED)
     return text
 

@@ -15,9 +15,10 @@ from tesseradb.vectors import mmr
 from tesseradb.integrations.langchain._core import Document, Embeddings, VectorStore
 from tesseradb.integrations.langchain.embeddings import TesseraEmbeddings
 from tesseradb.integrations.langchain.retriever import TesseraRetriever
-from tesseradb.integrations.store import DocumentStore, Hit, Row, connect
+from tesseradb.integrations.store import (DocumentStore, Hit, Row, connect, passage_mode, passage_of, short_float,
+                                          wants_passages)
+from tesseradb.integrations.store import PASSAGE_KEY  # noqa: F401 (re-exported: metadata['tessera'])
 
-PASSAGE_KEY = "tessera"      # metadata key of the passage details when passages=True
 
 
 class TesseraVectorStore(VectorStore):
@@ -28,14 +29,16 @@ class TesseraVectorStore(VectorStore):
     ``chunk_strategy`` / ``max_tokens`` / ``overlap_tokens``) and the engine embeds; with an
     ``Embeddings``, a ``float_vector`` column of its width holds the vectors it computes.
     ``create_table``: your own CREATE TABLE statement instead (run when the table is missing); its
-    other plain columns hold the metadata keys of their names. ``passages=True``: searches return the
-    matched chunk as ``page_content`` and its details under ``metadata['tessera']``.
+    other plain columns hold the metadata keys of their names. ``passages`` (default ``None``, "auto"):
+    a search returns the matched chunk as ``page_content`` when the document is longer than one chunk,
+    with its details under ``metadata['tessera']``, and the document exactly as added otherwise;
+    ``True`` always the chunk, ``"section"`` the chunk's section, ``False`` whole documents.
     """
 
     def __init__(self, database: Any, table: str = "documents", embedding: Embeddings | None = None, *,
                  create_table: str | None = None, model: str = layouts.DEFAULT_MODEL,
                  chunk_strategy: str = "recursive", max_tokens: int = 256, overlap_tokens: int = 32,
-                 passages: bool = False, id_column: str = "doc_key", content_column: str = "content",
+                 passages: bool | str | None = None, id_column: str = "doc_key", content_column: str = "content",
                  metadata_column: str = "metadata", vector_column: str = "embedding"):
         con, owns = connect(database)
         try:
@@ -60,7 +63,7 @@ class TesseraVectorStore(VectorStore):
         self._store = DocumentStore(con, layout, owns)
         self._embedding = embedding
         self._model_embeddings: TesseraEmbeddings | None = None
-        self.passages = passages
+        self.passages = passage_mode(passages)
 
     # -- the interface's plumbing ------------------------------------------------------------------
     @property
@@ -124,7 +127,7 @@ class TesseraVectorStore(VectorStore):
         return True
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
-        return [self._document(hit) for hit in self._store.get([str(i) for i in ids])]
+        return [self._document(hit, "document") for hit in self._store.get([str(i) for i in ids])]
 
     # -- searching ---------------------------------------------------------------------------------
     def similarity_search(self, query: str, k: int = 4, filter: dict | None = None, **kwargs: Any) -> list[Document]:
@@ -133,10 +136,11 @@ class TesseraVectorStore(VectorStore):
     def similarity_search_with_score(self, query: str, k: int = 4, filter: dict | None = None,
                                      **kwargs: Any) -> list[tuple[Document, float]]:
         """(document, knn_dist()) nearest first: a distance, smaller is nearer (cosine: 0 .. 2).
-        ``passages=True`` (or the store's setting): the matched chunk and its details."""
+        ``passages=`` overrides the store's setting for this call (see the class)."""
+        mode = self._mode(kwargs)
         hits = self._store.search(self._column, self._query(query), k, self._where(filter),
-                                  passages=self._passages(kwargs))
-        return [(self._document(h), float(h.distance)) for h in hits]
+                                  passages=wants_passages(mode, self._column))
+        return [(self._document(h, mode), short_float(h.distance)) for h in hits]
 
     def similarity_search_by_vector(self, embedding: list[float], k: int = 4, filter: dict | None = None,
                                     **kwargs: Any) -> list[Document]:
@@ -144,20 +148,21 @@ class TesseraVectorStore(VectorStore):
 
     def similarity_search_with_score_by_vector(self, embedding: list[float], k: int = 4, filter: dict | None = None,
                                                **kwargs: Any) -> list[tuple[Document, float]]:
+        mode = self._mode(kwargs)
         hits = self._store.search(self._column, np.asarray(embedding, dtype=np.float32), k, self._where(filter),
-                                  passages=self._passages(kwargs))
-        return [(self._document(h), float(h.distance)) for h in hits]
+                                  passages=wants_passages(mode, self._column))
+        return [(self._document(h, mode), short_float(h.distance)) for h in hits]
 
     def max_marginal_relevance_search(self, query: str, k: int = 4, fetch_k: int = 20, lambda_mult: float = 0.5,
                                       filter: dict | None = None, **kwargs: Any) -> list[Document]:
         vector = self._query_vector(query)        # one embedding: knn() and MMR both take the vector
-        return self._mmr(vector, k, fetch_k, lambda_mult, filter, self._passages(kwargs))
+        return self._mmr(vector, k, fetch_k, lambda_mult, filter, self._mode(kwargs))
 
     def max_marginal_relevance_search_by_vector(self, embedding: list[float], k: int = 4, fetch_k: int = 20,
                                                 lambda_mult: float = 0.5, filter: dict | None = None,
                                                 **kwargs: Any) -> list[Document]:
         return self._mmr(np.asarray(embedding, dtype=np.float32), k, fetch_k, lambda_mult, filter,
-                         self._passages(kwargs))
+                         self._mode(kwargs))
 
     def hybrid_search(self, query: str, k: int = 4, filter: dict | None = None, **kwargs: Any) -> list[Document]:
         return [doc for doc, _ in self.hybrid_search_with_score(query, k, filter, **kwargs)]
@@ -167,9 +172,10 @@ class TesseraVectorStore(VectorStore):
         """(document, hybrid_score()) best first: a fused score, larger is better. A model-backed
         column uses ``hybrid_match()``; supplied vectors fuse MATCH() over the text with knn()."""
         vector = None if self._column.model else self._query(query)
+        mode = self._mode(kwargs)
         hits = self._store.hybrid(self._column, query, k, self._where(filter), vector=vector,
-                                  passages=self._passages(kwargs))
-        return [(self._document(h), float(h.score)) for h in hits]
+                                  passages=wants_passages(mode, self._column))
+        return [(self._document(h, mode), short_float(h.score)) for h in hits]
 
     async def ahybrid_search(self, query: str, k: int = 4, filter: dict | None = None,
                              **kwargs: Any) -> list[Document]:
@@ -199,25 +205,26 @@ class TesseraVectorStore(VectorStore):
             return np.asarray(self._embedding.embed_query(query), dtype=np.float32)
         return self._store.con.embed(query, model=self._column.model)
 
-    def _passages(self, kwargs: dict[str, Any]) -> bool:
+    def _mode(self, kwargs: dict[str, Any]) -> str:
         asked = kwargs.get("passages")
-        return self.passages if asked is None else bool(asked)
+        return self.passages if asked is None else passage_mode(asked)
 
     def _mmr(self, vector: np.ndarray, k: int, fetch_k: int, lambda_mult: float, filter: dict | None,
-             passages: bool) -> list[Document]:
+             mode: str) -> list[Document]:
         candidates = [h for h in self._store.search(self._column, vector, max(k, fetch_k), self._where(filter),
-                                                    passages=passages, vectors=True) if h.vector is not None]
+                                                    passages=wants_passages(mode, self._column), vectors=True)
+                      if h.vector is not None]
         picked = mmr.for_query(vector, np.array([h.vector for h in candidates]), k, lambda_mult) if candidates else []
-        return [self._document(candidates[i]) for i in picked]
+        return [self._document(candidates[i], mode) for i in picked]
 
     def _where(self, filter: dict | None):
         return self._store.where(filters.from_dict(filter))
 
-    def _document(self, hit: Hit) -> Document:
-        if hit.passage is None:
+    def _document(self, hit: Hit, mode: str) -> Document:
+        content, passage = passage_of(hit, mode)
+        if passage is None:
             return Document(page_content=hit.content, metadata=hit.metadata, id=hit.id)
-        details = {"score": hit.distance if hit.score is None else hit.score, **hit.passage.as_dict()}
-        content = hit.passage.text if hit.passage.text is not None else hit.content
+        details = {"score": short_float(hit.distance if hit.score is None else hit.score), **passage.as_dict()}
         return Document(page_content=content, metadata={**hit.metadata, PASSAGE_KEY: details}, id=hit.id)
 
 

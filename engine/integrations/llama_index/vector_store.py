@@ -16,7 +16,8 @@ from tesseradb.integrations.llama_index._core import (BaseNode, BasePydanticVect
                                                       VectorStoreQueryMode, VectorStoreQueryResult,
                                                       metadata_dict_to_node, node_to_metadata_dict)
 from tesseradb.integrations.llama_index.filters import to_tree
-from tesseradb.integrations.store import DocumentStore, Hit, Row, connect
+from tesseradb.integrations.store import (PASSAGE_KEY, DocumentStore, Hit, Row, connect, passage_mode, passage_of, short_float,
+                                          wants_passages)
 
 ROLES = ("ref_doc_id", "node")                 # columns beside id / text / metadata
 MMR_PREFETCH_FACTOR = 4
@@ -40,11 +41,13 @@ class TesseraVectorStore(BasePydanticVectorStore):
     _store: Any = PrivateAttr()
     _embedding: Any = PrivateAttr()
     _chunks: Any = PrivateAttr()
+    _passages: Any = PrivateAttr()
 
     def __init__(self, database: Any, table: str = "nodes", *, embed_dim: int | None = None,
                  model: str = layouts.DEFAULT_MODEL, chunk_strategy: str = "recursive", max_tokens: int = 256,
-                 overlap_tokens: int = 32, is_embedding_query: bool = True):
+                 overlap_tokens: int = 32, is_embedding_query: bool = True, passages: bool | str | None = None):
         super().__init__(stores_text=True, is_embedding_query=is_embedding_query)
+        mode = passage_mode(passages)
         con, owns = connect(database)
         try:
             dims = embed_dim if embed_dim is not None else int(con.embed("dimensions", model=model).shape[-1])
@@ -60,6 +63,7 @@ class TesseraVectorStore(BasePydanticVectorStore):
         self._store = DocumentStore(con, layout, owns, roles=ROLES)
         self._embedding = layout.vectors.get("embedding")
         self._chunks = layout.vectors.get("chunks")
+        self._passages = mode
 
     @classmethod
     def class_name(cls) -> str:
@@ -121,11 +125,17 @@ class TesseraVectorStore(BasePydanticVectorStore):
             hits = self._mmr(query, k, where, kwargs)
         elif mode == VectorStoreQueryMode.DEFAULT:
             column, value = self._target(query)
-            hits = self._store.search(column, value, k, where)
+            hits = self._store.search(column, value, k, where, passages=wants_passages(self._mode(kwargs), column))
         else:
             raise ValueError(f"TesseraVectorStore does not support query mode {mode.value!r} "
                               "(default, hybrid and mmr)")
-        return self._result(hits)
+        return self._result(hits, self._mode(kwargs))
+
+    def _mode(self, kwargs: dict[str, Any]) -> str:
+        """``passages`` of the store (default "auto": the matched chunk of a document longer than one
+        chunk), or of this query (``query(q, passages=...)``)."""
+        asked = kwargs.get("passages")
+        return self._passages if asked is None else passage_mode(asked)
 
     def _target(self, query: VectorStoreQuery):
         """The column searched and what knn() is given: the query's embedding over ``embedding``, or
@@ -143,7 +153,8 @@ class TesseraVectorStore(BasePydanticVectorStore):
         if query.query_embedding is not None:
             return self._store.hybrid(self._embedding, query.query_str, k, where,
                                       vector=query.query_embedding, weights=weights or (1.0, 1.0))
-        return self._store.hybrid(self._chunks, query.query_str, k, where, weights=weights)
+        return self._store.hybrid(self._chunks, query.query_str, k, where, weights=weights,
+                                  passages=wants_passages(self._passages, self._chunks))
 
     def _mmr(self, query: VectorStoreQuery, k: int, where, kwargs: dict[str, Any]) -> list[Hit]:
         column, value = self._target(query)
@@ -168,16 +179,19 @@ class TesseraVectorStore(BasePydanticVectorStore):
             parts.append(Cond("ref_doc_id", "in", [str(i) for i in doc_ids], column="ref_doc_id"))
         return None if not parts else parts[0] if len(parts) == 1 else AllOf(parts)
 
-    def _node(self, hit: Hit) -> BaseNode:
+    def _node(self, hit: Hit, mode: str = "document") -> BaseNode:
+        """The node as added (its ``node_id`` is the row's); with a passage that is part of the
+        document, the passage as its text and the passage's details under ``metadata['tessera']``."""
         kept = hit.extra.get("node") or {}
         if isinstance(kept, str):
             kept = json.loads(kept)
-        node = metadata_dict_to_node(kept, text=hit.content)
-        node.metadata = hit.metadata
+        text, passage = passage_of(hit, mode)
+        node = metadata_dict_to_node(kept, text=text)
+        node.metadata = hit.metadata if passage is None else {**hit.metadata, PASSAGE_KEY: passage.as_dict()}
         return node
 
-    def _result(self, hits: list[Hit]) -> VectorStoreQueryResult:
+    def _result(self, hits: list[Hit], mode: str = "document") -> VectorStoreQueryResult:
         """Similarities are larger-is-better: 1 - knn_dist() (cosine), or hybrid_score()."""
-        scores = [h.score if h.score is not None else 1.0 - float(h.distance) for h in hits]
-        return VectorStoreQueryResult(nodes=[self._node(h) for h in hits], similarities=scores,
+        scores = [short_float(h.score if h.score is not None else 1.0 - float(h.distance)) for h in hits]
+        return VectorStoreQueryResult(nodes=[self._node(h, mode) for h in hits], similarities=scores,
                                       ids=[h.id for h in hits])

@@ -325,7 +325,7 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     if searches and early is not None:
         searches[0].start(*early)
     try:
-        vector = embed.get_model(spec.model_name).embed_query(text).reshape(1, -1).astype(np.float32)
+        vector = embed.spec_model(spec, db.remote_access).embed_query(text).reshape(1, -1).astype(np.float32)
     except BaseException:
         for search in searches:
             search.settle()

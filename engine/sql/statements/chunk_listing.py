@@ -28,6 +28,7 @@ from tesseradb.embed.rows import check_text, source_text
 from tesseradb.embed.spans import ChunkView, preview, views
 from tesseradb.results import Result
 from tesseradb.catalog import vector_columns
+from tesseradb.sql.statements.ddl import validate
 
 CHUNK_COLUMNS = [("chunk", "INTEGER"), ("start", "INTEGER"), ("end", "INTEGER"), ("tokens", "INTEGER"),
                  ("text", "TEXT"), ("heading", "TEXT")]
@@ -79,7 +80,7 @@ def show_chunks(db: Any, stmt: ast.ShowChunks, params: Any = None) -> Result:
     ids = _document_ids(db, stmt, params)
     spans = _stored_spans(db, table.layout(spec.column).chunks, ids)
     texts = _texts(db, table, spec, ids)
-    model = embed.get_model(spec.model_name) if spec.model_name else None
+    model = embed.spec_model(spec, db.remote_access) if spec.model_name else None
     rows = []
     for doc in ids:
         doc_spans = [(s, e) for s, e, _ in spans.get(doc, [])]
@@ -140,24 +141,17 @@ def _call_settings(stmt: ast.CallChunks, params: Any) -> tuple[str, dict[str, st
     return text, settings
 
 
-def _resolve_model(name: str) -> tuple[str, str, int]:
-    info = embed.resolve(name)
-    return info.name, info.fingerprint, info.dims
-
-
-def _checked_spec(settings: dict[str, str]) -> vector_columns.VectorSpec:
+def _checked_spec(db: Any, settings: dict[str, str]) -> vector_columns.VectorSpec:
     """The same rules as CREATE TABLE (docs/vector_columns.md), on a column cut with these settings."""
     options = {"knn_type": "hnsw", "from": "text", "model_name": DEFAULT_MODEL, **settings}
-    specs = vector_columns.validate_columns("CALL CHUNKS", [("text", "text", {}), ("chunks", "float_vector_array", options)],
-                                            resolve_model=_resolve_model)
-    return specs["chunks"]
+    return validate(db, "CALL CHUNKS", [("text", "text", {}), ("chunks", "float_vector_array", options)])["chunks"]
 
 
 def call_chunks(db: Any, stmt: ast.CallChunks, params: Any = None) -> Result:
     text, settings = _call_settings(stmt, params)
     check_text(text, "CALL CHUNKS")
-    spec = _checked_spec(settings)
-    listed = preview(embed.get_model(spec.model_name), text, strategy=spec.chunk_strategy,
+    spec = _checked_spec(db, settings)
+    listed = preview(embed.spec_model(spec, db.remote_access), text, strategy=spec.chunk_strategy,
                      max_tokens=spec.max_tokens, overlap_tokens=spec.overlap_tokens, max_chunks=spec.max_chunks,
                      chunk_context=spec.chunk_context)
     rows = [_row(v) + (v.embedded,) for v in listed]

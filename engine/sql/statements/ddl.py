@@ -26,9 +26,21 @@ from tesseradb.sql.write import recompute_all
 
 
 
-def resolve_model(name: str) -> tuple[str, str, int]:
-    info = embed.resolve(name)
-    return info.name, info.fingerprint, info.dims
+def model_resolver(db: Database) -> vector_columns.ResolveModel:
+    """``resolve_model`` for this connection: a folder path only where the operator allows files
+    (secure_file_priv, io/file_access.py), a remote endpoint only where it allows endpoints."""
+    def resolve_model(name: str, options: dict[str, str]) -> tuple[str, str, int]:
+        if embed.names_a_path(name):
+            name = db.file_access.model_folder(name)
+        info = embed.resolve(name, embed.ModelOptions.parse(options), db.remote_access)
+        return info.name, info.fingerprint, info.dims
+    return resolve_model
+
+
+def validate(db: Database, table: str, columns: Sequence[tuple[str, str, dict]]) -> dict[str, vector_columns.VectorSpec]:
+    """vector_columns.validate_columns with this connection's model rules."""
+    return vector_columns.validate_columns(table, columns, resolve_model=model_resolver(db),
+                                           is_remote=embed.is_remote)
 
 
 def _column_sql(col: Column, table: str = "") -> str:
@@ -40,20 +52,21 @@ def _column_sql(col: Column, table: str = "") -> str:
     return sql + constraints.column_sql(table, col)    # MySQL NOT NULL / DEFAULT / CHECK
 
 
-def _validate(table: str, columns: Sequence[Column]) -> dict[str, vector_columns.VectorSpec]:
+def _validate(db: Database, table: str, columns: Sequence[Column]) -> dict[str, vector_columns.VectorSpec]:
     seen: set[str] = set()
     for col in columns:
         if col.name.lower() in seen:
             raise UserError(f"Duplicate column name '{col.name}'", errors.DuplicateColumn)
         seen.add(col.name.lower())
     described = [(c.name, c.type, dict(c.options)) for c in columns if c is not ID_COLUMN]
-    specs = vector_columns.validate_columns(table, described, resolve_model=resolve_model)
+    specs = validate(db, table, described)
     return {k.lower(): v for k, v in specs.items()}
 
 
 def _warn_ignored(db: Database, columns: Sequence[Column]) -> None:
     """Manticore's remote-model options (api_key, ...) are accepted and do nothing here: say so."""
-    for note in vector_columns.ignored_options([(c.name, c.type, dict(c.options)) for c in columns]):
+    for note in vector_columns.ignored_options([(c.name, c.type, dict(c.options)) for c in columns],
+                                               embed.is_remote):
         db.warn(note, 1287)
 
 
@@ -89,7 +102,7 @@ def create_table(db: Database, stmt: ast.CreateTable, params=None) -> Result:
     text_options = fulltext.table_options(stmt.options)
     vector_columns.check_table_options([o for o in stmt.options if o[0] not in fulltext.TABLE_OPTION_KEYS
                                         and not constraints.is_mysql_option(o)])
-    specs = _validate(name, columns)
+    specs = _validate(db, name, columns)
     _warn_ignored(db, columns)
     mysql = constraints.plan_table(stmt, columns)       # MySQL keys, CHECKs, table options (issue 14)
     body = ", ".join(["\"id\" INTEGER PRIMARY KEY"] + [_column_sql(c, name) for c in columns[1:]] + mysql.checks)
@@ -143,7 +156,7 @@ def alter_add_column(db: Database, stmt: ast.AlterAddColumn, params=None) -> Res
     col = column_from_def(stmt.column)
     if col.name.lower() == "id":
         raise UserError("Duplicate column name 'id'", errors.DuplicateColumn)
-    specs = _validate(table.name, table.columns + [col])
+    specs = _validate(db, table.name, table.columns + [col])
     _warn_ignored(db, [col])
     default = " DEFAULT x''" if col.type == "float_vector_array" else ""   # existing rows: [] (no vectors)
     db.store.execute(f"ALTER TABLE {quote(table.name)} ADD COLUMN {_column_sql(col, table.name)}{default}")

@@ -29,16 +29,14 @@ from tesseradb.embed.rows import source_text
 from tesseradb.errors import UserError
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.statements.ddl import resolve_model
+from tesseradb.sql.statements.ddl import validate
 from tesseradb.sql.write import recompute_all
-from tesseradb.catalog import vector_columns
 from tesseradb.catalog.vector_columns import VectorSpec
 
 
-def _new_spec(table: Table, old: Column, new: Column) -> VectorSpec:
+def _new_spec(db: Database, table: Table, old: Column, new: Column) -> VectorSpec:
     columns = [new if c is old else c for c in table.columns if c is not ID_COLUMN]
-    specs = vector_columns.validate_columns(table.name, [(c.name, c.type, dict(c.options)) for c in columns],
-                                            resolve_model=resolve_model)
+    specs = validate(db, table.name, [(c.name, c.type, dict(c.options)) for c in columns])
     spec = {k.lower(): v for k, v in specs.items()}.get(new.name.lower())
     if new.type != old.type:
         raise UserError(f"MODIFY COLUMN cannot change the type of '{old.name}' ({old.type}); it changes a "
@@ -85,7 +83,7 @@ def alter_modify_column(db: Database, stmt: ast.AlterModifyColumn, params=None) 
         raise UserError("column 'id' is the implicit bigint primary key and cannot be modified", errors.SqlSyntaxError)
     new = column_from_def(stmt.column)
     new = Column(old.name, new.type, new.type_text, new.options)
-    spec = _new_spec(table, old, new)
+    spec = _new_spec(db, table, old, new)
     key = old.name.lower()
     _keys_for_old_rows(db, table, table.vectors[key])
     table.columns[table.columns.index(old)] = new

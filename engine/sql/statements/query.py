@@ -39,7 +39,8 @@ def _plan(db: Database, expr: exp.Expression, params: Any, options: tuple) -> Pl
     return planned
 
 
-def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple = ()) -> Result:
+def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple = (),
+               bounded: bool = False) -> Result:
     planned = _plan(db, expr, params, options)
     if planned.prepare is not None:
         planned.prepare()
@@ -49,6 +50,8 @@ def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple =
     cursor = db.store.execute(planned.sql, planned.bound)
     columns = _describe(db, cursor, planned.sql, planned.bound)
     readers = [reader_for(decl) for _, decl in columns]
+    if bounded:
+        cursor = _bounded(db, expr, cursor)
     if any(readers):
         rows = [tuple(r(v) if r else v for r, v in zip(readers, row)) for row in cursor]
     else:
@@ -56,9 +59,35 @@ def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple =
     return Result(columns=columns, rows=rows, rowcount=len(rows))
 
 
+_NO_LIMIT = 18446744073709551615        # sql_select_limit's default: no limit
+
+
+def _bounded(db: Database, expr: exp.Expression, cursor):
+    """The rows a client is sent: at most ``sql_select_limit`` when the SELECT has no LIMIT of its
+    own (MySQL's rule), and none past ``db.max_result_bytes`` (``Connection.max_result_bytes``: the
+    rows read so far are kept, a Warning 1301 says the result was cut)."""
+    session = db.session
+    limit = int(session.system.get("sql_select_limit", _NO_LIMIT)) if session is not None else _NO_LIMIT
+    rows_left = limit if limit < _NO_LIMIT and expr.args.get("limit") is None else None
+    budget = db.max_result_bytes
+    if rows_left is None and budget is None:
+        yield from cursor
+        return
+    used = 0
+    for n, row in enumerate(cursor):
+        if rows_left is not None and n >= rows_left:
+            return
+        used += sum(len(v) if isinstance(v, (str, bytes)) else 8 for v in row)
+        if budget is not None and used > budget and n:
+            db.warn(f"the result was cut after {n} rows: its values passed max_result_bytes "
+                    f"({budget:,} bytes)", code=1301)
+            return
+        yield row
+
+
 def select(db: Database, stmt: ast.Query, params=None) -> Result:
     target = db.file_access.target(stmt.outfile) if stmt.outfile else None   # refused before it runs
-    result = run_select(db, stmt.expr, params, stmt.options)
+    result = run_select(db, stmt.expr, params, stmt.options, bounded=target is None)
     if target is not None:
         from tesseradb.io.export import write_outfile     # pyarrow loads with the first export
         return write_outfile(target, result, db.file_access, shown=stmt.outfile)

@@ -11,7 +11,8 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.mysql.variables import set_names, set_value, evaluate, is_this_database, session, set_system
+from tesseradb.sql.mysql.variables import (SYSTEM, evaluate, is_this_database, session, set_names, set_system,
+                                           set_value)
 
 
 # -- SET ----------------------------------------------------------------------------------------------
@@ -39,6 +40,25 @@ def _set_item(db: Database, item: exp.Expression, params: Any) -> None:
         return
     scope = kind or (str(target.args.get("kind") or "").upper() if isinstance(target, exp.SessionParameter) else "")
     set_system(db, target.name.lower(), set_value(value), scope)
+
+
+def commits(stmt: ast.SetStatement) -> bool:
+    """``SET autocommit = 1`` (ON, TRUE) commits the open transaction, as in MySQL, even inside BEGIN
+    (planner.HANDLERS reads this: the implicit commit of a SET is decided before it runs)."""
+    for item in stmt.expr.expressions:
+        target = item.this
+        if not isinstance(target, exp.EQ) or isinstance(target.this, exp.Parameter):
+            continue
+        if target.this.name.lower() == "autocommit" and _switches_on(target.expression):
+            return True
+    return False
+
+
+def _switches_on(value: exp.Expression) -> bool:
+    try:
+        return bool(SYSTEM["autocommit"].check("autocommit", set_value(value)))
+    except (UserError, ValueError, TypeError):      # not a literal: SET refuses it when it runs
+        return False
 
 
 # -- USE --------------------------------------------------------------------------------------------

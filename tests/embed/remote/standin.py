@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 
 Embedder = Callable[[list[str]], np.ndarray]
+KEY = "sk-test-0123456789"     # the key the stand-ins of the tests want
 
 
 class StandIn(ThreadingHTTPServer):
@@ -50,6 +51,9 @@ class StandIn(ThreadingHTTPServer):
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
         self.server_close()
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that gave up (a timeout test) closes the socket under a reply: not an error here."""
 
     def texts_sent(self) -> list[str]:
         out: list[str] = []
