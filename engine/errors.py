@@ -171,6 +171,11 @@ class WrongDateValue(DataError):
     errno, sqlstate = 1292, "22007"
 
 
+class BinaryJson(DataError):
+    """Bytes bound for a JSON column: MySQL's ER_INVALID_JSON_CHARSET."""
+    errno, sqlstate = 3144, "22032"
+
+
 class FileExists(OperationalError):
     errno, sqlstate = 1086, "HY000"
 

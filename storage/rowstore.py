@@ -30,6 +30,12 @@ def _open_read_only(path: str) -> apsw.Connection:
     return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_URI)
 
 
+def stale_snapshot(exc: BaseException) -> bool:
+    """A deferred transaction's first write could not take the write lock: another connection held
+    it, or committed after this transaction's first read (SQLITE_BUSY / SQLITE_BUSY_SNAPSHOT)."""
+    return isinstance(exc, apsw.BusyError)
+
+
 _BACKUP_TMP = ".tessera-backup-"        # + the writing process's id + "-" ... ".tmp"
 
 
@@ -97,8 +103,16 @@ class RowStore:
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
 
-    def begin(self) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
+    def begin(self, deferred: bool = False) -> None:
+        """A write transaction: IMMEDIATE takes SQLite's write lock now; ``deferred`` reads first and
+        takes it at the first write, which fails with :func:`stale_snapshot` if another connection
+        committed since the transaction's first read."""
+        self.conn.execute("BEGIN DEFERRED" if deferred else "BEGIN IMMEDIATE")
+
+    @property
+    def writing(self) -> bool:
+        """This connection holds SQLite's write lock (its transaction has written)."""
+        return self.conn.txn_state("main") == apsw.SQLITE_TXN_WRITE
 
     def commit(self) -> None:
         if self.conn.in_transaction:

@@ -90,6 +90,9 @@ def write_value(type_name: str, value: Any) -> Any:
     np = sys.modules.get("numpy")      # a numpy scalar exists only once numpy is loaded
     if value is None:
         return None
+    if type_name == "json" and isinstance(value, (bytes, bytearray, memoryview)):
+        from tesseradb.errors import BinaryJson, UserError
+        raise UserError("Cannot create a JSON value from a string with CHARACTER SET 'binary'.", BinaryJson)
     if type_name == "json" and not isinstance(value, str):
         return json.dumps(value)
     if type_name == "bool" and (isinstance(value, bool) or np is not None and isinstance(value, np.bool_)):

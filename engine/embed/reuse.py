@@ -103,9 +103,16 @@ def embed_pieces(db: Context, model, pieces: Sequence[str], *,
     for the rest (each distinct text once). Progress counts reused pieces as done."""
     keys = [chunk_key(model.fingerprint, p) for p in pieces]
     found = stored_vectors(db, model.fingerprint, keys, model.dims)
+    memo = getattr(db, "fresh_vectors", None)    # what the model made for this statement's first try
     missing: dict[str, str] = {}
+    remembered = 0                          # embedded by this statement's first try: not "reused"
     for key, piece in zip(keys, pieces):
-        if key not in found and key not in missing:
+        if key in found or key in missing:
+            continue
+        if memo is not None and key in memo:
+            found[key] = memo[key]
+            remembered += 1
+        else:
             missing[key] = piece
     reused = len(keys) - len(missing)      # stored, or the same text earlier in this statement
 
@@ -115,6 +122,8 @@ def embed_pieces(db: Context, model, pieces: Sequence[str], *,
 
     fresh = model.embed(list(missing.values()), on_progress=progress, should_stop=should_stop)
     found.update(zip(missing, fresh))
+    if memo is not None and not db.store.writing:     # only before the first write: a retry may need them
+        memo.update(zip(missing, fresh))
     vectors = np.stack([found[k] for k in keys]).astype(np.float32) if keys else \
         np.zeros((0, model.dims), np.float32)
-    return Reuse(vectors, keys, reused, len(missing))
+    return Reuse(vectors, keys, reused - remembered, len(missing) + remembered)

@@ -38,6 +38,7 @@ class Database:
         self.warnings: list[Warn] = []
         self.pending_warnings: list[Warn] = []
         self.on_progress: Callable[[int, int], None] | None = None
+        self.fresh_vectors: dict[str, Any] | None = None   # the model's vectors kept for a retry (sql/executor.py)
         self.on_chat_token: Callable[[str], None] | None = None   # CALL CHAT streams its answer here (shell)
         self.max_result_bytes: int | None = None    # a SELECT's rows stop past this (statements/query.py)
         self._stop = False
@@ -131,11 +132,13 @@ class Database:
         self.store.interrupt()
 
     # -- transactions ----------------------------------------------------------------------
-    def begin(self) -> None:
+    def begin(self, deferred: bool = False) -> None:
         """Open a write transaction. Loaded vector indexes are first caught up with what other
         connections committed: inside the transaction a search trusts the index for committed data,
-        and right after BEGIN IMMEDIATE SQLite shows exactly that (no other writer can commit now)."""
-        self.store.begin()
+        and right after BEGIN IMMEDIATE SQLite shows exactly that (no other writer can commit now).
+        ``deferred`` (an INSERT that embeds first, sql/optimistic.py): the lock is taken at the first
+        write, which fails if anyone committed since these reads, so the same holds when it succeeds."""
+        self.store.begin(deferred)
         for (name, column), idx in list(self.indexes.items()):
             table = self.tables.get(name)
             if idx.index is not None and table is not None and column in table.vectors \

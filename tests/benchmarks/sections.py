@@ -39,6 +39,7 @@ import report_recorded  # noqa: E402
 import report_server  # noqa: E402
 import report_speed  # noqa: E402
 import report_sync  # noqa: E402
+import report_write_lock  # noqa: E402
 
 PAGE = common.REPO / "docs" / "benchmarks.md"
 
@@ -68,6 +69,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("boundary", lambda: report_recorded.section("boundary")),
     ("sqllogictest", lambda: report_recorded.section("sqllogictest")),
     ("sync", report_sync.section),
+    ("write-lock", report_write_lock.section),
     ("one-file", lambda: report_recorded.section("one_file")),
 ]
 NAMES = [name for name, _ in SECTIONS]
