@@ -141,6 +141,15 @@ class Runner:
             return []
         return outcome.rows
 
+    def table_columns(self) -> dict[str, list[str]]:
+        """Each table's column names, from the public catalog (``Connection.tables()``: no statement
+        runs, so SHOW WARNINGS keeps what it shows); an error gives none."""
+        try:
+            return self._wait(self._worker.submit(
+                lambda: {t.name: [c.name for c in t.columns] for t in self.con.tables()}))
+        except tesseradb.Error:
+            return {}
+
     @property
     def database(self) -> str:
         """The database's name (``SELECT DATABASE()``), for the prompt's ``\\d``."""
