@@ -194,10 +194,10 @@ class Runner:
         names, decls, rows = outcome.names or [], outcome.decls, outcome.rows
         if opts.mode is not None and not vertical:
             return formats.render(opts.mode, names, decls, rows, headers=opts.headers)
+        short = opts.interactive and not opts.full_vectors          # batch and -e output stay exact
         if vertical:
-            return render.vertical(names, decls, rows)
+            return render.vertical(names, decls, rows, abbreviate=short)
         if opts.table or opts.interactive:
-            short = opts.interactive and not opts.full_vectors
             return render.table(names, decls, rows, headers=opts.headers, abbreviate=short,
                                 wrap_width=wrap.terminal_width() if opts.interactive else None)
         return render.tab_separated(names, decls, rows, headers=opts.headers, raw=opts.raw)
