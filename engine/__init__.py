@@ -8,14 +8,27 @@ from __future__ import annotations
 from tesseradb.clients.dbapi import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Connection, Cursor, Date, DateFromTicks,
                     Row, Time, TimeFromTicks, Timestamp, TimestampFromTicks, apilevel, connect, paramstyle,
                     threadsafety)
-from tesseradb.clients.chat_call import ChatAnswer
-from tesseradb.clients.table_info import Chunking, ColumnInfo, FullText, KeyInfo, TableInfo, VectorInfo
 from tesseradb.errors import (DatabaseError, DataError, DataTruncatedWarning, Error, IntegrityError, InterfaceError, InternalError,
                      NotSupportedError, OperationalError, ProgrammingError, Warning)
 
 from tesseradb.embed.remote.secrets import redact_statement
 
 __version__ = "0.1.0"
+
+# public names whose modules load when first named (PEP 562): `import tesseradb` stays small (start-up,
+# tests/architecture/test_startup_imports.py)
+_LAZY = {**{name: "tesseradb.clients.table_info" for name in ("TableInfo", "ColumnInfo", "VectorInfo", "Chunking",
+                                                               "FullText", "KeyInfo")},
+         "ChatAnswer": "tesseradb.clients.chat_call"}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'tesseradb' has no attribute {name!r}")
+    import importlib
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "connect", "Connection", "Cursor", "apilevel", "paramstyle", "threadsafety", "__version__",

@@ -240,6 +240,14 @@ def no_such_table(name: str) -> UserError:
     return UserError(f"table '{name}' does not exist", NoSuchTable, table=name)
 
 
+def missing_search_column(name: str, call: str) -> UserError:
+    """A column that knn() or hybrid_match() names and the table lacks, in Manticore's words for knn()
+    (``requested KNN search attribute 'chunk' not found``)."""
+    text = (f"requested KNN search attribute '{name}' not found" if call == "knn"
+            else f"{call}(): column '{name}' not found")
+    return UserError(text, NoSuchColumn, column=name)
+
+
 def unknown_column(name: str, where: str = "field list") -> UserError:
     """MySQL's 1054: ``Unknown column 'x' in 'where clause'``."""
     return UserError(f"Unknown column '{name}' in '{where}'", NoSuchColumn, column=name)
@@ -298,7 +306,7 @@ _SQLITE_MESSAGES: list[tuple[re.Pattern[str], type[Error], str]] = [
 
 # SQLite's complaints about the SQL it was given (apsw.SQLError: our translation of a statement), in MySQL's words
 _SQLITE_SQL_ERRORS: list[tuple[re.Pattern[str], type[Error], str]] = [
-    (re.compile(r"no such function: (\w+)"), NoSuchFunction, "FUNCTION {0} does not exist"),
+    (re.compile(r"no such function: (?P<function>\w+)"), NoSuchFunction, "FUNCTION {0} does not exist"),
     (re.compile(r'near "(.*)": syntax error'), NotSupportedError,
      "This version of tesseradb doesn't yet support this statement: SQLite cannot run its translation "
      "(near '{0}')"),

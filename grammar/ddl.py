@@ -273,7 +273,9 @@ class _ToAst(SessionRules, MysqlDdlRules, ChatRules, Transformer):
 
     # -- chunks: SHOW CHUNKS, CALL CHUNKS, ALTER TABLE ... MODIFY COLUMN -----------------------------
     def show_chunks(self, items):
-        table, column, *tail = items
+        tail = [i for i in items if getattr(i, "type", None) == "CHUNKS_TAIL"]
+        table, *rest = [i for i in items if getattr(i, "type", None) != "CHUNKS_TAIL"]
+        column = rest[0] if rest else ""          # SHOW CHUNKS FROM t: the table's one vector column
         quoted = "`" + table.replace("`", "``") + "`"
         documents = parse_query(f"SELECT id FROM {quoted} {tail[0] if tail else ''}").expr
         return ast.ShowChunks(table=table, column=column, documents=documents)

@@ -3,11 +3,17 @@ CREATE TABLE people (user_id int PRIMARY KEY AUTO_INCREMENT, name varchar(255) N
   email varchar(80) UNIQUE, bio text);
 DESCRIBE people;
 
--- Manticore's spellings show what Manticore shows; a vector column shows knn and every option
+-- Manticore's spellings show what Manticore shows; a KNN-indexed vector column shows knn alone, as
+-- Manticore prints it; SHOW COLUMNS (Extra) and SHOW CREATE TABLE carry its options
 CREATE TABLE articles (title text, tag string, code text stored, ts timestamp,
   v float_vector knn_type='hnsw' knn_dims='4' hnsw_similarity='cosine');
 DESC articles;
+SHOW COLUMNS FROM articles LIKE 'v';
 SHOW COLUMNS FROM people;
+
+-- keys in MySQL's shapes: PRIMARY KEY / UNIQUE KEY lines, SHOW INDEX with MySQL's columns
+SHOW CREATE TABLE people;
+SHOW INDEX FROM people;
 
 -- what DBeaver, Workbench and DataGrip ask first: the same answers here and over tessera serve
 SHOW ENGINES;

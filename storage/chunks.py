@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from . import index_cache
 from .catalog import quote
 from .chunk_table import ColumnLayout, read_chunk_vectors, read_vectors
 from .errors import StorageError
@@ -75,6 +74,7 @@ class ColumnIndex:
         """The saved copy inside the database: ``(index, watermark)``, None when there is none;
         StorageError when it cannot be trusted."""
         from .vectors import VectorIndex
+        from . import index_cache       # the saved-index reader loads with the first vector index
         with index_cache.reading(self.store, self.name) as stream:
             return VectorIndex.load(stream) if stream is not None else None
 
@@ -153,6 +153,7 @@ class ColumnIndex:
         """Bring the index up to the committed state of SQLite (call outside a write transaction)."""
         from_file = False
         if self.index is None:
+            from . import index_cache       # the saved-index reader loads with the first vector index
             if self.persistent or index_cache.exists(self.store):
                 self._load_saved()
             from_file = self.index is not None
@@ -243,6 +244,7 @@ class ColumnIndex:
                 return
         mark = f"{self.max_id}:{len(self.index)}:{self.layout.chunks}"
         try:
+            from . import index_cache       # the saved-index reader loads with the first vector index
             saved = index_cache.write(self.store, self.name, lambda stream: self.index.save(stream, mark))
         except (OSError, apsw.Error) as exc:     # disk full: the saved copy is a cache, the data is safe
             log.warning("could not save the index of %s.%s (%s); it is caught up from the table when next "
@@ -268,6 +270,7 @@ class ColumnIndex:
 
     def remove_file(self) -> None:
         """Forget the saved copy (inside the caller's transaction: a ROLLBACK keeps it)."""
+        from . import index_cache       # the saved-index reader loads with the first vector index
         index_cache.remove(self.store, self.name)
         self.has_saved = False
         if self.legacy_path and os.path.isfile(self.legacy_path):

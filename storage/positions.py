@@ -14,6 +14,8 @@ from typing import Any
 import faiss
 import numpy as np
 
+from .ranking import first_of_runs
+
 
 class RWLock:
     """Many readers or one writer; a waiting writer blocks new readers so it cannot starve."""
@@ -167,7 +169,7 @@ def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def distinct(values: np.ndarray) -> np.ndarray:
     """Sorted distinct values (sort-based: much faster than ``np.unique`` on int64 here)."""
     out = np.sort(values)
-    return out[np.r_[True, out[1:] != out[:-1]]] if len(out) else out
+    return out[first_of_runs(out)] if len(out) else out
 
 
 def int_array(values: Iterable[int] | np.ndarray) -> np.ndarray:

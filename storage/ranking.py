@@ -8,11 +8,21 @@ from __future__ import annotations
 import numpy as np
 
 
+def first_of_runs(sorted_keys: np.ndarray) -> np.ndarray:
+    """Mask of the first element of each run of equal keys (``np.r_[True, a[1:] != a[:-1]]`` without
+    np.r_'s Python-level parsing, which cost more than the comparison on a query's few candidates)."""
+    mask = np.empty(len(sorted_keys), bool)
+    if len(mask):
+        mask[0] = True
+        np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=mask[1:])
+    return mask
+
+
 def doc_best(docs: np.ndarray, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(order, starts, best)``: chunks ordered by doc, where each doc's run starts, its best distance."""
     order = np.argsort(docs, kind="stable")
     docs_sorted = docs[order]
-    starts = np.flatnonzero(np.r_[True, docs_sorted[1:] != docs_sorted[:-1]])
+    starts = np.flatnonzero(first_of_runs(docs_sorted))
     best = np.minimum.reduceat(dist[order], starts) if len(order) else np.empty(0, dist.dtype)
     return order, starts, best
 
@@ -24,13 +34,24 @@ def near_cut(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale
     scale)``. With every approximate distance within ``tol`` of the exact one, the k-th best document's exact
     distance is at most ``kth + tol`` (kth: the k-th best approximate document distance), so a chunk
     beyond ``kth + 2 tol`` is farther than the cut exactly too: it can neither enter the top k nor
-    be the closest chunk of a document that does. Every other chunk is kept for exact rescoring.
+    be the closest chunk of a document that does. Nor can a chunk far from its own document's closest
+    (below). Every other chunk is kept for exact rescoring.
     """
-    _, _, best = doc_best(docs, approx)
+    order, starts, best = doc_best(docs, approx)
+    if not len(docs):
+        return np.ones(0, bool)
+    # Within a document, only the chunks near its own closest can be its closest exactly: with every error
+    # at most ``rel_tol * (1 + |d| + scale)``, a chunk farther than the document's best by twice the
+    # largest such error is not. (When every document makes the cut, as on a small table or a hybrid
+    # search's wide window, this is what keeps the float64 rescoring to a few chunks per document.)
+    widest = 2.0 * rel_tol * (1.0 + float(np.abs(approx).max()) + scale)
+    own_best = np.empty(len(docs), best.dtype)
+    own_best[order] = np.repeat(best, np.diff(np.append(starts, len(order))))
+    keep = approx <= own_best + widest
     if len(best) <= k:
-        return np.ones(len(docs), bool)
+        return keep
     kth = float(np.partition(best, k - 1)[k - 1])
-    return approx <= kth + 2.0 * rel_tol * (1.0 + abs(kth) + scale)
+    return keep & (approx <= kth + 2.0 * rel_tol * (1.0 + abs(kth) + scale))
 
 
 def top_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) -> np.ndarray:
@@ -38,7 +59,7 @@ def top_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) -> 
     if not len(docs):
         return np.empty(0, np.int64)
     order = np.lexsort((chunks, dist, docs))
-    firsts = order[np.r_[True, docs[order][1:] != docs[order][:-1]]]
+    firsts = order[first_of_runs(docs[order])]
     return firsts[np.lexsort((docs[firsts], dist[firsts]))][:k]
 
 

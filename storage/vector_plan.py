@@ -17,10 +17,12 @@ RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 resc
 # Quantized indexes: candidate documents = k * this. 8bit keeps Manticore's 3.0; 1-bit codes rank too
 # coarsely for that (recall@10 0.75 at 100k, 0.44 at 1M): 10 gave 0.995 at 100k (bench_quantize_index.py).
 # 1bit: 20 finds 0.961 of the true top 10 at 1M x 384 (10: 0.879, 3: 0.44; docs/benchmarks.md#one-file)
-# rabitqN (FAISS's multi-bit RaBitQ): 2 bits rank well enough for 5 (recall@10 0.997 at 20k clustered
-# 384-d vectors, where 1 bit gives 0.94), 3 bits and more for Manticore's 3.0 (bench_quantize_index.py)
-OVERSAMPLING = {"none": 1.0, "8bit": 3.0, "1bit": 20.0, "1bitsimple": 10.0, "rabitq1": 20.0, "rabitq2": 5.0,
-                **{f"rabitq{n}": 3.0 for n in range(3, 9)}}
+# rabitqN (FAISS's multi-bit RaBitQ), at 50k clustered 384-d vectors (bench_quantize_index.py): 5 finds
+# 0.995 of the true top 10 at 2 bits and 0.990 at 4 (3.0 found 0.970 at 4 bits: the graph's breadth, ef =
+# 2 x the candidates, was too narrow), 1 bit as 1bit; from 5 bits Manticore's 3.0 (not measured: the
+# codes are closer to 8bit's than to 4 bits')
+OVERSAMPLING = {"none": 1.0, "8bit": 3.0, "1bit": 20.0, "1bitsimple": 10.0, "rabitq1": 20.0,
+                **{f"rabitq{n}": 5.0 for n in range(2, 5)}, **{f"rabitq{n}": 3.0 for n in range(5, 9)}}
 
 
 class Plan:

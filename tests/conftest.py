@@ -29,6 +29,7 @@ SLOW_PATHS = {
     "chat/test_standin.py": "the official openai client against the loopback stand-in",
     "chat/test_chat_server.py": "tessera serve on a real socket, PyMySQL, and the chat stand-in",
     "chat/test_chat_mcp.py": "tessera mcp over stdio with the MCP SDK's client, and the chat stand-in",
+    "chat/test_chat_http.py": "tessera serve --http on a real socket, and the chat stand-in",
     "chat/test_chat_shell.py": "the tessera shell in a terminal and in batch mode against the stand-in",
     "install/": "a plain install in its own virtual environment",
     "docs/test_docs_code.py": "every docs page run through the tessera shell process",

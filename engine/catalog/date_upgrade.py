@@ -17,6 +17,7 @@ import apsw
 
 from tesseradb.catalog.tables import Column, Table
 from tesseradb.catalog.types import TYPES
+from tesseradb.catalog.vector_columns import VECTOR_TYPES
 from tesseradb.storage import catalog
 from tesseradb.storage.catalog import quote
 from tesseradb.storage.rowstore import RowStore
@@ -46,7 +47,7 @@ INDEX_LAYOUT = ("path", "title", "body", "meta", "modified")
 
 def _index_made(table: Table, col: Column) -> bool:
     names = [c.name.lower() for c in table.columns
-             if c.type not in ("float_vector", "float_vector_array") and c.name.lower() != "id"]
+             if c.type not in VECTOR_TYPES and c.name.lower() != "id"]
     return (col.name.lower() == "modified" and col.type == "timestamp" and names == list(INDEX_LAYOUT)
             and col.type_text.strip().lower() == "timestamp")
 

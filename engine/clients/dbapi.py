@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tesseradb import grammar
 from tesseradb.grammar import ast
@@ -22,8 +22,7 @@ from tesseradb.grammar.lexing import Lexing, normalize
 from tesseradb.grammar.literals import lift as lift_literals
 
 from tesseradb import errors
-from tesseradb.clients import chat_call, embedding, table_info
-from tesseradb.clients.chat_call import ChatAnswer
+from tesseradb.clients import embedding
 from tesseradb.clients.cursor import Cursor, Row
 from tesseradb.clients.dbapi_types import (BINARY, DATETIME, NUMBER, ROWID, STRING, Binary, Date, DateFromTicks,
                                            Time, TimeFromTicks, Timestamp, TimestampFromTicks)
@@ -33,6 +32,10 @@ from tesseradb.results import Result
 from tesseradb.sql import executor, planner
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql import variables
+
+if TYPE_CHECKING:       # loaded on first use (start-up)
+    from tesseradb.clients.chat_call import ChatAnswer
+    from tesseradb.clients import table_info
 
 __all__ = ["connect", "Connection", "Cursor", "Row", "apilevel", "threadsafety", "paramstyle", "public_errors",
            "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "Date", "Time", "Timestamp", "DateFromTicks",
@@ -166,9 +169,10 @@ class Connection:
         return embedding.embed(self._call, texts, model, **settings)
 
     def chat(self, question: str, table: str, model: str, conversation: str | None = None,
-             vector_field: str | None = None, on_token: Callable[[str], None] | None = None) -> ChatAnswer:
+             vector_field: str | None = None, on_token: Callable[[str], None] | None = None) -> "ChatAnswer":
         """``CALL CHAT`` (docs/chat.md): the chat model ``model``'s answer to ``question`` over ``table``,
         with its sources; ``on_token(text)`` receives the answer as it streams."""
+        from tesseradb.clients import chat_call      # loaded with the first chat() (start-up)
         return chat_call.chat(self, question, table, model, conversation, vector_field, on_token)
 
     def set_chat_stream(self, callback: Callable[[str], None] | None) -> None:
@@ -178,12 +182,14 @@ class Connection:
     def tables(self) -> tuple[table_info.TableInfo, ...]:
         """Every table of the database, by name (``TableInfo``: docs/dbapi.md#the-catalog)."""
         with self._lock:
+            from tesseradb.clients import table_info     # loaded with the first tables()/describe()
             return self._call(lambda: tuple(table_info.describe(self.db, n) for n in table_info.table_names(self.db)))
 
     def describe(self, table: str) -> table_info.TableInfo:
         """The table called ``table`` (any case): its columns, keys and vector/full-text options, as
         frozen dataclasses (docs/dbapi.md#the-catalog); ERROR 1146 when there is none."""
         with self._lock:
+            from tesseradb.clients import table_info
             return self._call(table_info.describe, self.db, table)
 
     def executescript(self, script: str) -> Cursor:

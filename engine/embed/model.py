@@ -1,4 +1,4 @@
-"""A loaded embedding model: tokenizer, one lazy onnxruntime session, batched mean-pooled embedding."""
+"""A loaded embedding model: tokenizer, one lazy onnxruntime session, batched embedding pooled as the model says."""
 from __future__ import annotations
 
 import os

@@ -65,7 +65,7 @@ def _owner(col: exp.Column, tables: dict[str, Table]) -> tuple[str, Table]:
     for alias, table in tables.items():
         if (not col.table or col.table.lower() == alias) and table.column(col.name) is not None:
             return alias, table
-    raise UserError(f"requested KNN search attribute '{col.name}' not found", errors.NoSuchColumn)
+    raise errors.missing_search_column(col.name, "knn")
 
 
 def _int_arg(node: exp.Expression, bound: dict[str, Any], what: str) -> int:

@@ -90,7 +90,7 @@ def main() -> None:
         remote = tesseradb.connect(str(scratch / "remote.db"))
         local.execute(_ddl("docs", "all-MiniLM-L6-v2"))
         remote.execute(_ddl("docs", "openai:all-MiniLM-L6-v2",
-                            f"api_url='{server.base}/v1' tokenizer='all-MiniLM-L6-v2' batch_size='{args.batch}'"))
+                            f"api_url='{server.base}/v1' tokenizer='all-MiniLM-L6-v2' batch_size='{args.batch}' api_timeout='300'"))
         server.requests.clear()
         common.log(f"ingest {len(rows)} pages in-process")
         local_s = _ingest(local, "docs", rows)

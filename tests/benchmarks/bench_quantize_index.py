@@ -1,4 +1,5 @@
-"""Quantized vector indexes at scale: memory, build time, latency and recall, float32 vs 8bit vs 1bit.
+"""Quantized vector indexes at scale: memory, build time, latency and recall, float32 vs 8bit vs 1bit vs
+multi-bit RaBitQ (rabitq2, rabitq4).
 
     .venv/bin/python tests/benchmarks/bench_quantize_index.py                    # 100k vectors
     .venv/bin/python tests/benchmarks/bench_quantize_index.py --sizes 100000,1000000
@@ -40,7 +41,7 @@ from tesseradb.storage.chunks import ColumnIndex  # noqa: E402
 from tesseradb.storage.rowstore import RowStore  # noqa: E402
 
 DIMS = 384
-QUANTIZATIONS = ("none", "8bit", "1bit")
+QUANTIZATIONS = ("none", "8bit", "1bit", "rabitq2", "rabitq4")
 MODES = [("rescore", {"rescore": True}), ("no rescore", {"rescore": False})]
 
 

@@ -37,7 +37,9 @@ import report_passages  # noqa: E402
 import report_recall  # noqa: E402
 import report_recorded  # noqa: E402
 import report_server  # noqa: E402
+import report_query_limit  # noqa: E402
 import report_speed  # noqa: E402
+import report_startup  # noqa: E402
 import report_sync  # noqa: E402
 import report_write_lock  # noqa: E402
 
@@ -55,6 +57,8 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("query", report_ingest.query_page_section),
     ("chunk-reuse", report_chunk_reuse.section),
     ("speed", report_speed.section),
+    ("startup", report_startup.section),
+    ("query-limit", report_query_limit.section),
     ("int8", report_int8.section),
     ("engine-notes", report_ingest.engine_notes_section),
     ("hybrid", lambda: report_hybrid.section(common.load_result("hybrid"))),

@@ -25,10 +25,15 @@ EXPECT = {
     "documents.sql": [r"4 added, 0 changed, 0 unchanged, 0 removed, 0 skipped",
                       r"\| runbooks/backups\.md\s+\| Backups\s+\| \[\"ops\", \"storage\"\] \| \{\"owner\": \"infra\"",
                       r"\| path\s+\| knn_dist\(\) \|\n\+-+\+-+\+\n\| runbooks/certificates\.md",
-                      r"0 added, 0 changed, 4 unchanged, 0 removed, 0 skipped"],
+                      r"0 added, 0 changed, 4 unchanged, 0 removed, 0 skipped",
+                      r"SYNC 'sql_examples/data/vault/runbooks/\*\*/\*': 0 added, 0 changed, 2 unchanged, 0 removed",
+                      r"\| files \|\n\+-+\+\n\|\s+4 \|", r"\| runbooks/certificates\.md \| "],
     "describe_probes.sql": [r"\| user_id \| int\s+\| primary key auto_increment \|",
                             r"\| name\s+\| varchar\(255\) \| not null default ''\s+\|",
-                            r"\| v\s+\| float_vector \| knn knn_type='hnsw' knn_dims='4'",
+                            r"\| v\s+\| float_vector \| knn\s+\|",
+                            r"\| v\s+\| float_vector \| YES\s+\|\s+\| NULL\s+\| knn knn_type='hnsw' knn_dims='4'",
+                            r"PRIMARY KEY \(`user_id`\),[\s|]+UNIQUE KEY `email` \(`email`\)",
+                            r"\| people \|\s+0 \| PRIMARY\s+\|\s+1 \| user_id",
                             r"\| people\s+\| SQLite \| utf8mb4_0900_ai_ci \|"],
 }
 

@@ -127,3 +127,19 @@ def test_unsupported_pooling_names_what_to_do(tmp_path):
     con = tesseradb.connect()
     _table(con, folder, "pooling='mean'")          # the column option says how
     np.testing.assert_allclose(_vectors(con), [st_models.reference(folder, d) for d in DOCS], atol=1e-5)
+
+
+def test_show_models_lists_the_folder_model_a_column_uses(tmp_path):
+    folder = st_models.build(tmp_path / "m", pooling="cls", prompts=E5, max_seq_length=32)
+    con = tesseradb.connect()
+    _table(con, folder, "dims='16'")
+    cur = con.execute("SHOW MODELS")
+    names = [d[0] for d in cur.description]
+    rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    row = next(r for r in rows if r["Name"] == str(folder))
+    assert row["Source"] == f"folder {folder.resolve()}" and row["Dimensions"] == 16
+    assert row["Pooling"] == "cls, L2-normalized, first 16 numbers" and row["Used_by"] == "t.v"
+    assert row["Prefixes"] == "query: 'query: ', document: 'passage: '"
+    assert row["Window"] == 30 - len(embed.get_model(str(folder))._tokenizer.encode("passage: ",
+                                                                                        add_special_tokens=False).ids)
+    assert row["Fingerprint"] == con.db.tables["t"].vectors["v"].model_fingerprint

@@ -10,7 +10,8 @@ from tesseradb.clients.http.tables import Column, Table
 
 TABLE = Table("docs", [Column("id", "bigint"), Column("title", "text", full_text=True),
                        Column("body", "text", full_text=True), Column("team", "string"), Column("year", "int"),
-                       Column("v", "float_vector_array", model_backed=True), Column("e", "float_vector")])
+                       Column("v", "float_vector_array", model_backed=True, is_vector=True),
+                       Column("e", "float_vector", is_vector=True)])
 
 CASES = [
     ({"match": {"title": "rotate logs"}}, "@(title) (rotate | logs)", "", []),

@@ -17,18 +17,25 @@ PROBES = [
     "SELECT COLLATION_NAME, CHARACTER_SET_NAME, IS_DEFAULT FROM information_schema.COLLATIONS",
     "SHOW ENGINES", "SHOW STORAGE ENGINES", "SHOW CHARSET", "SHOW CHARACTER SET LIKE 'utf8%'",
     "SHOW COLLATION", "SHOW COLLATION LIKE 'utf8mb4_bin'", "SHOW PLUGINS", "SHOW GRANTS",
+    # keys, as ORMs and GUI row editors look them up (issue 36)
+    "SELECT * FROM information_schema.STATISTICS ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX",
+    "SELECT * FROM information_schema.KEY_COLUMN_USAGE ORDER BY TABLE_NAME, CONSTRAINT_NAME",
+    "SELECT * FROM information_schema.TABLE_CONSTRAINTS ORDER BY TABLE_NAME, CONSTRAINT_NAME",
+    "SHOW INDEX FROM notes", "SHOW KEYS FROM pages",
 ]
 
 
 def _tables(server) -> None:
     with connect(server.port) as c, c.cursor() as cur:
         cur.execute("CREATE TABLE pages (title varchar(255) NOT NULL DEFAULT '', n int, body text)")
-        cur.execute("CREATE TABLE notes (note_id int PRIMARY KEY AUTO_INCREMENT, body mediumtext)")
+        cur.execute("CREATE TABLE notes (note_id int PRIMARY KEY AUTO_INCREMENT, body mediumtext, "
+                    "slug varchar(40) UNIQUE)")
 
 
 def test_the_server_answers_every_probe_as_in_process(server, db_file):
     _tables(server)
     local = tesseradb.connect(db_file)
+    local.set_variable("external_user", "app")      # the account: who connected (USER() and SHOW GRANTS agree)
     try:
         with connect(server.port) as c, c.cursor() as cur:
             for sql in PROBES:
@@ -75,6 +82,7 @@ def test_the_mariadb_client_sees_the_same(server, db_file):
            "SHOW ENGINES;\nSHOW COLLATION LIKE 'utf8mb4_0900_ai_ci';\nSHOW GRANTS;\n")
     out = mariadb(server.port, "-B", "-N", sql=sql, check=True).stdout.splitlines()
     local = tesseradb.connect(db_file)
+    local.set_variable("external_user", "app")
     try:
         expected = [r for q in sql.split(";\n") if q.strip() for r in local.execute(q).fetchall()]
     finally:

@@ -185,7 +185,7 @@ def test_client_probes(server):
             "SHOW DATABASES": lambda r: ("docs",) in r and ("information_schema",) in r,
             "SHOW TABLES": lambda r: r == (("docs",),),
             "SHOW COLUMNS FROM docs": lambda r: [x[0] for x in r] == ["id", "title", "body", "tag", "chunks"],
-            "SHOW INDEX FROM docs": lambda r: [x[1] for x in r] == ["by_tag"],
+            "SHOW INDEX FROM docs": lambda r: [x[2] for x in r] == ["PRIMARY", "by_tag"],
             "SHOW CREATE TABLE docs": lambda r: r[0][1].startswith("CREATE TABLE `docs`"),
             "SHOW VARIABLES LIKE 'autocommit'": lambda r: r == (("autocommit", "True"),) or r == (("autocommit", "1"),),
             "SHOW VARIABLES LIKE 'sql_mode'": lambda r: "ANSI" not in r[0][1],

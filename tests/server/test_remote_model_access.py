@@ -114,3 +114,30 @@ def test_a_model_folder_is_refused_outside_secure_file_priv(db_file, tmp_path):
         assert code == 1290
     finally:
         srv.stop()
+
+
+def test_show_processlist_shows_a_running_statement_with_its_key_redacted(db_file, standin):
+    import threading
+    import time
+    standin.faults = [{"delay": 3.0}]                  # the width probe of CREATE TABLE takes a while
+    srv = tesseradb.serve(db_file, port=0, background=True, allow_remote=(standin.base,))
+    try:
+        done = threading.Event()
+
+        def create():
+            with connect(srv.port) as c, c.cursor() as cur:
+                cur.execute(_remote_ddl(standin))
+            done.set()
+        worker = threading.Thread(target=create)
+        worker.start()
+        seen = []
+        with connect(srv.port) as c, c.cursor() as cur:
+            while not done.is_set() and not any("CREATE TABLE" in str(r[7]) for r in seen):
+                cur.execute("SHOW FULL PROCESSLIST")
+                seen = list(cur.fetchall())
+                time.sleep(0.05)
+        worker.join()
+        running = [str(r[7]) for r in seen if "CREATE TABLE" in str(r[7])]
+        assert running and "api_key='<redacted>'" in running[0].lower() and KEY not in running[0]
+    finally:
+        srv.stop()

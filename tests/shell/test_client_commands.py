@@ -107,9 +107,11 @@ def test_vectors_are_abbreviated_in_interactive_tables(terminal):
     out = term.run("SELECT v, a FROM vt;")
     assert "| 0.500000,0.250000,0.125000,... (8 dims) | [2 vectors of 8 dims] |" in out
     assert FULL_V not in out
-    assert FULL_V in term.run("SELECT v FROM vt\\G")                 # \G is exact
+    shown = term.run("SELECT v FROM vt\\G")                         # \G abbreviates too (issue 36)
+    assert "v: 0.500000,0.250000,0.125000,... (8 dims)" in shown and FULL_V not in shown
     assert "Vectors print in full." in term.run("vectors")          # the toggle
     assert FULL_V in term.run("SELECT v FROM vt;")
+    assert FULL_V in term.run("SELECT v FROM vt\\G")
     assert "abbreviated" in term.run("vectors short")
     assert "(8 dims)" in term.run("SELECT v FROM vt;")
 

@@ -60,10 +60,12 @@ def test_describe_shows_types_and_knn(con):
     assert described["k"] == ("double", "")
     assert described["n"] == ("datetime", "")              # MySQL's DATETIME, no longer a timestamp
     assert described["u"] == ("float_vector", "")
-    assert described["x"] == ("float_vector", "knn knn_type='hnsw' knn_dims='3' hnsw_similarity='cosine' "
-                                              "hnsw_m='16' hnsw_ef_construction='200'")
-    assert described["y"] == ("float_vector_array", "knn knn_type='hnsw' knn_dims='8' hnsw_similarity='ip' "
-                                                    "hnsw_m='32' hnsw_ef_construction='64'")
+    assert described["x"] == ("float_vector", "knn")      # knn alone, as Manticore prints it (issue 36)
+    assert described["y"] == ("float_vector_array", "knn")
+    extra = {r[0]: r[5] for r in rows(con, "SHOW COLUMNS FROM everything")}    # the options: SHOW COLUMNS' Extra
+    assert extra["x"] == "knn knn_type='hnsw' knn_dims='3' hnsw_similarity='cosine' hnsw_m='16' hnsw_ef_construction='200'"
+    assert extra["y"] == "knn knn_type='hnsw' knn_dims='8' hnsw_similarity='ip' hnsw_m='32' hnsw_ef_construction='64'"
+    assert extra["u"] == ""
     cur = con.execute("DESCRIBE everything")
     assert [d[0] for d in cur.description] == ["Field", "Type", "Properties"]
 
@@ -89,8 +91,8 @@ def test_describe_shows_every_option_of_a_model_column(con):
                 f"chunk_strategy='sentence' max_tokens='64' overlap_tokens='8' max_chunks='16')")
     described = {name: (kind, props) for name, kind, props in rows(con, "DESCRIBE docs")}
     assert described["tag"] == ("text", "stored")        # text stored: kept, not searched by MATCH
-    kind, props = described["v"]
-    assert kind == "float_vector_array"
+    assert described["v"] == ("float_vector_array", "knn")     # Manticore's DESCRIBE (issue 36)
+    props = {r[0]: r[6] for r in rows(con, "SHOW FULL COLUMNS FROM docs")}["v"]     # Extra: every option
     assert props == ("knn knn_type='hnsw' hnsw_similarity='cosine' hnsw_m='16' hnsw_ef_construction='200' "
                      f"model_name='{MODEL}' from='title,body' chunk_strategy='sentence' max_tokens='64' "
                      "overlap_tokens='8' max_chunks='16'")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tesseradb.clients.http import search_plan, tables
+from tesseradb.clients.http import chat, search_plan, tables
 from tesseradb.clients.http.fields import RequestError, get, table_name
 from tesseradb.clients.http.responses import json_value
 from tesseradb.clients.http.search_plan import SNIPPET_SEPARATOR, Plan
@@ -22,6 +22,8 @@ DEFAULT_BUCKETS = 20
 
 
 def search(con: Any, request: dict[str, Any]) -> dict[str, Any]:
+    if "chat" in request:           # conversational search (docs/chat.md#over-http)
+        return chat.answer(con, request)
     started = time.perf_counter()
     table = tables.read(con, table_name(request))
     p = search_plan.plan(request, table)

@@ -10,8 +10,6 @@ from typing import Any
 
 from tesseradb.clients.http.fields import RequestError
 
-VECTOR_TYPES = {"float_vector", "float_vector_array"}
-
 
 @dataclass
 class Column:
@@ -19,10 +17,7 @@ class Column:
     type: str
     full_text: bool = False                 # MATCH() searches it
     model_backed: bool = False              # a vector column computed by the engine: a text query searches it
-
-    @property
-    def is_vector(self) -> bool:
-        return self.type in VECTOR_TYPES
+    is_vector: bool = False                 # float_vector or float_vector_array (ColumnInfo.is_vector)
 
 
 @dataclass
@@ -57,4 +52,4 @@ def read(con: Any, name: str) -> Table:
     """The table's facts; a missing table is the engine's own error (1146)."""
     info = con.describe(name)
     return Table(info.name, [Column(c.name, c.type, bool(c.full_text and c.full_text.indexed),
-                                    bool(c.vector and c.vector.model_backed)) for c in info.columns])
+                                    bool(c.vector and c.vector.model_backed), c.is_vector) for c in info.columns])

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources import FunctionResource
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 import tesseradb
 from tesseradb.clients.mcp import ask, documents, overview, tools, writes
@@ -92,7 +92,27 @@ class TesseraServer(MCPServer):
         if name in WRITE_TOOLS and self._tool_manager.get_tool(name) is None:
             raise ToolError(f"tool '{name}' changes the database and this server is read-only: "
                             "start tessera mcp with --allow-writes" + (" --allow-sync DIR" if name == "sync" else ""))
-        return await super().call_tool(name, arguments, context)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(argument_errors(name, exc.__cause__)) from None
+            raise
+
+
+def argument_errors(tool: str, error: ValidationError) -> str:
+    """pydantic's validation report in plain words, one clause per argument, without its URL or the
+    rejected value (issue 36): ``invalid arguments for search: 'limit' must be less than or equal to 50``."""
+    parts = []
+    for err in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "missing":
+            parts.append(f"'{where}' is required")
+        else:
+            text = str(err["msg"])
+            text = text.replace("Input should be", "must be", 1) if text.startswith("Input should be") else text
+            parts.append(f"'{where}' {text[0].lower() + text[1:]}")
+    return f"invalid arguments for {tool}: " + "; ".join(parts)
 
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)

@@ -1,5 +1,5 @@
 """What mysql-mimic answers information_schema from, when the engine cannot answer a query itself (a
-table or column the engine's information_schema does not have: ROUTINES, KEY_COLUMN_USAGE,
+table or column the engine's information_schema does not have: ROUTINES,
 DATETIME_PRECISION, the ``mysql`` schema...).
 
 Every SELECT that reads information_schema goes to the engine first (statements.Route.INFO_SCHEMA), so
@@ -15,7 +15,8 @@ from mysql_mimic.schema import InfoSchema
 from sqlglot.executor.table import Table
 
 # the tables the engine's information_schema has (tesseradb's sql/mysql/information_schema.py)
-ENGINE_TABLES = ("schemata", "tables", "columns", "statistics", "character_sets", "collations")
+ENGINE_TABLES = ("schemata", "tables", "columns", "statistics", "key_column_usage", "table_constraints",
+                 "character_sets", "collations")
 
 
 def build(con: Any) -> InfoSchema:

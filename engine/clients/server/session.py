@@ -79,7 +79,7 @@ KEPT_ON_RESET = ("external_user", "character_set_client", "character_set_connect
                  "character_set_results", "collation_connection")
 PROBE_DATABASES = {"information_schema", "mysql", "performance_schema", "sys"}
 # Session variables the engine connection acts on: kept in step with mysql-mimic's on every SET.
-SYNCED = ("sql_mode", "max_execution_time")
+SYNCED = ("sql_mode", "max_execution_time", "external_user")     # external_user: SHOW GRANTS names who USER() does
 
 
 class EngineSession(Session):

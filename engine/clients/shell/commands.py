@@ -80,7 +80,7 @@ def _status(runner: Runner, cmd: Command, origin: Origin) -> None:
         f"Database:\t\t{runner.db_label}",
         f"In transaction:\t\t{'yes' if runner.con.in_transaction else 'no'}",
         f"Output:\t\t\t{mode}",
-        f"Vectors:\t\t{'full' if opts.full_vectors else 'abbreviated in tables'}",
+        "Vectors:\t\t" + ("full" if opts.full_vectors else "abbreviated in tables and \\G"),
         f"Show warnings:\t\t{'on' if opts.show_warnings else 'off'}",
         f"Using delimiter:\t{opts.delimiter}",
         f"Current pager:\t\t{runner.sink.pager or 'stdout'}",
@@ -217,7 +217,7 @@ def _vectors(runner: Runner, cmd: Command, origin: Origin) -> None:
     choice = VECTOR_MODES[arg] if arg else not runner.options.full_vectors
     runner.options.full_vectors = choice
     runner.write("Vectors print in full.\n" if choice else
-                 "Vectors print abbreviated in tables (\\G and batch output stay exact).\n")
+                 "Vectors print abbreviated in tables and \\G (batch and -e output stay exact).\n")
 
 
 # mysql client commands that make no sense for an embedded database: refused, never sent as SQL.

@@ -49,10 +49,9 @@ class SqlCompleter(Completer):
         self.columns: dict[str, list[str]] = {}
 
     def refresh(self, runner: "Runner") -> None:
-        """Read table and column names through the connection (SHOW TABLES, DESCRIBE)."""
-        tables = [str(r[0]) for r in runner.query("SHOW TABLES")]
-        self.columns = {t: [str(r[0]) for r in runner.query(f"DESCRIBE `{t.replace('`', '``')}`")] for t in tables}
-        self.tables = tables
+        """Read table and column names through the connection's catalog (``Connection.tables()``)."""
+        self.columns = runner.table_columns()
+        self.tables = list(self.columns)
 
     def all_columns(self) -> list[str]:
         seen: dict[str, None] = {}

@@ -152,14 +152,16 @@ def _row(texts: list[str], widths: list[int], right: list[bool]) -> str:
     return "|" + "|".join(cells) + "|"
 
 
-def vertical(names: list[str], decls: list[str | None], rows: list[Sequence[Any]]) -> str:
-    """``\\G``: one block per row, column names right-aligned."""
+def vertical(names: list[str], decls: list[str | None], rows: list[Sequence[Any]], abbreviate: bool = False) -> str:
+    """``\\G``: one block per row, column names right-aligned; ``abbreviate``: long vectors as in
+    interactive tables (issue 36: a 4-chunk note was ~90 lines of numbers)."""
+    text_of = short_cell if abbreviate else cell
     label = max((width(n) for n in names), default=0)
     lines = []
     for number, row in enumerate(rows, start=1):
         lines.append(f"{'*' * 27} {number}. row {'*' * 27}")
         for name, value, decl in zip(names, row, decls):
-            lines.append(" " * (label - width(name)) + f"{name}: {wrap.continued(cell(value, decl), label + 2)}")
+            lines.append(" " * (label - width(name)) + f"{name}: {wrap.continued(text_of(value, decl), label + 2)}")
     return "\n".join(lines)
 
 

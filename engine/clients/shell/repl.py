@@ -41,6 +41,8 @@ def _bindings(runner: Runner) -> KeyBindings:
 
 def _continuation(session: PromptSession, runner: Runner):
     def prompt(width: int, line_number: int, is_soft_wrap: bool) -> str:
+        if is_soft_wrap:
+            return ""           # a long line wrapped on screen is still one line being edited: no "->"
         lines = session.default_buffer.document.lines[:line_number + 1]
         scanner = Scanner(runner.options.delimiter)
         scanner.feed("\n".join(lines[:line_number]) + "\n")

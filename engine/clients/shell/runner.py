@@ -141,6 +141,15 @@ class Runner:
             return []
         return outcome.rows
 
+    def table_columns(self) -> dict[str, list[str]]:
+        """Each table's column names, from the public catalog (``Connection.tables()``: no statement
+        runs, so SHOW WARNINGS keeps what it shows); an error gives none."""
+        try:
+            return self._wait(self._worker.submit(
+                lambda: {t.name: [c.name for c in t.columns] for t in self.con.tables()}))
+        except tesseradb.Error:
+            return {}
+
     @property
     def database(self) -> str:
         """The database's name (``SELECT DATABASE()``), for the prompt's ``\\d``."""
@@ -185,10 +194,10 @@ class Runner:
         names, decls, rows = outcome.names or [], outcome.decls, outcome.rows
         if opts.mode is not None and not vertical:
             return formats.render(opts.mode, names, decls, rows, headers=opts.headers)
+        short = opts.interactive and not opts.full_vectors          # batch and -e output stay exact
         if vertical:
-            return render.vertical(names, decls, rows)
+            return render.vertical(names, decls, rows, abbreviate=short)
         if opts.table or opts.interactive:
-            short = opts.interactive and not opts.full_vectors
             return render.table(names, decls, rows, headers=opts.headers, abbreviate=short,
                                 wrap_width=wrap.terminal_width() if opts.interactive else None)
         return render.tab_separated(names, decls, rows, headers=opts.headers, raw=opts.raw)

@@ -211,8 +211,20 @@ class Scanner:
     def _emit(self, out: list[Item], vertical: bool) -> None:
         text = "".join(self.buf).strip()
         if self.start_line is not None and text:
-            out.append(Statement(text, self.start_line, vertical))
+            out.extend(self._statements(text, self.start_line, vertical))
         self.buf, self.start_line = [], None
+
+    def _statements(self, text: str, line: int, vertical: bool) -> list[Statement]:
+        """Under a custom delimiter, ``SELECT 1; SELECT 2//`` is two statements run in order, as the
+        mysql client sends them (the server runs both); ``\\G`` applies to the last one."""
+        if self.delimiter == ";" or ";" not in text:
+            return [Statement(text, line, vertical)]
+        inner = Scanner(";")
+        parts = [p for p in inner.feed(text + "\n") + inner.finish() if isinstance(p, Statement)]
+        if not parts:
+            return [Statement(text, line, vertical)]
+        parts[-1] = Statement(parts[-1].text, parts[-1].line, vertical or parts[-1].vertical)
+        return [Statement(p.text, line + p.line - 1, p.vertical) for p in parts]
 
 
 def _word_command(line: str, number: int, delimiter: str = ";") -> Command | None:

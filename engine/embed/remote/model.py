@@ -132,6 +132,7 @@ class RemoteModel:
         items = [prompt + self._cut(t, self._base_window - self._count(prompt)) if t.strip() else "" for t in texts]
         out = np.zeros((len(items), self.dims), np.float32)
         todo = [i for i, t in enumerate(items) if t]         # empty (or blank) texts are never sent
+        todo.sort(key=lambda i: len(items[i]))     # batches of like lengths: a server pads each batch to its longest
         done = 0
         for batch in self._batches([items[i] for i in todo]):
             if should_stop is not None and should_stop():

@@ -108,12 +108,16 @@ def added_column(table: str, col: Column, existing: set[str]) -> Plan:
     return plan
 
 
-_TEXT = {"not_null": "NOT NULL", "null": "NULL", "unique": "UNIQUE", "primary_key": "PRIMARY KEY"}
+_TEXT = {"not_null": "NOT NULL", "null": "NULL"}
 
 
 def column_text(col: Column) -> str:
-    """The MySQL constraints of a column as SHOW CREATE TABLE writes them."""
+    """The MySQL constraints of a column as SHOW CREATE TABLE writes them; its keys (UNIQUE, PRIMARY
+    KEY) are lines of their own there (statements/show_keys.py), as MySQL prints them."""
     parts = []
+    cons = constraint_map(col)
+    if "primary_key" in cons and "not_null" not in cons:
+        parts.append("NOT NULL")                     # a primary key is NOT NULL (SQLite enforces it too)
     for kind, value in getattr(col, "constraints", ()) or ():
         if kind in _TEXT:
             parts.append(_TEXT[kind])
@@ -125,24 +129,6 @@ def column_text(col: Column) -> str:
             name, expr = value
             parts.append((f"CONSTRAINT `{name}` " if name else "") + f"CHECK {expr}")
     return (" " + " ".join(parts)) if parts else ""
-
-
-def key_lines(table: str, columns: list[Column], indexes: list[tuple[str, bool, list[str]]]) -> list[str]:
-    """SHOW CREATE TABLE's key clauses: the keys made from CREATE TABLE's table-level clauses (indexes
-    named "<table>.<key>"), except those a column's own UNIQUE / PRIMARY KEY already writes."""
-    own = {(c.name.lower(), kind) for c in columns for kind, _ in (getattr(c, "constraints", ()) or ())}
-    lines = []
-    for index, unique, cols in indexes:
-        name = key_name(table, index)
-        if name == index:
-            continue                                         # CREATE INDEX: not part of CREATE TABLE
-        single = cols[0].lower() if len(cols) == 1 else None
-        if single and ((single, "unique") in own and name.lower().startswith(single)
-                       or (single, "primary_key") in own and name.upper().startswith("PRIMARY")):
-            continue
-        listed = ", ".join(f"`{c}`" for c in cols)
-        lines.append(f"UNIQUE KEY `{name}` ({listed})" if unique else f"KEY `{name}` ({listed})")
-    return lines
 
 
 def _index_sql(table: str, key: str, columns: Sequence[str], unique: bool) -> str:

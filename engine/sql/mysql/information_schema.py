@@ -1,4 +1,5 @@
-"""``information_schema.TABLES / COLUMNS / STATISTICS / SCHEMATA``, as GUI tools and ORMs read them.
+"""``information_schema.TABLES / COLUMNS / STATISTICS / KEY_COLUMN_USAGE / TABLE_CONSTRAINTS / SCHEMATA``,
+as GUI tools and ORMs read them.
 
 A query that names ``information_schema`` gets a private in-memory SQLite database attached under that
 name, whose tables are refilled from our catalog just before the query runs; SQLite then runs the
@@ -24,8 +25,15 @@ TABLES: dict[str, tuple[str, ...]] = {
                 "NUMERIC_SCALE", "CHARACTER_SET_NAME", "COLLATION_NAME", "COLUMN_TYPE", "COLUMN_KEY", "EXTRA",
                 "PRIVILEGES", "COLUMN_COMMENT"),
     "STATISTICS": ("TABLE_CATALOG", "TABLE_SCHEMA", "TABLE_NAME", "NON_UNIQUE", "INDEX_SCHEMA", "INDEX_NAME",
-                   "SEQ_IN_INDEX", "COLUMN_NAME", "COLLATION", "CARDINALITY", "NULLABLE", "INDEX_TYPE",
-                   "COMMENT"),
+                   "SEQ_IN_INDEX", "COLUMN_NAME", "COLLATION", "CARDINALITY", "SUB_PART", "PACKED", "NULLABLE",
+                   "INDEX_TYPE", "COMMENT", "INDEX_COMMENT", "IS_VISIBLE", "EXPRESSION"),
+    # keys as constraints (issue 36): what ORMs and GUI row editors read to find a row's key
+    "KEY_COLUMN_USAGE": ("CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "TABLE_CATALOG",
+                         "TABLE_SCHEMA", "TABLE_NAME", "COLUMN_NAME", "ORDINAL_POSITION",
+                         "POSITION_IN_UNIQUE_CONSTRAINT", "REFERENCED_TABLE_SCHEMA", "REFERENCED_TABLE_NAME",
+                         "REFERENCED_COLUMN_NAME"),
+    "TABLE_CONSTRAINTS": ("CONSTRAINT_CATALOG", "CONSTRAINT_SCHEMA", "CONSTRAINT_NAME", "TABLE_SCHEMA",
+                          "TABLE_NAME", "CONSTRAINT_TYPE", "ENFORCED"),
     # what the server is (mysql/server_facts.py, the same tables SHOW ENGINES / CHARSET / COLLATION read)
     "ENGINES": ("ENGINE", "SUPPORT", "COMMENT", "TRANSACTIONS", "XA", "SAVEPOINTS"),
     "CHARACTER_SETS": ("CHARACTER_SET_NAME", "DEFAULT_COLLATE_NAME", "DESCRIPTION", "MAXLEN"),
@@ -85,17 +93,37 @@ def _columns(db: Database) -> list[tuple]:
 
 
 def _statistics(db: Database) -> list[tuple]:
+    """One row per key column (schema_info.keys: the primary key first, the implicit id included)."""
+    name = variables.database_name(db)
     rows = []
     for table in db.tables.values():
-        rows.append((CATALOG, variables.database_name(db), table.name, 0, variables.database_name(db), "PRIMARY", 1,
-                     "id", "A", None, "", "BTREE", ""))
-        for index in schema_info.indexes(db, table):
-            if index.origin == "pk" or index.name.startswith(("_tessera", "sqlite_autoindex")):
-                continue
-            for seq, column in enumerate(index.columns):
-                rows.append((CATALOG, variables.database_name(db), table.name, 0 if index.unique else 1,
-                             variables.database_name(db), index.name, seq + 1, column, "A", None, "YES", "BTREE", ""))
+        nullable = {i.name.lower(): i.nullable for i in schema_info.column_infos(db, table)}
+        for key in schema_info.keys(db, table):
+            descending = key.descending or (False,) * len(key.columns)
+            for seq, (column, desc) in enumerate(zip(key.columns, descending), start=1):
+                rows.append((CATALOG, name, table.name, 0 if key.unique else 1, name, key.name, seq, column,
+                             "D" if desc else "A", None, None, None, "YES" if nullable.get(column.lower()) else "",
+                             "BTREE", "", "", "YES", None))
     return rows
+
+
+def _unique_keys(db: Database):
+    for table in db.tables.values():
+        for key in schema_info.keys(db, table):
+            if key.unique:
+                yield table, key
+
+
+def _key_column_usage(db: Database) -> list[tuple]:
+    name = variables.database_name(db)
+    return [(CATALOG, name, key.name, CATALOG, name, table.name, column, seq, None, None, None, None)
+            for table, key in _unique_keys(db) for seq, column in enumerate(key.columns, start=1)]
+
+
+def _table_constraints(db: Database) -> list[tuple]:
+    name = variables.database_name(db)
+    return [(CATALOG, name, key.name, name, table.name, "PRIMARY KEY" if key.name.upper() == "PRIMARY" else "UNIQUE",
+             "YES") for table, key in _unique_keys(db)]
 
 
 def _character_sets(db: Database) -> list[tuple]:
@@ -103,5 +131,6 @@ def _character_sets(db: Database) -> list[tuple]:
 
 
 FILLERS = {"SCHEMATA": _schemata, "TABLES": _tables, "COLUMNS": _columns, "STATISTICS": _statistics,
+           "KEY_COLUMN_USAGE": _key_column_usage, "TABLE_CONSTRAINTS": _table_constraints,
            "ENGINES": lambda db: list(server_facts.ENGINES[1]), "CHARACTER_SETS": _character_sets,
            "COLLATIONS": lambda db: list(server_facts.COLLATIONS[1])}

@@ -74,15 +74,6 @@ def display_type(table: Table, col: Column) -> str:
     return col.type_text
 
 
-def create_text(table: Table) -> str | None:
-    """SHOW CREATE TABLE's line for an aliased id."""
-    name = alias(table)
-    if name is None:
-        return None
-    extra = " AUTO_INCREMENT" if auto_increment(table) else ""
-    return f"`{name}` {display_type(table, table.columns[0])} PRIMARY KEY{extra}"
-
-
 # -- statements ---------------------------------------------------------------------------------------
 
 

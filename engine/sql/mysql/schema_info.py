@@ -25,15 +25,16 @@ class Index:
     unique: bool
     origin: str                     # SQLite's: c (CREATE INDEX), u (UNIQUE constraint), pk
     columns: tuple[str | None, ...]  # None for an expression column
+    descending: tuple[bool, ...] = ()
 
 
 def indexes(db: Database, table: Table) -> list[Index]:
     """Every SQLite index of ``table``, the engine's own (_tessera*) included."""
     out = []
     for _, name, unique, origin, _ in db.store.execute(f"PRAGMA index_list({quote(table.name)})"):
-        cols = tuple(None if r[2] is None else str(r[2])
-                     for r in db.store.execute(f"PRAGMA index_info({quote(name)})"))
-        out.append(Index(str(name), bool(unique), str(origin), cols))
+        info = [r for r in db.store.execute(f"PRAGMA index_xinfo({quote(name)})") if r[5]]   # key columns
+        cols = tuple(None if r[2] is None else str(r[2]) for r in info)
+        out.append(Index(str(name), bool(unique), str(origin), cols, tuple(bool(r[3]) for r in info)))
     return out
 
 
@@ -48,6 +49,36 @@ def unique_keys(db: Database, table: Table) -> list[UniqueKey]:
     return [UniqueKey(constraints.key_name(table.name, i.name), i.columns) for i in indexes(db, table)
             if i.unique and i.origin != "pk" and not i.name.startswith("_tessera")
             and i.columns and None not in i.columns]
+
+
+@dataclasses.dataclass(frozen=True)
+class Key:
+    """A key as MySQL shows it (SHOW CREATE TABLE, SHOW INDEX, information_schema): PRIMARY first."""
+    name: str                  # PRIMARY, or the key's MySQL name
+    unique: bool
+    columns: tuple[str, ...]   # as the user names them (a declared key under its declared name)
+    implicit: bool = False     # Manticore's implicit id: reported for reflection, not in SHOW CREATE TABLE
+    descending: tuple[bool, ...] = ()
+
+
+def keys(db: Database, table: Table) -> list[Key]:
+    """The table's keys in MySQL's order: the primary key, then UNIQUE keys, then plain ones, each
+    group in the order they were made. The primary key is a `PRIMARY` key SQLite holds (a non-integer
+    or composite PRIMARY KEY), else the declared integer key, else Manticore's implicit id."""
+    shown = row_id.alias(table) or "id"
+    made = [str(r[0]) for r in db.store.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? COLLATE NOCASE ORDER BY rowid",
+        (table.name,))]
+    order = {name: n for n, name in enumerate(made)}
+    found = [Key(constraints.key_name(table.name, i.name), i.unique,
+                 tuple(shown if str(c).lower() == "id" else str(c) for c in i.columns), descending=i.descending)
+             for i in sorted(indexes(db, table), key=lambda i: order.get(i.name, len(order)))
+             if not i.name.startswith(("_tessera", "sqlite_autoindex")) and i.columns and None not in i.columns]
+    primary = [k for k in found if k.unique and k.name.upper() == "PRIMARY"][:1]
+    if not primary:
+        primary = [Key("PRIMARY", True, (shown,), implicit=row_id.alias(table) is None)]
+    rest = [k for k in found if k not in primary]
+    return primary + [k for k in rest if k.unique] + [k for k in rest if not k.unique]
 
 
 @dataclasses.dataclass(frozen=True)

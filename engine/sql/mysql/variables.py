@@ -129,6 +129,9 @@ SYSTEM: dict[str, Variable] = {
     "protocol_version": Variable(10),
     "port": Variable(0),
     "hostname": Variable("localhost"),
+    # the account USER(), CURRENT_USER() and SHOW GRANTS name (issue 36: one name everywhere); tessera
+    # serve sets it to the user that connected
+    "external_user": Variable("root@localhost", _text),
 }
 NAMES = ("character_set_client", "character_set_connection", "character_set_results")
 
@@ -155,6 +158,11 @@ def lexing(db: Database) -> Lexing:
     """The lexing flags of the session's sql_mode (NO_BACKSLASH_ESCAPES, ANSI_QUOTES): the one place
     to read them (the DB-API reads statements with them; a statement cache keyed by text needs them)."""
     return session(db).lexing
+
+
+def account(db: Database) -> str:
+    """The session's user, as USER() and SHOW GRANTS name it."""
+    return str(session(db).system["external_user"])
 
 
 def database_name(db: Database) -> str:
@@ -251,10 +259,10 @@ FUNCTIONS: dict[str, Callable[[Database], Any]] = {
     "VERSION": lambda db: session(db).system["version"],
     "DATABASE": lambda db: database_name(db),
     "SCHEMA": lambda db: database_name(db),
-    "CURRENT_USER": lambda db: "root@localhost",
-    "USER": lambda db: "root@localhost",
-    "SESSION_USER": lambda db: "root@localhost",
-    "SYSTEM_USER": lambda db: "root@localhost",
+    "CURRENT_USER": lambda db: account(db),
+    "USER": lambda db: account(db),
+    "SESSION_USER": lambda db: account(db),
+    "SYSTEM_USER": lambda db: account(db),
 }
 
 

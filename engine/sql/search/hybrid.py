@@ -269,6 +269,8 @@ def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bo
             col = args[1]
             if not isinstance(col, exp.Column) or (col.table and col.table.lower() != alias):
                 continue
+            if table.column(col.name) is None:
+                continue                                  # another table's, or missing (below)
             spec = table.vectors.get(col.name.lower())
             if spec is None or not spec.model_name:
                 raise UserError(f"hybrid_match(): column '{col.name}' has no model_name and from "
@@ -279,6 +281,8 @@ def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bo
         if len(models) > 1:
             raise UserError("hybrid_match(): the table has several auto-embedding columns; name one",
                             errors.SqlSyntaxError)
+    if len(args) == 2 and isinstance(args[1], exp.Column):
+        raise errors.missing_search_column(args[1].name, "hybrid_match")
     raise UserError("hybrid_match() needs a table with an auto-embedding column (model_name and from)",
                     errors.SqlSyntaxError)
 

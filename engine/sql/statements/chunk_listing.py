@@ -56,9 +56,22 @@ def _document_ids(db: Any, stmt: ast.ShowChunks, params: Any) -> list[int]:
     return [r[0] for r in db.store.execute(select.sql(dialect="sqlite"), bound)]
 
 
+def _only_vector_column(table: Any) -> vector_columns.VectorSpec:
+    """``SHOW CHUNKS FROM t``: the table's one KNN-indexed vector column (issue 36); several: name one."""
+    specs = list(table.vectors.values())
+    if len(specs) == 1:
+        return specs[0]
+    if not specs:
+        raise UserError(f"table '{table.name}' has no KNN-indexed vector column: SHOW CHUNKS lists the chunks "
+                        "of one (knn_type='hnsw')", errors.SqlSyntaxError)
+    named = ", ".join(f"{table.name}.{s.column}" for s in specs)
+    raise UserError(f"table '{table.name}' has several vector columns; name one: SHOW CHUNKS FROM {named}",
+                    errors.SqlSyntaxError)
+
+
 def show_chunks(db: Any, stmt: ast.ShowChunks, params: Any = None) -> Result:
     table = db.table(stmt.table)
-    spec = table.vectors.get(stmt.column.lower())
+    spec = table.vectors.get(stmt.column.lower()) if stmt.column else _only_vector_column(table)
     if spec is None:
         if table.column(stmt.column) is None:
             raise UserError(f"Unknown column '{stmt.column}' in table '{table.name}'", errors.NoSuchColumn)

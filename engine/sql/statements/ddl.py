@@ -18,8 +18,9 @@ from tesseradb.catalog.types import TYPES, VECTOR_TYPES
 
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
-from tesseradb.sql.mysql import constraints, row_id, schema_info
+from tesseradb.sql.mysql import constraints, row_id
 from tesseradb.sql.statements.describe import describe
+from tesseradb.sql.statements.show_keys import show_create, show_index
 from tesseradb.sql.statements.integrity import check_table
 from tesseradb.sql.write import recompute_all
 
@@ -220,40 +221,6 @@ def show_tables(db: Database, stmt: ast.ShowTables, params=None) -> Result:
     return Result(columns=[("Table", None)], rows=[(n,) for n in names], rowcount=len(names))
 
 
-def show_create(db: Database, table: Table) -> Result:
-    lines = []
-    for col in table.columns:
-        text = f"{backquote(col.name)} {mysql_type(col.type_text) if col is not table.columns[0] else 'bigint'}"
-        if col is table.columns[0] and row_id.alias(table):
-            lines.append(row_id.create_text(table))
-            continue
-        spec = table.vectors.get(col.name.lower())
-        if spec is not None:
-            text += " " + vector_columns.render_options(spec)
-        elif col.options:
-            text += " " + " ".join(f"{k}='{v}'" for k, v in col.options)
-        text += constraints.column_text(col)
-        lines.append(text)
-    lines += constraints.key_lines(table.name, table.columns, _indexes(db, table))    # MySQL keys
-    sql = f"CREATE TABLE {backquote(table.name)} (\n  " + ",\n  ".join(lines) + "\n)"
-    sql += "".join(f" {k}='{v}'" for k, v in table.options.items())
-    return Result(columns=[("Table", None), ("Create Table", None)], rows=[(table.name, sql)], rowcount=1)
-
-
-def _indexes(db: Database, table: Table) -> list[tuple[str, bool, list[str]]]:
-    return sorted((i.name, i.unique, [str(c) for c in i.columns]) for i in schema_info.indexes(db, table))
-
-
-def mysql_type(type_text: str) -> str:
-    """A declared type as MySQL (and Manticore) print it: lower case (``FLOAT(53)`` -> ``float(53)``)."""
-    return type_text if "'" in type_text else type_text.lower()
-
-
-def backquote(name: str) -> str:
-    """SHOW CREATE TABLE quotes every identifier, as MySQL does (SQLAlchemy's reflection reads them so)."""
-    return "`" + name.replace("`", "``") + "`"
-
-
 def quote_ident(name: str) -> str:
     plain = name.replace("_", "a").isalnum() and not name[0].isdigit()
     return name if plain and name.lower() not in _RESERVED else "`" + name.replace("`", "``") + "`"
@@ -329,12 +296,6 @@ def drop_index(db: Database, stmt: ast.DropIndex, params=None) -> Result:
         raise UserError(f"Can't DROP '{stmt.name}'; check that column/key exists", errors.ProgrammingError)
     db.store.execute(f"DROP INDEX {quote(stmt.name)}")
     return Result(rowcount=0)
-
-
-def show_index(db: Database, table: Table) -> Result:
-    rows = [(table.name, name, sql) for name, sql in db.store.execute(INDEX_LIST, (table.name,))]
-    return Result(columns=[("Table", None), ("Key_name", None), ("Definition", None)], rows=rows,
-                   rowcount=len(rows))
 
 
 TABLE_COMMANDS = {

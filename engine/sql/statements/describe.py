@@ -6,8 +6,9 @@ carrying the facts SHOW COLUMNS carries in MySQL's layout.
 - Properties: for a text or string column, what full-text search makes of it (``indexed stored``: MATCH
   searches it and SELECT returns it; ``indexed attribute`` for ``string attribute indexed``; ``stored`` /
   ``attribute`` for a text column MATCH does not search), then the MySQL facts (``primary key``,
-  ``auto_increment``, ``not null``, ``unique``, ``key``, ``default ...``); for a vector column ``knn``
-  and every option as SHOW CREATE TABLE prints it. The implicit id shows none, as in Manticore.
+  ``auto_increment``, ``not null``, ``unique``, ``key``, ``default ...``); for a KNN-indexed vector
+  column ``knn`` alone, as Manticore prints it (its options: SHOW CREATE TABLE, and SHOW COLUMNS' Extra).
+  The implicit id shows none, as in Manticore.
 See docs/statements.md (DESCRIBE)."""
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def _properties(table: Table, col: Column, info: ColumnInfo) -> str:
     spec = table.vectors.get(col.name.lower())
     words = [text_flags(col), *_mysql_facts(col, info)]
     if spec is not None:
-        words = ["knn", vector_columns.render_options(spec), *words]
+        words = ["knn", *words]                     # Manticore prints knn alone; the options: SHOW COLUMNS
     return " ".join(w for w in words if w)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
+from tesseradb.sql.mysql import variables
 from tesseradb.sql.mysql.server_facts import CHARSETS, COLLATIONS, ENGINES, PLUGINS
 
 
@@ -27,8 +28,11 @@ def _table(spec: tuple[list[str], list[tuple]], stmt: ast.ShowSession) -> Result
 
 
 def _grants(db: Database, stmt: ast.ShowSession) -> Result:
-    return Result(columns=[("Grants for tessera@localhost", None)],
-                  rows=[("GRANT ALL PRIVILEGES ON *.* TO `tessera`@`localhost` WITH GRANT OPTION",)], rowcount=1)
+    """The session's account, the one USER() names (variables.account)."""
+    user, _, host = variables.account(db).partition("@")
+    host = host or "%"
+    return Result(columns=[(f"Grants for {user}@{host}", None)],
+                  rows=[(f"GRANT ALL PRIVILEGES ON *.* TO `{user}`@`{host}` WITH GRANT OPTION",)], rowcount=1)
 
 
 SHOW: dict[str, Any] = {

@@ -13,6 +13,7 @@ from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.results import Result
+from tesseradb.catalog.vector_columns import render_options
 from tesseradb.sql.mysql import variables
 from tesseradb.sql.mysql.schema_info import (COLLATION, ENGINE, PRIVILEGES, TEXT_TYPES, column_infos,
                                              table_status_rows, view_names)
@@ -56,10 +57,17 @@ def show_columns(db: Database, stmt: ast.ShowColumns, params: Any = None) -> Res
     infos = [i for i in column_infos(db, table) if like(stmt.like, i.name)]
     if not stmt.full:
         return _result(["Field", "Type", "Null", "Key", "Default", "Extra"],
-                       [(i.name, i.type_text, _yes(i.nullable), i.key, i.default, i.extra) for i in infos])
+                       [(i.name, i.type_text, _yes(i.nullable), i.key, i.default, _extra(table, i)) for i in infos])
     return _result(["Field", "Type", "Collation", "Null", "Key", "Default", "Extra", "Privileges", "Comment"],
                    [(i.name, i.type_text, COLLATION if i.type in TEXT_TYPES else None, _yes(i.nullable),
-                     i.key, i.default, i.extra, PRIVILEGES, i.comment) for i in infos])
+                     i.key, i.default, _extra(table, i), PRIVILEGES, i.comment) for i in infos])
+
+
+def _extra(table: Any, info: Any) -> str:
+    """MySQL's Extra; for a KNN-indexed vector column ``knn`` and its options as SHOW CREATE TABLE prints
+    them (DESCRIBE shows ``knn`` alone, as Manticore does; issue 36)."""
+    spec = table.vectors.get(info.name.lower())
+    return info.extra if spec is None else " ".join(w for w in ("knn", render_options(spec), info.extra) if w)
 
 
 def _yes(flag: bool) -> str:

@@ -219,3 +219,15 @@ def test_chunk_budgets_follow_the_named_tokenizer(server, local_model):
     chunks = server.texts_sent()
     assert len(chunks) == 2 and all(len(local_model.token_offsets(c)) <= 8 for c in chunks)
     assert " ".join(chunks) == text
+
+
+def test_show_models_lists_a_remote_model_without_contacting_it_or_showing_its_key(server):
+    con = tesseradb.connect()
+    _create(con, server, extra="query_prefix='search_query: '")
+    server.requests.clear()
+    cur = con.execute("SHOW MODELS")
+    names = [d[0] for d in cur.description]
+    row = next(dict(zip(names, r)) for r in cur.fetchall() if r[0] == "openai/text-embedding-3-small")
+    assert row["Source"] == f"remote openai {server.base}/v1/embeddings" and row["Dimensions"] == 384
+    assert row["Prefixes"] == "query: 'search_query: '" and row["Window"] == 2048 and row["Used_by"] == "p.v"
+    assert server.requests == [] and KEY not in repr(row)

@@ -1,0 +1,143 @@
+"""Queries at the model's limit (issue 37): first-time text knn against the bare model, hybrid_match
+against knn, knn over the MySQL protocol against in-process; with a cProfile of each engine query.
+
+    TESSERA_BENCH_CORPUS=... .venv/bin/python tests/benchmarks/bench_query_limit.py --every 6 --rounds 60
+
+The table: the manual's pages (every ``--every``-th; 1 = the whole manual) in ``(title string, body
+text, v float_vector_array ... chunk_strategy='recursive' max_tokens=256 overlap_tokens=32)``, built
+once under the cache directory and reused. Query texts are the manual's section headings, each used
+once in the run (the engine caches query vectors; the model does not): the sides take turns round by
+round (model, knn, hybrid, knn over the wire), each getting texts no side embedded before, so the
+ratios are of one run under the same load. The wire side is ``tessera serve`` in another process and
+PyMySQL. Then ``--profile`` first-time queries of knn and of hybrid_match run under cProfile, and the
+top entries (by own time) are kept.
+
+Writes tests/benchmarks/results/query_limit.json and its section of docs/benchmarks.md.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import CACHE, log  # noqa: E402
+
+KNN = "SELECT id FROM manual WHERE knn(v, 10, {p})"
+HYBRID = "SELECT id FROM manual WHERE hybrid_match({p}, v) LIMIT 10"
+CREATE = ("CREATE TABLE manual (title string, body text, v float_vector_array knn_type='hnsw' "
+          f"model_name='{common.MODEL_NAME}' from='body' chunk_strategy='recursive' max_tokens=256 overlap_tokens=32)")
+
+
+def build(path: Path, every: int) -> int:
+    import tesseradb
+    pages = common.pages()[::every]
+    if path.exists():
+        return len(pages)
+    log(f"loading {len(pages)} pages into {path}")
+    con = tesseradb.connect(str(path))
+    con.execute(CREATE)
+    for s in range(0, len(pages), 20):
+        con.executemany("INSERT INTO manual (id, title, body) VALUES (?, ?, ?)",
+                        [(p.doc_id, p.path, p.text) for p in pages[s:s + 20]])
+        con.commit()
+    con.close()
+    return len(pages)
+
+
+def serve(path: Path) -> tuple[subprocess.Popen, int]:
+    proc = subprocess.Popen([sys.executable, "-m", "tesseradb.clients.shell.main", "serve", str(path), "--port", "0"],
+                            stderr=subprocess.PIPE, text=True)
+    match = re.search(r" on [^ ]+:(\d+) ", proc.stderr.readline())
+    if match is None:
+        proc.kill()
+        raise SystemExit("the server did not start")
+    return proc, int(match.group(1))
+
+
+def top_entries(profile: cProfile.Profile, n: int = 12) -> list[dict]:
+    stats = pstats.Stats(profile)
+    rows = []
+    for (file, line, fn), (_, calls, own, cum, _) in stats.stats.items():       # type: ignore[attr-defined]
+        rows.append({"function": f"{Path(file).name}:{line}({fn})" if line else fn, "calls": calls,
+                     "own_s": own, "cumulative_s": cum})
+    total = sum(r["own_s"] for r in rows)
+    rows.sort(key=lambda r: -r["own_s"])
+    for r in rows:
+        r["share"] = r["own_s"] / total if total else 0.0
+    return rows[:n]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--every", type=int, default=6, help="every n-th page of the manual (1: all of it)")
+    ap.add_argument("--rounds", type=int, default=60)
+    ap.add_argument("--profile", type=int, default=40, help="first-time queries profiled per statement")
+    args = ap.parse_args()
+    import pymysql
+    import tesseradb
+    from tesseradb import embed
+    path = CACHE / ("manual.query-limit.db" if args.every == 1 else f"manual-every{args.every}.db")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    pages = build(path, args.every)
+    texts = iter(dict.fromkeys(q.text for q in common.heading_queries(common.pages())))
+    fresh = lambda tag: f"{next(texts)} {tag}"         # noqa: E731  - never embedded before in this run
+    con = tesseradb.connect(str(path))
+    model = embed.get_model(common.MODEL_NAME)
+    proc, port = serve(path)
+    try:
+        wire = pymysql.connect(host="127.0.0.1", port=port, user="bench", autocommit=True)
+        wcur = wire.cursor()
+        sides = {
+            "model": lambda t: model.embed_query(t),
+            "knn": lambda t: con.execute(KNN.format(p="?"), (t,)).fetchall(),
+            "hybrid": lambda t: con.execute(HYBRID.format(p="?"), (t,)).fetchall(),
+            "knn over the wire": lambda t: (wcur.execute(KNN.format(p="%s"), (t,)), wcur.fetchall()),
+        }
+        for name, run in sides.items():                  # warm: the model, the index, the connection
+            run(fresh("warm"))
+        result: dict = {"pages": pages, "every": args.every, "rounds": args.rounds, "loadavg_start": common.loadavg()}
+        ms: dict[str, list[float]] = {name: [] for name in sides}
+        names = list(sides)
+        for r in range(args.rounds):
+            for name in names[r % len(names):] + names[:r % len(names)]:
+                text = fresh(f"r{r}")
+                started = time.perf_counter()
+                sides[name](text)
+                ms[name].append((time.perf_counter() - started) * 1000)
+        result["loadavg_end"] = common.loadavg()
+        result["p50_ms"] = {name: statistics.median(v) for name, v in ms.items()}
+        p = result["p50_ms"]
+        result["ratios"] = {"knn / model": p["knn"] / p["model"], "hybrid / knn": p["hybrid"] / p["knn"],
+                            "wire / in-process knn": p["knn over the wire"] / p["knn"]}
+        result["profiles"] = {}
+        for name, sql in (("knn", KNN), ("hybrid", HYBRID)):
+            profile = cProfile.Profile()
+            profile.enable()
+            for i in range(args.profile):
+                con.execute(sql.format(p="?"), (fresh(f"p{i}"),)).fetchall()
+            profile.disable()
+            result["profiles"][name] = top_entries(profile)
+        wire.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    con.close()
+    log(f"p50 ms {({k: round(v, 2) for k, v in result['p50_ms'].items()})}; "
+        f"ratios {({k: round(v, 3) for k, v in result['ratios'].items()})}")
+    name = "query_limit" if args.every != 1 else "query_limit_manual"
+    common.save_result(name, result)
+    log(f"wrote {common.RESULTS / (name + '.json')}")
+
+
+if __name__ == "__main__":
+    main()
+    import sections  # docs/benchmarks.md: the section this benchmark's results feed
+    sections.write_sections("query-limit")
