@@ -12,7 +12,11 @@ A save writes a new generation part by part, each part in a short write transact
 other writers wait for one part, never for the whole graph), then switches the head to it and
 deletes the old generation in one last transaction: a crash keeps the old stream or the new one,
 never a mix (SQLite's WAL gives the atomicity that side files got from temp file + fsync + rename);
-parts of a generation that never became current are deleted by the next save. A load reads the head
+parts of a generation that never became current are deleted by the next save. Two connections may
+save the same index at once: each claims its generation (a part -1 row) when it starts, and the last
+transaction switches the head only if every part it wrote is still there, so of two saves that
+overlap one wins whole and the other changes nothing (before, each deleted the other's parts and the
+head could name a stream with holes: a rebuild on the next open). A load reads the head
 and its parts inside one read transaction (a savepoint), so it sees one committed stream even while
 another connection saves a newer one. The stream keeps its own checksum: a part damaged on disk is
 found by ``index_file`` and the index is rebuilt.
@@ -28,6 +32,7 @@ from collections.abc import Callable, Iterator
 
 import apsw
 
+from .errors import IndexCorrupt
 from .rowstore import RowStore
 
 TABLE = "_tessera_index_cache"
@@ -48,6 +53,7 @@ class CacheWriter:
         self.current = bytearray()
         self.part = 0
         self.pos = 0
+        self.written = 0                # parts stored so far
 
     def write(self, data: bytes) -> int:
         data = memoryview(data).cast("B")
@@ -81,6 +87,7 @@ class CacheWriter:
         self.part += 1
 
     def _insert(self, part: int, data: bytearray) -> None:
+        self.written += 1
         with _writing(self.store):
             self.store.execute(f"INSERT INTO {TABLE} (name, gen, part, data) VALUES (?, ?, ?, ?)",
                                (self.name, self.gen, part, bytes(data)))
@@ -120,6 +127,8 @@ class CacheReader:
             part, offset = self._locate(self.pos)
             data = self._load(part)
             piece = data[offset:offset + n]
+            if not piece:               # a part gone or shorter than when the stream was opened
+                raise IndexCorrupt(self.name, f"the saved stream lacks part {part} of generation {self.gen}")
             out.append(piece)
             self.pos += len(piece)
             n -= len(piece)
@@ -170,7 +179,7 @@ def reading(store: RowStore, name: str) -> Iterator[CacheReader | None]:
     with store.savepoint():
         gen = current(store, name)
         lengths = [] if gen is None else [int(r[0]) for r in store.execute(
-            f"SELECT length(data) FROM {TABLE} WHERE name = ? AND gen = ? ORDER BY part", (name, gen))]
+            f"SELECT length(data) FROM {TABLE} WHERE name = ? AND gen = ? AND part >= 0 ORDER BY part", (name, gen))]
         yield CacheReader(store, name, gen, lengths) if lengths else None
 
 
@@ -203,13 +212,19 @@ def write(store: RowStore, name: str, emit: Callable[[CacheWriter], None]) -> bo
             gen = int(store.one(f"SELECT COALESCE(MAX(gen), 0) + 1 FROM {TABLE} WHERE name = ?", (name,))[0])
             store.execute(f"DELETE FROM {TABLE} WHERE name = ? AND gen NOT IN "
                           f"(SELECT gen FROM {HEAD} WHERE name = ?)", (name, name))   # unfinished saves
+            store.execute(f"INSERT INTO {TABLE} (name, gen, part, data) VALUES (?, ?, -1, x'')", (name, gen))
         writer = CacheWriter(store, name, gen)
         emit(writer)
         writer.finish()
         with _writing(store):
+            have = int(store.one(f"SELECT COUNT(*) FROM {TABLE} WHERE name = ? AND gen = ?", (name, gen))[0])
+            if have != writer.written + 1:     # parts 0..n and the claim: another save removed some
+                store.execute(f"DELETE FROM {TABLE} WHERE name = ? AND gen = ?", (name, gen))
+                return False
             store.execute(f"INSERT OR REPLACE INTO {HEAD} (name, gen) VALUES (?, ?)", (name, gen))
             store.execute(f"DELETE FROM {TABLE} WHERE name = ? AND gen <> ?", (name, gen))
-    except Unavailable:
+            store.execute(f"DELETE FROM {TABLE} WHERE name = ? AND part = -1", (name,))
+    except (Unavailable, apsw.ConstraintError):     # ConstraintError: another save took the generation
         return False
     return True
 

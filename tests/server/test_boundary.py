@@ -193,3 +193,15 @@ def test_engine_tables_and_server_paths_stay_hidden_over_the_wire(server, db_fil
             assert os.path.dirname(db_file) not in info.value.args[1]
         cur.execute("SHOW TABLES")
         assert [r[0] for r in cur.fetchall()] == ["t"]
+
+
+def test_a_multi_statement_packet_is_read_after_its_own_set_sql_mode(server):
+    from pymysql.constants import CLIENT
+    with connect(server.port, client_flag=CLIENT.MULTI_STATEMENTS) as c, c.cursor() as cur:
+        cur.execute("SET sql_mode = 'NO_BACKSLASH_ESCAPES'; SELECT 'a\\' AS s; SELECT 'b\\' AS t")
+        assert list(cur.fetchall()) == []                  # the SET
+        assert cur.nextset() and cur.fetchall() == (("a\\",),)
+        assert cur.nextset() and cur.fetchall() == (("b\\",),)
+    with connect(server.port, client_flag=CLIENT.MULTI_STATEMENTS) as c, c.cursor() as cur:
+        cur.execute("SET sql_mode = ''; SELECT 'it\\'s' AS s")      # and back: a backslash escapes again
+        assert cur.nextset() and cur.fetchall() == (("it's",),)

@@ -157,3 +157,25 @@ def test_ctrl_c_during_a_sync_rolls_it_back(shell_env, tmp_path):
     con = tesseradb.connect(str(tmp_path / "notes.db"))
     assert con.cursor().execute("SELECT COUNT(*) FROM docs").fetchone() == (0,)
     con.close()
+
+
+def test_sigterm_stops_the_watch_and_saves_the_index(shell_env, tmp_path):
+    vault = write_vault(tmp_path / "vault")
+    proc = subprocess.Popen([TESSERA, "index", "notes.db", "vault", "--watch", "--debounce", "0.3"],
+                            cwd=tmp_path, env=shell_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = Lines(proc.stdout)
+    try:
+        lines.wait_for("watching vault")
+        (vault / "new.md").write_text("# Queues\n\nThe queue drains every minute. Messages wait an hour.\n")
+        _synced(lines, added=1)                       # committed; the saved index now lags by its chunks
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    con = tesseradb.connect(str(tmp_path / "notes.db"))
+    assert con.execute("SELECT path FROM docs WHERE knn(chunks, 1, 'how fast does the queue drain')").fetchall() == \
+        [("new.md",)]
+    index = next(iter(con.db.indexes.values()))
+    assert index.has_saved and index.saved_max_id == index.max_id     # saved when it stopped, not caught up
+    con.close()

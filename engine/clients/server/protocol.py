@@ -145,9 +145,15 @@ class WireConnection(Connection):
         if len(stmts) > 1 and Capabilities.CLIENT_MULTI_STATEMENTS not in self.capabilities:
             raise MysqlError("several statements in one query need the client's CLIENT_MULTI_STATEMENTS "
                              "option", ErrorCode.PARSE_ERROR)
-        for i, stmt in enumerate(stmts):
+        source = com_query.sql          # the text ``stmts`` was split from (token offsets are in it)
+        while stmts:
+            stmt, lexing = stmts[0], self.session.lexing
             outcome = await processes.watched(self.stream, self.session, self.session.run(stmt))
-            await self.write_outcome(outcome, more=i < len(stmts) - 1)
+            stmts = stmts[1:]
+            if stmts and (self.session.lexing != lexing or not stmts[0].tokens):   # read the rest as its SET left the mode
+                source = source[stmt.tokens[-1].end + 1:] if stmt.tokens else ""
+                stmts = statements.split(source, self.session.lexing)
+            await self.write_outcome(outcome, more=bool(stmts))
 
     def _refuse_too_complex(self, sql: str) -> None:
         """Before the tokenizer sees it: a statement that would take many seconds to refuse."""

@@ -69,6 +69,10 @@ def split(sql: str, lexing: Any = None) -> list[Statement]:
     the engine then reports the error in its own words."""
     tokens = tokenize(sql, lexing)
     if tokens is None:
+        head = _first_statement(sql, lexing)
+        if head is not None:        # the rest is read after it ran (a SET sql_mode may change how)
+            rest = sql[head.tokens[-1].end + 1:].strip().lstrip(";").strip()
+            return [head] + ([Statement(rest, (), Route.ENGINE)] if rest else [])
         text = sql.strip().rstrip(";").strip()
         return [Statement(text, (), Route.ENGINE)] if text else []
     out: list[Statement] = []
@@ -82,6 +86,21 @@ def split(sql: str, lexing: Any = None) -> list[Statement]:
         else:
             current.append(token)
     return out
+
+
+def _first_statement(sql: str, lexing: Any) -> Statement | None:
+    """When the whole text cannot be tokenized under this mode: its first statement, if the text up to
+    some ``;`` can (``SET sql_mode = 'NO_BACKSLASH_ESCAPES'; SELECT 'a\\'`` is read in two modes)."""
+    for n, char in enumerate(sql):
+        if char != ";":
+            continue
+        tokens = tokenize(sql[:n + 1], lexing)
+        if tokens and tokens[-1].token_type == TokenType.SEMICOLON and tokens[-1].start == n and len(tokens) > 1:
+            head = tokens[:-1]
+            if any(t.token_type == TokenType.SEMICOLON for t in head):
+                return None
+            return Statement(sql[head[0].start:head[-1].end + 1], tuple(head), route(head))
+    return None
 
 
 def one(sql: str, lexing: Any = None) -> Statement:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import signal
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -74,6 +75,7 @@ def main(argv: list[str]) -> int:
     except tesseradb.Error as exc:
         err.write(f"{exc}\n")
         return 1
+    signal.signal(signal.SIGTERM, _stop_like_ctrl_c)     # a service manager's stop: close, index saved
     progress = Progress(err, enabled=not args.no_progress and err.isatty())
     con.set_progress(progress.update)
     indexer = Indexer(con, args.table, os.path.join(glob.escape(args.directory), "**", "*"), out, err, progress)
@@ -90,6 +92,12 @@ def main(argv: list[str]) -> int:
     finally:
         indexer.close()
         con.close()
+
+
+def _stop_like_ctrl_c(signum, frame) -> None:
+    """SIGTERM ends the command as Ctrl-C does: a running sync is rolled back, the connection is
+    closed, which saves the vector index (the default action would kill the process first)."""
+    raise KeyboardInterrupt
 
 
 def _watch(indexer: "Indexer", directory: str, debounce: float, out: TextIO, database: str) -> int:
