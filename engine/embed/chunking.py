@@ -193,7 +193,7 @@ class _Tokens:
                 if adjust is not None:
                     end = adjust(start, end)
                 end = self.word_cut(start, end)
-            spans.append((start, end))
+            spans.append((self.widen_start(start), self.widen_end(end)))
             if last >= hi:
                 return spans
             following = self.first_at_or_after(end, lo, hi)
@@ -210,6 +210,24 @@ class _Tokens:
         before, after = text[pos - 1], text[pos]
         return before.isspace() or after.isspace() or _CJK.match(before) is not None \
             or _CJK.match(after) is not None
+
+    def covered(self, pos: int) -> bool:
+        """Whether the character at ``pos`` belongs to a token."""
+        i = bisect.bisect_right(self.starts, pos) - 1
+        return i >= 0 and self.offsets[i][1] > pos
+
+    def widen_start(self, start: int) -> int:
+        """``start`` moved back over characters no token holds (control characters the tokenizer
+        drops) until it lies between words: a chunk never starts inside a word."""
+        while not self.at_boundary(start) and not self.covered(start - 1):
+            start -= 1
+        return start
+
+    def widen_end(self, end: int) -> int:
+        """``end`` moved forward over characters no token holds until it lies between words."""
+        while not self.at_boundary(end) and not self.covered(end):
+            end += 1
+        return end
 
     def word_cut(self, start: int, end: int) -> int:
         """``end`` when it lies between words; else just after the last whitespace of

@@ -528,3 +528,13 @@ def test_property_real_tokenizer(tokenizer, text, strategy, max_tokens, overlap_
     plan = plan_chunks(text, offsets, strategy=strategy, max_tokens=max_tokens,
                        overlap_tokens=overlap_tokens, max_chunks=max_chunks, window=window)
     check_plan(text, offsets, plan, strategy, max_tokens, max_chunks, window)
+
+
+@pytest.mark.parametrize("text", ["0\r0\x1b", "\x1b0 0", "a\x1b b\x7f c"])
+def test_characters_the_tokenizer_drops_stay_inside_their_word(tokenizer, text):
+    """A control character the tokenizer drops (found by the property test: '0\\r0\\x1b', mean, one
+    token per chunk) belongs to its word: the chunk around it starts and ends between words."""
+    offsets = real_offsets(tokenizer, text)
+    for strategy in ("fixed", "recursive", "mean", "sentence"):
+        plan = plan_chunks(text, offsets, strategy=strategy, max_tokens=1, window=1)
+        check_plan(text, offsets, plan, strategy, 1, 0, 1)
