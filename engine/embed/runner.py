@@ -14,8 +14,8 @@ quantize activations per batch: a different batching would change their vectors)
 batch keeps the model's multi-thread session (its latency is one batch's).
 
 Cancellation and progress keep ``Model.embed``'s rules: ``should_stop()`` is asked before each batch
-is handed out (batches already running finish; nothing after them starts) and ``on_done(rows)``
-follows each batch, in the order batches finish. An error in any batch is raised once the batches
+is handed out (batches already running finish; nothing after them starts) and each batch's
+``(rows, vectors)`` is yielded as it ends, in the order batches end. An error in any batch is raised once the batches
 running beside it have finished, and no batch starts after it.
 """
 from __future__ import annotations
