@@ -1,11 +1,12 @@
-"""A loaded embedding model: tokenizer, one lazy onnxruntime session, batched embedding pooled as the model says."""
+"""A loaded embedding model: tokenizer, lazy onnxruntime sessions, batched embedding pooled as the model says."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
@@ -125,7 +126,9 @@ class Model:
         self.token_budget = TOKEN_BUDGET  # batching knobs, per instance (the benchmark varies them)
         self.max_rows = MAX_ROWS
         self.threads: int | None = None  # onnxruntime intra-op threads; None: every CPU this process may use
+        self.workers: int | None = None  # batches a bulk embed runs at once (embed/runner.py); None: ``threads``
         self._session: ort.InferenceSession | None = None
+        self._bulk_session: ort.InferenceSession | None = None   # single-thread, shared by the workers
         self._session_lock = threading.Lock()
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
@@ -169,8 +172,10 @@ class Model:
 
         Each text (after the document prompt, or the query prompt when ``query``) is truncated to
         the model's window. Texts are sorted by token length and
-        run in padded batches; ``on_progress(done, total)`` follows each batch and ``should_stop()``
-        is asked before each one and after the last (true -> :class:`EmbeddingCancelled`).
+        run in padded batches, several at once when there are several (``bulk_workers``,
+        embed/runner.py; the same batches, so the same vectors); ``on_progress(done, total)`` follows
+        each batch and ``should_stop()`` is asked before each one is started and after each one ends
+        (true -> :class:`EmbeddingCancelled`, once the batches already running have ended).
         """
         prompt = self.prompts.query if query else self.prompts.document
         items = [prompt + self._head(_check_text(t)) for t in texts]
@@ -184,19 +189,39 @@ class Model:
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(lengths, kind="stable")
         done = 0
-        batches = plan_batches(lengths[order].tolist(), token_budget=self.token_budget,
-                               max_rows=self.max_rows)
-        for batch in batches:
-            if should_stop is not None and should_stop():
-                raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(items)} texts")
-            rows = order[batch.start:batch.stop]
-            out[rows] = self._run([encodings[i] for i in rows])
-            done += len(rows)
-            if on_progress is not None:
-                on_progress(done, len(items))
-        if should_stop is not None and should_stop():      # an interrupt during the last batch counts too
+        batches = [order[b.start:b.stop] for b in plan_batches(lengths[order].tolist(), token_budget=self.token_budget,
+                                                                max_rows=self.max_rows)]
+        with contextlib.closing(self._run_batches(batches, encodings, should_stop)) as results:
+            for rows, vectors in results:
+                out[rows] = vectors
+                done += len(rows)
+                if on_progress is not None:
+                    on_progress(done, len(items))
+                if should_stop is not None and should_stop():   # batches still running are waited for
+                    break
+        if done < len(items) or (should_stop is not None and should_stop()):   # the last batch counts too
             raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(items)} texts")
         return out
+
+    def bulk_workers(self) -> int:
+        """Batches a bulk embedding runs at once, each on one thread (embed/runner.py)."""
+        return max(1, self.workers or self.threads or cpu_count())
+
+    def _run_batches(self, batches: list[np.ndarray], encodings: list[Encoding],
+                     should_stop: Callable[[], bool] | None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(rows, vectors) per batch: several batches at once on single-thread sessions when there are
+        several and more than one worker; otherwise one after another on the model's session."""
+        workers = self.bulk_workers()
+        if len(batches) > 1 and workers > 1:
+            from tesseradb.embed.runner import run_parallel
+            session = self.bulk_session()
+            yield from run_parallel(batches, lambda rows: self._run([encodings[i] for i in rows], session=session),
+                                    workers=workers, should_stop=should_stop)
+            return
+        for rows in batches:
+            if should_stop is not None and should_stop():
+                return
+            yield rows, self._run([encodings[i] for i in rows])
 
     def _head(self, text: str) -> str:
         """The part of a long text that holds its first ``window`` tokens, cut after whitespace.
@@ -240,12 +265,21 @@ class Model:
                     self._session = _create_session(self._graph(), self.name, self.threads)
         return self._session
 
+    def bulk_session(self) -> ort.InferenceSession:
+        """A single-thread session of the same graph, run by several workers at once (embed/runner.py)."""
+        if self._bulk_session is None:
+            with self._session_lock:
+                if self._bulk_session is None:
+                    self._bulk_session = _create_session(self._graph(), self.name, 1)
+        return self._bulk_session
+
     def measure_dims(self) -> int:
         """The width of the vectors the graph produces, by embedding the empty string once."""
         return int(self._run([self._embed_tokenizer.encode("")], check_dims=False).shape[1])
 
-    def _run(self, encodings: list[Encoding], *, check_dims: bool = True) -> np.ndarray:
-        session = self.session()
+    def _run(self, encodings: list[Encoding], *, check_dims: bool = True,
+             session: ort.InferenceSession | None = None) -> np.ndarray:
+        session = self.session() if session is None else session
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
