@@ -90,6 +90,23 @@ class RowStore:
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         self.conn.cursor().executemany(sql, rows)
 
+    def tables_read(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> set[str]:
+        """The tables (lower case) a statement reads, views seen through: SQLite's authorizer is asked
+        while the statement is prepared under EXPLAIN, which runs none of it."""
+        read: set[str] = set()
+
+        def note(action: int, name: str | None, *_: Any) -> int:
+            if action == apsw.SQLITE_READ and name:
+                read.add(name.lower())
+            return apsw.SQLITE_OK
+        before = self.conn.authorizer
+        self.conn.authorizer = note
+        try:
+            self.conn.cursor().execute(sql, params, can_cache=False, explain=1).close()
+        finally:
+            self.conn.authorizer = before
+        return read
+
     def one(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         for row in self.execute(sql, params):
             return row
