@@ -38,6 +38,11 @@ HEAD_CHARS_PER_TOKEN = 16   # a text longer than this many characters per window
 # Characters a BERT pre-tokenizer always splits on (after its normalizer maps \t\n\r to spaces).
 CUT_AFTER = " \t\n\r"
 _SPACE = re.compile(r"[ \t\n\r]")
+# onnxruntime's intra-op pool threads spin while waiting for work by default. Measured on 2 vCPUs shared
+# with busy processes (load average 15-19), first-time query texts, sessions alternating in one process
+# (400 calls each): p50 20.5 ms spinning, 7.7 ms not, and a knn query's own work after the model waited
+# less; the fastest call (a quiet moment) was 2.0 ms spinning, 3.1 ms not. docs/benchmarks.md#queries-at-the-models-limit
+ALLOW_SPINNING = "0"
 QUERY_CACHE_SIZE = 1024
 QUERY_CACHE_MAX_CHARS = 8192  # longer query texts are embedded every time rather than kept
 
@@ -177,7 +182,10 @@ class Model:
         out = np.empty((len(items), self.dims), dtype=np.float32)
         if not items:
             return out
-        encodings = self._embed_tokenizer.encode_batch(items)
+        # one text (a query): encode() on this thread; encode_batch hands even one text to the
+        # tokenizer's thread pool and waits for it (the same Encoding either way)
+        tok = self._embed_tokenizer
+        encodings = tok.encode_batch(items) if len(items) > 1 else [tok.encode(items[0])]
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(lengths, kind="stable")
         done = 0
@@ -350,6 +358,10 @@ def session_options(threads: int | None = None) -> ort.SessionOptions:
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    # Idle pool threads block instead of spinning: a spinning one keeps a core busy after each run,
+    # which the query's own work (the vector scan, the full-text side, the server's reply) and
+    # every other process then wait for (ALLOW_SPINNING)
+    options.add_session_config_entry("session.intra_op.allow_spinning", ALLOW_SPINNING)
     return options
 
 
