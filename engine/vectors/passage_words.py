@@ -7,12 +7,14 @@ LangChain and LlamaIndex stores) is the chunk with the highest
     similarity(distance) + WORDS_WEIGHT * bm25 / (the document's best chunk bm25)
 
 where similarity is knn_score()'s (``1 - distance`` for cosine and ip, ``1 / (1 + distance)`` for l2)
-and bm25 is the chunk's score in the column's chunk full-text index (hybrid_match()'s own: heading
-field weighted 2, English stemming, English stop words left out, any word may match). A document
-none of whose chunks holds a query word keeps its nearest chunk; a query by vector or by document id
-has no words, so its passage is the nearest chunk as before. Measured on the manual's questions
-(docs/benchmarks.md, section "Passages"): the answer's chunk is chosen more often than by the vector
-alone or by BM25 alone, with weights from 0.5 to 2 giving the same within a question or two.
+and bm25 is the BM25 of the chunk's own text (the body field of the column's chunk full-text index,
+hybrid_match()'s: English stemming, English stop words left out, any word may match). The heading
+field is left out here: the chunks of one section share it, and a chunk that starts at its heading
+has the heading in its text already, so counting it would favour the short tail chunks of a matching
+section. A document none of whose chunks holds a query word keeps its nearest chunk; a query by
+vector or by document id has no words, so its passage is the nearest chunk as before. Measured on
+the manual's questions (docs/benchmarks.md, section "Passages"): the answer's chunk is chosen more
+often than by the vector alone or by BM25 alone, weights from 0.5 to 2 within a question or two.
 
 The cost is one FTS5 query (the chunks holding a query word, joined to the found documents' chunks)
 and no model call.
@@ -56,7 +58,7 @@ def expression(table: "Table", text: str | None) -> str | None:
 
 
 def scores(db: Context, table: "Table", column: str, text: str | None, doc_ids: Sequence[int]) -> Words:
-    """Each chunk of ``doc_ids`` that holds a word of ``text``, with its BM25 (higher is better)."""
+    """Each chunk of ``doc_ids`` whose text holds a word of ``text``, with its BM25 (higher is better)."""
     index = catalog_fulltext.chunk_index(table, column)
     query = expression(table, text) if index is not None and doc_ids else None
     if query is None:
@@ -65,7 +67,7 @@ def scores(db: Context, table: "Table", column: str, text: str | None, doc_ids: 
     # every chunk holding a query word is scored, then joined to the documents' chunks: FTS5 answers a
     # MATCH with ``rowid IN (...)`` one rowid at a time (~1 ms each), the whole match list in one pass.
     # MATERIALIZED: bm25() must run in the FTS5 scan, not in the join
-    sql = (f"WITH x AS MATERIALIZED (SELECT rowid AS chunk_id, {index.bm25()} AS s FROM {fts}(?)) "
+    sql = (f"WITH x AS MATERIALIZED (SELECT rowid AS chunk_id, -bm25({fts}, 0.0, 1.0) AS s FROM {fts}(?)) "
            f"SELECT k.doc_id, k.ord, x.s FROM x JOIN {chunks} AS k ON k.chunk_id = x.chunk_id "
            "WHERE k.doc_id IN (SELECT value FROM json_each(?))")
     out: Words = {}

@@ -133,8 +133,8 @@ def test_knn_chunks_are_the_exact_n_best(corpus, model, question, n):
 
 def _reference_words(reference, question):
     """Every chunk's BM25 for the question's words, from an FTS5 index of the reference chunks built here
-    the way the column's chunk index is (heading field empty: no headings; body: the chunk's text; the
-    heading weighted 2), queried with hybrid_match()'s natural-language expression."""
+    the way the column's chunk index is (heading field empty: no headings; body: the chunk's text),
+    queried with hybrid_match()'s natural-language expression, the body's BM25 alone."""
     con = apsw.Connection(":memory:")
     con.execute("CREATE VIRTUAL TABLE r USING fts5(heading, body, tokenize=\"porter unicode61 tokenchars '_'\")")
     keys = []
@@ -145,7 +145,7 @@ def _reference_words(reference, question):
     expression = passage_words.expression(_NoOptions(), question)
     scores = {doc: np.zeros(len(spans)) for doc, (_, spans, _) in reference.items()}
     if expression is not None:
-        for rowid, score in con.execute("SELECT rowid, -bm25(r, 2.0, 1.0) FROM r(?)", (expression,)):
+        for rowid, score in con.execute("SELECT rowid, -bm25(r, 0.0, 1.0) FROM r(?)", (expression,)):
             doc, ordinal = keys[rowid - 1]
             scores[doc][ordinal] = score
     return scores
