@@ -57,15 +57,16 @@ def embed_to_parquet(source, output, **options):
     return embed_files(source, output, **options)
 
 
-def pull_model(name: str, *, token: str | None = None):
+def pull_model(name: str, *, token: str | None = None, endpoint: str | None = None):
     """Fetch a Hugging Face model (``ORG/NAME[@REVISION]``) into the local cache with
     ``huggingface_hub`` (``tessera model pull``; docs/models.md#pulling-a-model). The only call that
     downloads a model: ``model_name`` never does. Returns the record kept: repo, revision (the commit),
-    folder and every file's SHA-256."""
+    folder and every file's SHA-256. Every file is checked against the hashes the hub publishes; a
+    corrupt download is refused. ``endpoint``: a hub mirror (default ``$HF_ENDPOINT``, else the hub)."""
     from tesseradb.embed import hub
     from tesseradb.clients.dbapi import public_errors
     with public_errors():
-        return hub.pull(name, token=token)
+        return hub.pull(name, token=token, endpoint=endpoint)
 
 
 def pulled_models():

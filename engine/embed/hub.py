@@ -8,7 +8,8 @@ INSERT or query time: a missing model is an error that prints the pull command.
 
 :func:`pull` (``tessera model pull NAME[@REVISION]``, ``tesseradb.pull_model``) fetches the files a
 model needs with ``huggingface_hub`` into the Hugging Face cache and records, in
-``$TESSERA_CACHE_DIR/pulled/ORG--NAME.json``, the commit it resolved to and every file's SHA-256.
+``$TESSERA_CACHE_DIR/pulled/ORG--NAME.json``, the commit it resolved to and every file's SHA-256,
+after checking every file against the hashes the hub publishes (a corrupt download is refused).
 """
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def find(name: str) -> Path | None:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
     try:
-        return Path(snapshot_download(repo, revision=revision, cache_dir=hub_cache(), local_files_only=True))
+        return Path(snapshot_download(repo, revision=revision, cache_dir=hub_cache(), local_files_only=True,
+                                      allow_patterns=PULL_PATTERNS))
     except (LocalEntryNotFoundError, HFValidationError, OSError, ValueError):
         pass
     record = read_record(repo)
@@ -101,23 +103,48 @@ def pulled() -> list[PullRecord]:
     return [r for r in records if r is not None]
 
 
-def pull(name: str, *, token: str | None = None) -> PullRecord:
-    """Fetch ``ORG/NAME[@REVISION]`` into the Hugging Face cache and record its commit and file hashes."""
+def pull(name: str, *, token: str | None = None, endpoint: str | None = None) -> PullRecord:
+    """Fetch ``ORG/NAME[@REVISION]`` into the Hugging Face cache, check every file against the hashes
+    the hub publishes (sha256 of LFS files, git's blob sha1 of the others), and record its commit and
+    file hashes. ``endpoint``: a hub mirror (else ``$HF_ENDPOINT``, else huggingface.co)."""
     repo, revision = split(name)
     if not _ID.fullmatch(repo):
         raise ModelError(f"'{name}' is not a Hugging Face model id (ORG/NAME, optionally @REVISION)")
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, RepositoryNotFoundError
+    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub.errors import (HfHubHTTPError, LocalEntryNotFoundError, RepositoryNotFoundError,
+                                        RevisionNotFoundError)
     try:
         folder = Path(snapshot_download(repo, revision=revision, cache_dir=hub_cache(), token=token,
-                                        allow_patterns=PULL_PATTERNS))
+                                        endpoint=endpoint, allow_patterns=PULL_PATTERNS))
+        check = HfApi(endpoint=endpoint, token=token).verify_repo_checksums(
+            repo, revision=folder.name, cache_dir=hub_cache())
     except RepositoryNotFoundError as exc:
         raise ModelError(f"model '{repo}' does not exist on the Hugging Face hub (or needs a token)") from exc
-    except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as exc:
+    except RevisionNotFoundError as exc:
+        raise ModelError(f"model '{repo}' has no revision '{revision}' on the Hugging Face hub") from exc
+    except (LocalEntryNotFoundError, HfHubHTTPError, OSError, ValueError) as exc:
         raise ModelError(f"cannot pull '{name}': {type(exc).__name__}: {str(exc).splitlines()[0]}") from exc
-    files = {str(p.relative_to(folder)): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+    if check.mismatches:
+        _discard(folder, [m["path"] for m in check.mismatches])
+        bad = check.mismatches[0]
+        raise ModelError(f"pull of '{name}' refused: '{bad['path']}' does not match the hub's {bad['algorithm']} "
+                         f"(expected {bad['expected']}, got {bad['actual']}); "
+                         f"{len(check.mismatches)} corrupt file(s) removed from the cache, nothing recorded")
+    files = {p.relative_to(folder).as_posix(): sha256_file(p) for p in sorted(folder.rglob("*")) if p.is_file()}
     record = PullRecord(repo, revision, folder.name, str(folder), files)
     path = _record_path(repo)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(asdict(record), indent=2, sort_keys=True).encode())
     return record
+
+
+def _discard(folder: Path, paths: list[str]) -> None:
+    """Remove corrupt files (the snapshot's link and the blob it points to) so a new pull fetches them."""
+    for rel in paths:
+        link = folder / rel
+        target = link.resolve()
+        for p in (link, target):
+            try:
+                p.unlink()
+            except OSError:
+                pass

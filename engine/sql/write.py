@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import struct
 from dataclasses import dataclass
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -22,8 +23,8 @@ from tesseradb.storage.catalog import quote
 from tesseradb.storage.chunk_table import delete_doc_chunks, write_chunks
 
 
-def _check_width(rows: list[list[Any]], width: int) -> None:
-    for n, row in enumerate(rows, start=1):
+def _check_width(rows: list[list[Any]], width: int, first_row: int = 1) -> None:
+    for n, row in enumerate(rows, start=first_row):
         if len(row) != width:
             raise UserError(f"Column count doesn't match value count at row {n}", errors.ProgrammingError, row=n)
 
@@ -69,8 +70,19 @@ def _id_value(value: Any, row: int, zero_generates: bool = True) -> int | None:
                     row=row, column="id", value=value)
 
 
+def explicit_id(value: Any, zero_generates: bool = True) -> int | None:
+    """The id a row gives, as the write path reads it; None when it is generated (or not an id at all:
+    the write path says so, with the row's number)."""
+    try:
+        return _id_value(value, 0, zero_generates)
+    except UserError:
+        return None
+
+
 def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bool,
-                rule: IdRule = MANTICORE_IDS) -> list[int]:
+                rule: IdRule = MANTICORE_IDS, floor: int = 0) -> list[int]:
+    """``floor``: ids are generated above it too (a statement written in batches generates above its
+    earlier batches' ids and its largest explicit id: sql/statements/insert_select.py)."""
     explicit = [i for i in given if i is not None]
     if not replace:
         seen: set[int] = set()
@@ -84,7 +96,7 @@ def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bo
                                "LIMIT 1", part)
             if hit:
                 raise rule.duplicate(hit[0])
-    top = db.store.one(f"SELECT COALESCE(MAX(id), 0) FROM {quote(table.name)}")[0]
+    top = max(highest_id(db, table), floor)
     if rule.in_row_order:
         return _generate_in_order(top, given)
     next_id = max([top, *explicit]) + 1
@@ -96,22 +108,34 @@ def _assign_ids(db: Database, table: Table, given: list[int | None], replace: bo
     return ids
 
 
+def highest_id(db: Database, table: Table) -> int:
+    return db.store.one(f"SELECT COALESCE(MAX(id), 0) FROM {quote(table.name)}")[0]
+
+
 def write_rows(db: Database, table: Table, columns: list[Column], rows: list[list[Any]],
-               replace: bool = False, id_rule: IdRule = MANTICORE_IDS) -> Result:
+               replace: bool = False, id_rule: IdRule = MANTICORE_IDS, *, first_row: int = 1,
+               id_floor: int = 0, replaced: Collection[int] = ()) -> Result:
     """Insert (or replace) rows of Python values into ``table``: the one write path shared by
-    INSERT, REPLACE, executemany and LOAD DATA."""
-    _check_width(rows, len(columns))
+    INSERT, REPLACE, executemany and LOAD DATA. ``first_row``: the number errors give the first row
+    (a later batch of a statement); ``id_floor``: see :func:`_assign_ids`. REPLACE: a row that a later
+    row of the same call replaces (it repeats its id; or the caller says so in ``replaced``, rows that
+    repeat a unique key: sql/mysql/keys.py) gets its id and is left out, counting 2 as in MySQL (it
+    was inserted, then deleted)."""
+    _check_width(rows, len(columns), first_row)
     if not rows:
         return Result(rowcount=0)
     names = [c.name.lower() for c in columns]
     records = [dict(zip(names, row)) for row in rows]
-    given = [_id_value(r.get("id"), n, id_rule.zero_generates) for n, r in enumerate(records, start=1)]
-    ids = _assign_ids(db, table, given, replace, id_rule)
+    given = [_id_value(r.get("id"), n, id_rule.zero_generates) for n, r in enumerate(records, start=first_row)]
+    ids = _assign_ids(db, table, given, replace, id_rule, id_floor)
+    dropped = 0
     if replace:
-        ids, records = _last_of_each(ids, records)
+        all_ids = ids
+        ids, records = _last_of_each(ids, records, replaced)
+        dropped = len(all_ids) - len(ids)
     for doc_id, rec in zip(ids, records):
         rec["id"] = doc_id
-    vectors = _vector_values(db, table, names, records, ids)
+    vectors = _vector_values(db, table, names, records, ids, first_row)
     scalar_cols = [c for c in table.columns if c.type not in VECTOR_TYPES and
                    (c.name.lower() in names or c.name.lower() == "id")]
     vector_cols = [c for c in table.columns if c.type in VECTOR_TYPES and c.name.lower() in vectors]
@@ -123,17 +147,17 @@ def write_rows(db: Database, table: Table, columns: list[Column], rows: list[lis
         values.append(row)
     deleted = 0
     if replace:
-        deleted = _delete_ids(db, table, ids)
+        deleted = _delete_ids(db, table, all_ids)
     col_sql = ", ".join(quote(c.name) for c in out_cols)
     db.store.executemany(f"INSERT INTO {quote(table.name)} ({col_sql}) VALUES ({', '.join('?' * len(out_cols))})",
                          values)
     _write_chunk_rows(db, table, ids, vectors)
-    return Result(rowcount=len(ids) + deleted, lastrowid=ids[-1])
+    return Result(rowcount=len(ids) + deleted + 2 * dropped, lastrowid=ids[-1])
 
 
-def _last_of_each(ids: list[int], records: list[dict]) -> tuple[list[int], list[dict]]:
+def _last_of_each(ids: list[int], records: list[dict], replaced: Collection[int] = ()) -> tuple[list[int], list[dict]]:
     last = {doc_id: n for n, doc_id in enumerate(ids)}
-    keep = sorted(last.values())
+    keep = sorted(set(last.values()) - set(replaced))
     return [ids[n] for n in keep], [records[n] for n in keep]
 
 
@@ -152,7 +176,7 @@ def _pack(col: Column, value: Embedded | None) -> bytes | None:
 
 
 def _vector_values(db: Database, table: Table, names: list[str], records: list[dict],
-                   ids: list[int]) -> dict[str, list[Embedded | None]]:
+                   ids: list[int], first_row: int = 1) -> dict[str, list[Embedded | None]]:
     """For every vector column written by this statement: one Embedded (or None) per row."""
     out: dict[str, list[Embedded | None]] = {}
     for col in table.columns:
@@ -161,10 +185,11 @@ def _vector_values(db: Database, table: Table, names: list[str], records: list[d
         key = col.name.lower()
         spec = table.vectors.get(key)
         if key in names:
-            out[key] = [supplied_vectors(col, spec, rec.get(key), n) for n, rec in enumerate(records, start=1)]
+            out[key] = [supplied_vectors(col, spec, rec.get(key), n)
+                        for n, rec in enumerate(records, start=first_row)]
         elif spec is not None and spec.model_name:
             texts = [source_text(spec, rec) for rec in records]
-            labels = [errors.Place(row=n, id=doc_id) for n, doc_id in enumerate(ids, start=1)]
+            labels = [errors.Place(row=n, id=doc_id) for n, doc_id in enumerate(ids, start=first_row)]
             out[key] = list(embed_texts(db, spec, texts, labels, [source_title(spec, rec) for rec in records]))
         else:
             out[key] = [None] * len(records)

@@ -1,6 +1,7 @@
 """hybrid_match()'s defaults (sql/hybrid_defaults.py): the chunk-level index stems English whatever
 the table's morphology (an older file's index is rebuilt once on open), each side gets at least 50
-candidates, and the unfiltered text side (FTS5's top-m path) ranks exactly as the filtered one."""
+candidates, and the unfiltered text side ranks exactly as the filtered one and as
+every chunk's own BM25 says (MaxP)."""
 from __future__ import annotations
 
 import logging
@@ -44,6 +45,63 @@ def test_the_unfiltered_text_side_ranks_as_the_filtered_one(cur):
         fast = cur.execute("SELECT id, weight() FROM t WHERE hybrid_match(?) LIMIT 60", (text,)).fetchall()
         slow = cur.execute("SELECT id, weight() FROM t WHERE hybrid_match(?) AND id > 0 LIMIT 60", (text,)).fetchall()
         assert fast == slow and sum(w is not None for _, w in fast) >= 30
+
+
+def test_the_text_side_keeps_each_documents_best_chunk_of_every_match(con):
+    """MaxP over every matching chunk: the documents, their BM25 and their best chunk equal what every
+    chunk's own score gives, also when one long document holds most of the matching chunks (where the
+    old top-m rounds rescored every match several times)."""
+    from tesseradb.catalog import fulltext as catalog_fulltext
+    from tesseradb.sql.search.hybrid_defaults import best_chunks
+    from tesseradb.storage.catalog import quote
+    cur = con.cursor()
+    _make(cur, 60)
+    long_doc = " ".join(f"{WORDS[i % len(WORDS)]} rotation log" for i in range(200))
+    cur.execute("INSERT INTO t (id, body) VALUES (1000, ?)", (long_doc,))
+    index = catalog_fulltext.chunk_index(con.db.tables["t"], "v")
+    fts, chunks = quote(index.name), quote(index.chunks)
+    store = con.db.store
+    doc_of = dict(store.execute(f"SELECT chunk_id, doc_id FROM {chunks}"))
+    assert sum(d == 1000 for d in doc_of.values()) > 40
+    for query in ('("rotation" OR "log")', '"certificate"', '("daemon" OR "backup" OR "nodes")', '"absent"'):
+        best: dict[int, tuple[float, int]] = {}
+        for chunk, rank in store.execute(f"SELECT rowid, rank FROM {fts}(?)", (query,)):
+            doc = doc_of[chunk]
+            if doc not in best or (-rank, -chunk) > (best[doc][0], -best[doc][1]):
+                best[doc] = (-rank, chunk)
+        expected = sorted(((doc, s, c) for doc, (s, c) in best.items()), key=lambda h: (-h[1], h[0]))
+        for window in (1, 5, 50, 500):
+            got = best_chunks(store, fts, chunks, "q", {"q": query}, window)
+            assert [(d, s) for d, s, _ in got] == [(d, s) for d, s, _ in expected[:window]]
+            own = {c: -r for c, r in store.execute(f"SELECT rowid, rank FROM {fts}(?)", (query,))}
+            assert all(doc_of[c] == d and own[c] == s for d, s, c in got)   # a chunk holding the best score
+
+
+def test_the_text_side_gives_the_same_results_beside_the_model_or_before_it(cur, monkeypatch):
+    """hybrid_match's text side runs in a worker thread while the model embeds the query when a core is
+    free (hybrid.spare_core), else on the caller's thread first: the rows are the same either way."""
+    from tesseradb.sql.search import hybrid
+    _make(cur, 60)
+    sql = "SELECT id, weight(), knn_dist(), hybrid_score() FROM t WHERE hybrid_match(?) LIMIT 20"
+    started = []
+    start = hybrid.Search.start
+    monkeypatch.setattr(hybrid.Search, "start", lambda self, *a: (started.append(a), start(self, *a))[1])
+    for text in ("rotate the logs", "certificate replication", "tables and queries", "the"):
+        runs = []
+        for threaded in (True, False, True):
+            monkeypatch.setattr(hybrid, "spare_core", lambda threaded=threaded: threaded)
+            runs.append(cur.execute(sql, (text,)).fetchall())
+        assert runs[0] == runs[1] == runs[2] and len(runs[0]) == 20
+    assert len(started) >= 6                # the worker thread ran the text side (a re-executed statement)
+
+
+def test_a_core_is_spare_while_the_load_average_leaves_one(monkeypatch):
+    from tesseradb.embed.model import cpu_count
+    from tesseradb.sql.search import hybrid
+    monkeypatch.setattr(hybrid.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert hybrid.spare_core() is True
+    monkeypatch.setattr(hybrid.os, "getloadavg", lambda: (float(cpu_count()), 0.0, 0.0))
+    assert hybrid.spare_core() is False
 
 
 def test_an_older_chunk_index_is_rebuilt_once_on_open(db_path, caplog):

@@ -22,6 +22,8 @@ def parser() -> argparse.ArgumentParser:
     pull.add_argument("name", metavar="NAME[@REVISION]", help="e.g. BAAI/bge-small-en-v1.5 or intfloat/e5-small-v2@main")
     pull.add_argument("--token-env", metavar="VAR", default="HF_TOKEN",
                       help="environment variable holding a Hugging Face token (default HF_TOKEN; gated models)")
+    pull.add_argument("--endpoint", metavar="URL", default=None,
+                      help="a Hugging Face hub mirror (default: $HF_ENDPOINT, else huggingface.co)")
     sub.add_parser("list", help="the models pulled so far, with their revisions")
     return p
 
@@ -33,7 +35,8 @@ def main(argv: list[str]) -> int:
             print(f"{record.repo}\t{record.revision}\t{len(record.files)} files\t{record.folder}")
         return 0
     try:
-        record = tesseradb.pull_model(args.name, token=os.environ.get(args.token_env) or None)
+        record = tesseradb.pull_model(args.name, token=os.environ.get(args.token_env) or None,
+                                      endpoint=args.endpoint)
     except tesseradb.Error as exc:
         sys.stderr.write(f"tessera model pull: {exc}\n")
         return 1

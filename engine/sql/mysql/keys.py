@@ -28,6 +28,7 @@ from tesseradb.errors import UserError
 from tesseradb.grammar import ast
 from tesseradb.sql.mysql import auto_value, row_id, schema_info
 from tesseradb.sql.database import Database
+from tesseradb.sql.write import explicit_id
 from tesseradb.storage.catalog import quote
 
 
@@ -111,6 +112,26 @@ def conflicts(db: Database, table: Table, listed: list[str], rows: list[list[Any
                 raise errors.duplicate_entry(_entry(values), key.name)
             doomed.extend(hits)
     return sorted(set(doomed))
+
+
+def replaced_within(db: Database, table: Table, listed: list[str], rows: list[list[Any]],
+                    zero_generates: bool = True) -> set[int]:
+    """REPLACE: the rows of a batch that a later row of the same batch replaces (it repeats their id or
+    one of their unique keys; MySQL inserts such a row, then deletes it)."""
+    listed = [n.lower() for n in listed]
+    types = {c.name.lower(): c.type for c in table.columns}
+    keys = schema_info.schema(db, table).keys
+    seen: set[tuple] = set()
+    replaced: set[int] = set()
+    for n in range(len(rows) - 1, -1, -1):          # from the last row: a row is replaced by any later one
+        record = dict(zip(listed, rows[n]))
+        doc_id = explicit_id(record.get("id"), zero_generates)
+        mine = [("id", doc_id)] if doc_id is not None else []
+        mine += [(key.name, values) for key in keys if (values := _key_values(key, record, types)) is not None]
+        if any(m in seen for m in mine):
+            replaced.add(n)
+        seen.update(mine)
+    return replaced
 
 
 # -- INSERT IGNORE / ON DUPLICATE KEY UPDATE ---------------------------------------------------------------

@@ -1,5 +1,5 @@
 """INSERT and REPLACE, for execute and executemany alike: resolve the target and its column list,
-evaluate the rows once, let MySQL's key rules (``tesseradb.sql.mysql.keys``) decide which rows to
+evaluate the rows once (an INSERT ... SELECT streams them in batches: insert_select.py), let MySQL's key rules (``tesseradb.sql.mysql.keys``) decide which rows to
 replace, skip (with their warning) or turn into updates, then write through the one write path
 (``tesseradb.sql.write``), which adds ids, vectors and chunk rows."""
 from __future__ import annotations
@@ -17,9 +17,8 @@ from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql.mysql import auto_value, keys
-from tesseradb.sql import passes
-from tesseradb.sql.search.select_plan import fill_knn
-from tesseradb.sql.statements.update_delete import delete_ids, update
+from tesseradb.sql.statements import insert_select
+from tesseradb.sql.statements.update_delete import update
 from tesseradb.sql.write import write_rows
 
 
@@ -32,29 +31,25 @@ def insert_many(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Res
     expr: exp.Insert = stmt.expr
     if expr.args.get("overwrite"):
         raise UserError("INSERT with OVERWRITE is not supported; use REPLACE", errors.NotSupportedError)
-    table = db.table(_target_name(expr))               # a missing table says so, with IGNORE too
+    table = db.table(target_name(expr))               # a missing table says so, with IGNORE too
     expr = keys.with_column_list(table, expr)
     keys.check_defaults(db, table, keys.listed(table, expr))
-    columns = _columns(table, expr)
+    columns = columns_of(table, expr)
     if keys.one_at_a_time(expr):
         return _one_at_a_time(db, table, columns, expr, param_sets)
+    if not isinstance(expr.expression, exp.Values):     # INSERT ... SELECT: in batches
+        return insert_select.stream(db, table, columns, expr, param_sets, stmt.replace)
     rows: list[list[Any]] = []
     for bound_expr, bound in bind_many(expr, param_sets):
         rows.extend(_rows_of(db, bound_expr, bound))
-    doomed = keys.conflicts(db, table, [c.name for c in columns], rows, stmt.replace)
-    deleted = delete_ids(db, table, doomed) if doomed else 0
-    with keys.mysql_errors(db, table):
-        result = write_rows(db, table, columns, rows, replace=stmt.replace,
-                            id_rule=auto_value.id_rule(db, table))
-    result.rowcount += deleted
-    return result
+    return insert_select.write_batch(db, table, columns, rows, stmt.replace, auto_value.id_rule(db, table))
 
 
-def _target_name(expr: exp.Insert) -> str:
+def target_name(expr: exp.Insert) -> str:
     return expr.this.this.name if isinstance(expr.this, exp.Schema) else expr.this.name
 
 
-def _columns(table: Table, expr: exp.Insert) -> list[Column]:
+def columns_of(table: Table, expr: exp.Insert) -> list[Column]:
     if not isinstance(expr.this, exp.Schema):
         return list(table.columns)
     columns = []
@@ -69,17 +64,9 @@ def _columns(table: Table, expr: exp.Insert) -> list[Column]:
 
 
 def _rows_of(db: Database, expr: exp.Insert, bound: dict[str, Any]) -> list[list[Any]]:
-    source = expr.expression
-    if isinstance(source, exp.Values):
-        return [evaluate_row(db.store, tup.expressions if isinstance(tup, exp.Tuple) else [tup], bound)
-                for tup in source.expressions]
-    # INSERT ... SELECT may use knn() and LENGTH(v)
-    planned = passes.plan(db, source, bound)
-    if planned.prepare is not None:
-        planned.prepare()
-    if planned.knn is not None:
-        fill_knn(db, planned.knn)
-    return [list(r) for r in db.store.execute(planned.sql, planned.bound)]
+    """The rows of a VALUES list (INSERT ... SELECT streams: insert_select.py)."""
+    return [evaluate_row(db.store, tup.expressions if isinstance(tup, exp.Tuple) else [tup], bound)
+            for tup in expr.expression.expressions]
 
 
 def _one_at_a_time(db: Database, table: Table, columns: list[Column], expr: exp.Insert,
