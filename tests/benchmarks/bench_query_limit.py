@@ -14,7 +14,7 @@ threads spin (onnxruntime's default, which the engine turns off: model.ALLOW_SPI
 spinning session would slow the call after it), and hybrid_match with its
 text side in a worker thread in turns with it inline (hybrid.spare_core chooses). hybrid_match's text
 side runs in a worker thread that cProfile does not see: its own wall and CPU time are recorded
-during the rounds. Then ``--profile`` first-time queries of knn and of hybrid_match run under
+during the rounds, and each in-process call's time outside the model's onnxruntime runs. Then ``--profile`` first-time queries of knn and of hybrid_match run under
 cProfile, and the top entries (by own time) are kept.
 
 Writes tests/benchmarks/results/query_limit.json and its section of docs/benchmarks.md.
@@ -124,17 +124,47 @@ class TextSideClock:
         self.module.best_chunks = self.inner
 
 
-def take_turns(sides: dict, ms: dict[str, list[float]], rounds: int, fresh) -> None:
+def take_turns(sides: dict, ms: dict[str, list[float]], rounds: int, fresh, clock: "RunClock | None" = None,
+               outside: dict[str, list[float]] | None = None) -> None:
     """Each round runs every side once on a text of its own; the order turns by one each round and
-    runs backwards every other round, so no side always follows the same one."""
+    runs backwards every other round, so no side always follows the same one. With ``clock``,
+    ``outside[name]`` gets each call's time outside the model's onnxruntime runs."""
     names = list(sides)
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in (order if r % 2 == 0 else order[::-1]):
             text = fresh(f"r{r}")
+            if clock is not None:
+                clock.runs.clear()
             started = time.perf_counter()
             sides[name](text)
             ms[name].append((time.perf_counter() - started) * 1000)
+            if clock is not None and outside is not None:
+                outside[name].append(ms[name][-1] - sum(clock.runs))
+
+
+class RunClock:
+    """The model's session, timing each onnxruntime run (milliseconds, in ``runs``) in this process."""
+
+    def __init__(self, model) -> None:
+        self.model, self.session, self.runs = model, model.session(), []
+
+    def __getattr__(self, name: str):
+        return getattr(self.session, name)
+
+    def run(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return self.session.run(*args, **kwargs)
+        finally:
+            self.runs.append((time.perf_counter() - started) * 1000)
+
+    def __enter__(self) -> "RunClock":
+        self.model._session = self                          # noqa: SLF001
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.model._session = self.session                  # noqa: SLF001
 
 
 def in_blocks(sides: dict, ms: dict[str, list[float]], calls: int, fresh, block: int = BLOCK) -> None:
@@ -182,8 +212,10 @@ def main() -> None:
             run(fresh("warm"))
         result: dict = {"pages": pages, "every": args.every, "rounds": args.rounds, "loadavg_start": common.loadavg()}
         ms: dict[str, list[float]] = {name: [] for name in sides}
-        with TextSideClock() as text_side:
-            take_turns(sides, ms, args.rounds, fresh)
+        outside: dict[str, list[float]] = {name: [] for name in sides}
+        with TextSideClock() as text_side, RunClock(model) as clock:
+            take_turns(sides, ms, args.rounds, fresh, clock, outside)
+        result["outside_model_p50_ms"] = {name: statistics.median(outside[name]) for name in ("model", "knn", "hybrid")}
         result["loadavg_end"] = common.loadavg()
         result["text_side_ms"] = {"wall_p50": statistics.median(text_side.wall), "cpu_p50": statistics.median(text_side.cpu),
                                   "wall_p90": statistics.quantiles(text_side.wall, n=10)[-1], "runs": len(text_side.wall)}
