@@ -41,7 +41,7 @@ _SPACE = re.compile(r"[ \t\n\r]")
 # onnxruntime's intra-op pool threads spin while waiting for work by default. Measured on 2 vCPUs shared
 # with busy processes (load average 15-19), first-time query texts, sessions alternating in one process
 # (400 calls each): p50 20.5 ms spinning, 7.7 ms not, and a knn query's own work after the model waited
-# less; the fastest call (a quiet moment) was 2.0 ms spinning, 3.1 ms not. docs/benchmarks.md#queries-at-the-models-limit
+# less; the fastest call (a quiet moment) was 2.0 ms spinning, 3.1 ms not. docs/benchmarks.md#queries-at-the-models-limit-issue-37
 ALLOW_SPINNING = "0"
 # A bulk embedding of at least this many batches runs them several at once (embed/runner.py), on a
 # single-thread session of its own: a second copy of the weights (float32: ~90 MB), which a statement

@@ -136,10 +136,18 @@ class Database:
     # -- transactions ----------------------------------------------------------------------
     def begin(self) -> None:
         """Open a write transaction (BEGIN IMMEDIATE: SQLite's write lock is held from now on). Loaded
-        vector indexes are first caught up with what other connections committed: inside the
-        transaction a search trusts the index for committed data, and right after BEGIN IMMEDIATE
-        SQLite shows exactly that (no other writer can commit now)."""
+        vector indexes are caught up with what other connections committed: inside the transaction a
+        search trusts the index for committed data, and right after BEGIN IMMEDIATE SQLite shows
+        exactly that (no other writer can commit now). Most of that work (adding the others' new
+        chunks to this connection's graphs) is done first, on one read snapshot before the lock, so
+        that under the lock only what was committed in between is left."""
+        if self.indexes and not self.store.in_transaction:
+            with self.store.savepoint():
+                self._catch_up_indexes()
         self.store.begin()
+        self._catch_up_indexes()
+
+    def _catch_up_indexes(self) -> None:
         for (name, column), idx in list(self.indexes.items()):
             table = self.tables.get(name)
             if idx.index is not None and table is not None and column in table.vectors \

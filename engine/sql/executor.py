@@ -87,7 +87,7 @@ def statement(db: Database, stmt: ast.Statement, *, opens: bool, batch: bool = F
     """
     if db.read_only:
         read_only.check(stmt)
-    hidden.check(stmt)          # the engine's own tables, sqlite_master, pragma_*, dbstat
+    db.statements.names_no_hidden_table(stmt, hidden.check)   # the engine's own tables, sqlite_master, pragma_*, dbstat
     if not batch:
         time_limit.arm(db, stmt)    # max_execution_time of a SELECT
         qualified_names.check(db, stmt)
