@@ -1,11 +1,12 @@
-"""A loaded embedding model: tokenizer, one lazy onnxruntime session, batched embedding pooled as the model says."""
+"""A loaded embedding model: tokenizer, lazy onnxruntime sessions, batched embedding pooled as the model says."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
@@ -37,6 +38,11 @@ HEAD_CHARS_PER_TOKEN = 16   # a text longer than this many characters per window
 # Characters a BERT pre-tokenizer always splits on (after its normalizer maps \t\n\r to spaces).
 CUT_AFTER = " \t\n\r"
 _SPACE = re.compile(r"[ \t\n\r]")
+# onnxruntime's intra-op pool threads spin while waiting for work by default. Measured on 2 vCPUs shared
+# with busy processes (load average 15-19), first-time query texts, sessions alternating in one process
+# (400 calls each): p50 20.5 ms spinning, 7.7 ms not, and a knn query's own work after the model waited
+# less; the fastest call (a quiet moment) was 2.0 ms spinning, 3.1 ms not. docs/benchmarks.md#queries-at-the-models-limit-issue-37
+ALLOW_SPINNING = "0"
 QUERY_CACHE_SIZE = 1024
 QUERY_CACHE_MAX_CHARS = 8192  # longer query texts are embedded every time rather than kept
 
@@ -120,7 +126,9 @@ class Model:
         self.token_budget = TOKEN_BUDGET  # batching knobs, per instance (the benchmark varies them)
         self.max_rows = MAX_ROWS
         self.threads: int | None = None  # onnxruntime intra-op threads; None: every CPU this process may use
+        self.workers: int | None = None  # batches a bulk embed runs at once (embed/runner.py); None: ``threads``
         self._session: ort.InferenceSession | None = None
+        self._bulk_session: ort.InferenceSession | None = None   # single-thread, shared by the workers
         self._session_lock = threading.Lock()
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._queries_lock = threading.Lock()
@@ -164,31 +172,56 @@ class Model:
 
         Each text (after the document prompt, or the query prompt when ``query``) is truncated to
         the model's window. Texts are sorted by token length and
-        run in padded batches; ``on_progress(done, total)`` follows each batch and ``should_stop()``
-        is asked before each one and after the last (true -> :class:`EmbeddingCancelled`).
+        run in padded batches, several at once when there are several (``bulk_workers``,
+        embed/runner.py; the same batches, so the same vectors); ``on_progress(done, total)`` follows
+        each batch and ``should_stop()`` is asked before each one is started and after each one ends
+        (true -> :class:`EmbeddingCancelled`, once the batches already running have ended).
         """
         prompt = self.prompts.query if query else self.prompts.document
         items = [prompt + self._head(_check_text(t)) for t in texts]
         out = np.empty((len(items), self.dims), dtype=np.float32)
         if not items:
             return out
-        encodings = self._embed_tokenizer.encode_batch(items)
+        # one text (a query): encode() on this thread; encode_batch hands even one text to the
+        # tokenizer's thread pool and waits for it (the same Encoding either way)
+        tok = self._embed_tokenizer
+        encodings = tok.encode_batch(items) if len(items) > 1 else [tok.encode(items[0])]
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(lengths, kind="stable")
         done = 0
-        batches = plan_batches(lengths[order].tolist(), token_budget=self.token_budget,
-                               max_rows=self.max_rows)
-        for batch in batches:
-            if should_stop is not None and should_stop():
-                raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(items)} texts")
-            rows = order[batch.start:batch.stop]
-            out[rows] = self._run([encodings[i] for i in rows])
-            done += len(rows)
-            if on_progress is not None:
-                on_progress(done, len(items))
-        if should_stop is not None and should_stop():      # an interrupt during the last batch counts too
+        batches = [order[b.start:b.stop] for b in plan_batches(lengths[order].tolist(), token_budget=self.token_budget,
+                                                                max_rows=self.max_rows)]
+        with contextlib.closing(self._run_batches(batches, encodings, should_stop)) as results:
+            for rows, vectors in results:
+                out[rows] = vectors
+                done += len(rows)
+                if on_progress is not None:
+                    on_progress(done, len(items))
+                if should_stop is not None and should_stop():   # batches still running are waited for
+                    break
+        if done < len(items) or (should_stop is not None and should_stop()):   # the last batch counts too
             raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(items)} texts")
         return out
+
+    def bulk_workers(self) -> int:
+        """Batches a bulk embedding runs at once, each on one thread (embed/runner.py)."""
+        return max(1, self.workers or self.threads or cpu_count())
+
+    def _run_batches(self, batches: list[np.ndarray], encodings: list[Encoding],
+                     should_stop: Callable[[], bool] | None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(rows, vectors) per batch: several batches at once on single-thread sessions when there are
+        several and more than one worker; otherwise one after another on the model's session."""
+        workers = self.bulk_workers()
+        if len(batches) > 1 and workers > 1:
+            from tesseradb.embed.runner import run_parallel
+            session = self.bulk_session()
+            yield from run_parallel(batches, lambda rows: self._run([encodings[i] for i in rows], session=session),
+                                    workers=workers, should_stop=should_stop)
+            return
+        for rows in batches:
+            if should_stop is not None and should_stop():
+                return
+            yield rows, self._run([encodings[i] for i in rows])
 
     def _head(self, text: str) -> str:
         """The part of a long text that holds its first ``window`` tokens, cut after whitespace.
@@ -232,12 +265,21 @@ class Model:
                     self._session = _create_session(self._graph(), self.name, self.threads)
         return self._session
 
+    def bulk_session(self) -> ort.InferenceSession:
+        """A single-thread session of the same graph, run by several workers at once (embed/runner.py)."""
+        if self._bulk_session is None:
+            with self._session_lock:
+                if self._bulk_session is None:
+                    self._bulk_session = _create_session(self._graph(), self.name, 1)
+        return self._bulk_session
+
     def measure_dims(self) -> int:
         """The width of the vectors the graph produces, by embedding the empty string once."""
         return int(self._run([self._embed_tokenizer.encode("")], check_dims=False).shape[1])
 
-    def _run(self, encodings: list[Encoding], *, check_dims: bool = True) -> np.ndarray:
-        session = self.session()
+    def _run(self, encodings: list[Encoding], *, check_dims: bool = True,
+             session: ort.InferenceSession | None = None) -> np.ndarray:
+        session = self.session() if session is None else session
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
@@ -316,6 +358,10 @@ def session_options(threads: int | None = None) -> ort.SessionOptions:
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    # Idle pool threads block instead of spinning: a spinning one keeps a core busy after each run,
+    # which the query's own work (the vector scan, the full-text side, the server's reply) and
+    # every other process then wait for (ALLOW_SPINNING)
+    options.add_session_config_entry("session.intra_op.allow_spinning", ALLOW_SPINNING)
     return options
 
 

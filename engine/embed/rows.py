@@ -10,6 +10,7 @@ from tesseradb.embed import chunking
 from tesseradb.embed import reuse
 from tesseradb.embed.chunk_context import Cut, Located, cut_document
 from tesseradb.embed.planning import plan_document
+from tesseradb.embed.prepared import cut_key
 from tesseradb.catalog.vector_columns import VectorSpec
 
 from tesseradb.context import Context
@@ -70,7 +71,7 @@ def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[Pl
     cuts, where = [], []
     for text, label, title in zip(texts, labels, titles or [None] * len(texts)):
         check_text(text, label)
-        cut = cut_text(model, spec, text, title)
+        cut = _cut(db, model, spec, text, title)
         _warn_about_loss(db, spec, cut.plan, label)
         cuts.append(cut)
         where.append(cut.located(text))
@@ -79,6 +80,21 @@ def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[Pl
     _note_reuse(db, spec, result)
     out = assemble(spec.chunk_strategy, texts, [c.plan for c in cuts], result.vectors, result.keys)
     return [_with_location(e, cut, text, located) for e, cut, text, located in zip(out, cuts, texts, where)]
+
+
+def _cut(db: Context, model: embed.Model, spec: VectorSpec, text: str, title: str | None) -> Cut:
+    """The text's cut, made once per statement: before the write lock when it could be
+    (embed/prepared.py), under it otherwise."""
+    prepared = getattr(db, "prepared", None)
+    if prepared is None:
+        return cut_text(model, spec, text, title)
+    key = cut_key(model.fingerprint, spec, text, title)
+    cut = prepared.cuts.get(key)
+    if cut is None:
+        cut = cut_text(model, spec, text, title)
+        if prepared.filling:
+            prepared.cuts[key] = cut
+    return cut
 
 
 def cut_text(model: embed.Model, spec: VectorSpec, text: str, title: str | None = None) -> Cut:

@@ -55,8 +55,10 @@ class Summary:
     output: str
 
 
-def settings_of(database: str, table: str, column: str) -> EmbedSettings:
-    """The model and chunk settings of ``table.column`` in the tesseradb file ``database``."""
+def settings_of(database: str, table: str, column: str, *, api_key_env: str | None = None) -> EmbedSettings:
+    """The model and chunk settings of ``table.column`` in the tesseradb file ``database``, its model
+    options among them (an api_key only as ``env:NAME``: ``api_key_env`` names the workers' variable
+    for a column that holds its key literally)."""
     if not os.path.isfile(database):
         raise errors.OperationalError(f"database file '{database}' not found")
     store = RowStore(database)
@@ -71,17 +73,20 @@ def settings_of(database: str, table: str, column: str) -> EmbedSettings:
     if spec is None:
         raise errors.NoSuchColumn(f"table '{table}' has no vector column '{column}'")
     try:
-        return EmbedSettings.from_spec(spec)
+        return EmbedSettings.from_spec(spec, workers=True, api_key_env=api_key_env)
     except UserError as exc:
         raise exc.kind(exc.msg, fields=exc.fields) from None
 
 
 def settings_for(column: str, model_name: str, from_columns: Sequence[str], *, chunk_strategy: str = "truncate",
                  max_tokens: int = 0, overlap_tokens: int = 0, max_chunks: int = 0,
-                 chunk_context: str | None = None) -> EmbedSettings:
-    """Settings given as in CREATE TABLE, checked by the same rules (and error texts) as the DDL."""
+                 chunk_context: str | None = None, model_options: dict[str, str] | None = None,
+                 api_key_env: str | None = None) -> EmbedSettings:
+    """Settings given as in CREATE TABLE, checked by the same rules (and error texts) as the DDL;
+    ``model_options``: the column's query_prefix, document_prefix, pooling, dims, api_url, ..."""
     options = {"knn_type": "hnsw", "hnsw_similarity": "cosine", "model_name": model_name,
                "from": ",".join(from_columns)}
+    options.update({k.lower(): str(v) for k, v in (model_options or {}).items()})
     if chunk_strategy != "truncate" or max_tokens or overlap_tokens or max_chunks:
         options.update(chunk_strategy=chunk_strategy)
         options.update({k: str(v) for k, v in (("max_tokens", max_tokens), ("overlap_tokens", overlap_tokens),
@@ -101,21 +106,23 @@ def settings_for(column: str, model_name: str, from_columns: Sequence[str], *, c
         raise exc.kind(exc.msg, fields=exc.fields) from None
     except embed.ModelError as exc:
         raise errors.ModelError(str(exc)) from None
-    return EmbedSettings.from_spec(spec)
+    try:
+        return EmbedSettings.from_spec(spec, workers=True, api_key_env=api_key_env)
+    except UserError as exc:
+        raise exc.kind(exc.msg, fields=exc.fields) from None
 
 
 class ChunkEmbedder:
-    """A Ray Data worker: loads the model once, then chunks and embeds each batch of documents."""
+    """A Ray Data worker: loads the model once, with the column's model options (a remote model's
+    ``env:`` key read from the worker's own environment), then chunks and embeds each batch."""
 
     def __init__(self, settings: dict, id_column: str = "id", threads: int | None = None):
-        self.settings = EmbedSettings(**{**settings, "from_columns": tuple(settings["from_columns"])})
+        self.settings = _settings(settings)
         self.id_column = id_column
-        self.model = embed.get_model(self.settings.model_name)
-        if self.model.fingerprint != self.settings.model_fingerprint:
-            raise errors.DataError(f"model '{self.settings.model_name}' on this worker has fingerprint "
-                                   f"{self.model.fingerprint}, not the column's {self.settings.model_fingerprint}")
-        self.model.threads = threads
-        self.model.session()
+        self.model = worker_model(self.settings)
+        if not embed.is_remote(self.settings.model_name):
+            self.model.threads = threads
+            self.model.session()
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         batch = _with_id(batch, self.id_column)   # the columns were checked before the run (_check_columns)
@@ -132,6 +139,31 @@ class ChunkEmbedder:
             cuts.append(cut)
             pieces += cut.pieces(text, cut.located(text))
         return attach(batch, s, embed_plans(self.model, s.chunk_strategy, texts, [c.plan for c in cuts], pieces=pieces))
+
+
+def _settings(settings: dict) -> EmbedSettings:
+    return EmbedSettings(**{**settings, "from_columns": tuple(settings["from_columns"]),
+                            "model_options": tuple(map(tuple, settings.get("model_options", ())))})
+
+
+def worker_model(settings: EmbedSettings) -> Any:
+    """The column's model as a worker opens it: with the column's model options, a remote model's
+    ``env:`` key read from this process's environment; its fingerprint must be the column's."""
+    try:
+        model = embed.model_for(settings.model_name, embed.ModelOptions.parse(dict(settings.model_options)))
+    except UserError as exc:
+        raise exc.kind(exc.msg, fields=exc.fields) from None
+    except embed.ModelError as exc:
+        raise errors.ModelError(str(exc)) from None
+    if model.fingerprint != settings.model_fingerprint:
+        raise errors.DataError(f"model '{settings.model_name}' on this worker has fingerprint "
+                               f"{model.fingerprint}, not the column's {settings.model_fingerprint}")
+    return model
+
+
+def _check_worker(settings: dict) -> None:
+    """Run as a Ray task before the workers start: the model opens on the cluster as the column's."""
+    worker_model(_settings(settings))
 
 
 def _with_id(batch: pa.Table, id_column: str) -> pa.Table:
@@ -238,6 +270,10 @@ def embed_to_parquet(source: str | Sequence[str], output: str, settings: EmbedSe
     started = time.perf_counter()
     docs = read(source, fmt, filesystem)
     _check_columns(docs.schema().names, settings, id_column)
+    try:      # a worker that cannot open the model (a missing key variable, ...) fails here, clearly
+        ray.get(ray.remote(num_cpus=0, max_retries=0)(_check_worker).remote(asdict(settings)))
+    except Exception as exc:
+        raise _ours(exc) or exc
     ds = docs.map_batches(
         embedder, fn_constructor_kwargs={"settings": asdict(settings), "id_column": id_column, "threads": threads},
         batch_format="pyarrow", batch_size=batch_rows, num_cpus=cpus_per_worker,
@@ -289,16 +325,20 @@ def _count(output: str, filesystem: Any) -> tuple[int, int, int]:
 def embed_files(source: str | Sequence[str], output: str, *, database: str | None = None, table: str | None = None,
                 column: str | None = None, model_name: str | None = None, from_columns: Sequence[str] = (),
                 chunk_strategy: str = "truncate", max_tokens: int = 0, overlap_tokens: int = 0, max_chunks: int = 0,
+                model_options: dict[str, str] | None = None, api_key_env: str | None = None,
                 **options: Any) -> Summary:
     """:func:`embed_to_parquet` with the settings of ``database``'s ``table.column``, or given as in
-    CREATE TABLE (``model_name``, ``from_columns``, chunk options; ``column`` names the vector column)."""
+    CREATE TABLE (``model_name``, ``from_columns``, chunk options, ``model_options``; ``column`` names
+    the vector column). ``api_key_env``: the environment variable the workers read a remote model's
+    key from (a literal key never travels to them)."""
     if database is not None:
         if not table or not column:
             raise errors.ProgrammingError("give the table and the column whose settings to embed with")
-        settings = settings_of(database, table, column)
+        settings = settings_of(database, table, column, api_key_env=api_key_env)
     elif model_name and from_columns:
         settings = settings_for(column or "embedding", model_name, list(from_columns), chunk_strategy=chunk_strategy,
-                                max_tokens=max_tokens, overlap_tokens=overlap_tokens, max_chunks=max_chunks)
+                                max_tokens=max_tokens, overlap_tokens=overlap_tokens, max_chunks=max_chunks,
+                                model_options=model_options, api_key_env=api_key_env)
     else:
         raise errors.ProgrammingError("give either a database, table and column, or model_name and from_columns")
     return embed_to_parquet(source, output, settings, **options)

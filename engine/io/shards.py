@@ -24,6 +24,7 @@ import pyarrow as pa
 from tesseradb import embed, errors
 from tesseradb.catalog.tables import Column, Table
 from tesseradb.embed.chunk_context import Located, embedded_text, locate_spans
+from tesseradb.embed.remote import secrets
 from tesseradb.embed.reuse import chunk_key
 from tesseradb.embed.rows import Embedded, source_text, source_title
 from tesseradb.errors import UserError
@@ -54,14 +55,21 @@ class EmbedSettings:
     overlap_tokens: int = 0
     max_chunks: int = 0
     chunk_context: str = "none"
+    # the column's model options (prefixes, pooling, dims, the remote endpoint's settings), so workers
+    # embed exactly as the column does; an api_key only as an ``env:NAME`` reference (travelling_options)
+    model_options: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def from_spec(cls, spec: VectorSpec) -> EmbedSettings:
+    def from_spec(cls, spec: VectorSpec, *, workers: bool = False, api_key_env: str | None = None) -> EmbedSettings:
+        """The column's settings; ``workers``: to be sent to workers (its api_key only as ``env:NAME``,
+        else refused), otherwise to compare with a shard's (a literal api_key left out)."""
         if not spec.model_name or not spec.model_fingerprint:
             raise UserError(f"column '{spec.column}' has no model_name: its vectors are supplied, not embedded",
                             errors.ProgrammingError)
         return cls(spec.column, spec.model_name, spec.model_fingerprint, spec.dims, tuple(spec.from_columns),
-                   spec.chunk_strategy, spec.max_tokens, spec.overlap_tokens, spec.max_chunks, spec.chunk_context)
+                   spec.chunk_strategy, spec.max_tokens, spec.overlap_tokens, spec.max_chunks, spec.chunk_context,
+                   travelling_options(spec.column, spec.model_options, api_key_env) if workers else
+                   tuple((k, v) for k, v in spec.model_options if k.lower() != "api_key" or secrets.is_env_ref(v)))
 
     def to_json(self) -> bytes:
         return json.dumps({"format": FORMAT, **asdict(self)}, sort_keys=True).encode()
@@ -72,9 +80,11 @@ class EmbedSettings:
             data = json.loads(raw)
             if data.get("format") != FORMAT:
                 raise ValueError(f"format {data.get('format')!r}, this version reads {FORMAT}")
-            values = {f.name: data[f.name] for f in fields(cls) if f.name != "chunk_context"}
-            values["chunk_context"] = data.get("chunk_context", "none")     # shards of the previous release
+            later = {"chunk_context": "none", "model_options": ()}          # shards of earlier releases
+            values = {f.name: data[f.name] for f in fields(cls) if f.name not in later}
+            values.update({k: data.get(k, default) for k, default in later.items()})
             values["from_columns"] = tuple(values["from_columns"])
+            values["model_options"] = tuple((str(k), str(v)) for k, v in values["model_options"])
             return cls(**values)
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise UserError(f"'{path}': unreadable tesseradb shard metadata ({exc})", errors.DataError) from None
@@ -88,6 +98,26 @@ class EmbedSettings:
         def norm(name: str, value: Any) -> Any:
             return tuple(v.lower() for v in value) if name == "from_columns" else value
         return [n for n in COMPARED if norm(n, getattr(self, n)) != norm(n, getattr(other, n))]
+
+
+def travelling_options(column: str, options: tuple[tuple[str, str], ...] | list,
+                       api_key_env: str | None = None) -> tuple[tuple[str, str], ...]:
+    """A column's model options as they may travel to workers and into shard files: a literal
+    ``api_key`` never does. ``api_key='env:NAME'`` travels as it is (each worker reads NAME from its own
+    environment); a literal key is replaced by ``env:<api_key_env>`` when the run names a variable,
+    else the run is refused."""
+    out = []
+    for name, value in options:
+        if name.lower() == "api_key" and api_key_env:
+            value = secrets.ENV_PREFIX + api_key_env
+        elif name.lower() == "api_key" and value and not secrets.is_env_ref(value):
+            if not api_key_env:
+                raise UserError(f"column '{column}' holds its api_key literally, and a key is never written into "
+                                f"shards or sent to workers; give the workers the key in an environment variable "
+                                f"and name it (tessera embed --api-key-env NAME, api_key_env='NAME'), or store "
+                                f"the column's key as api_key='env:NAME'", errors.ProgrammingError)
+        out.append((name, value))
+    return tuple(out)
 
 
 def vector_type(dims: int) -> pa.DataType:

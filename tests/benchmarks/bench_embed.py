@@ -56,8 +56,8 @@ def variant_model(graph: bytes, threads: int) -> Model:
     model = Model(default.INFO, str(default.verify_model_files() / default.TOKENIZER), lambda: graph)
     options = session_options()
     options.intra_op_num_threads = threads
-    # idle pool threads must not spin, or the CPU-time column would count their waiting
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # idle pool threads do not spin (session_options: model.ALLOW_SPINNING), so the CPU-time column
+    # counts no waiting
     model._session = ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"])  # noqa: SLF001
     return model
 

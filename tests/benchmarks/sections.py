@@ -39,6 +39,7 @@ import report_recall  # noqa: E402
 import report_recorded  # noqa: E402
 import report_server  # noqa: E402
 import report_query_limit  # noqa: E402
+import report_rabitq  # noqa: E402
 import report_speed  # noqa: E402
 import report_startup  # noqa: E402
 import report_sync  # noqa: E402
@@ -58,6 +59,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("query", report_ingest.query_page_section),
     ("chunk-reuse", report_chunk_reuse.section),
     ("speed", report_speed.section),
+    ("rabitq", report_rabitq.section),
     ("startup", report_startup.section),
     ("query-limit", report_query_limit.section),
     ("int8", report_int8.section),

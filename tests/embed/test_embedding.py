@@ -154,6 +154,25 @@ def test_session_uses_every_cpu(model):
     assert 1 <= cpu_count() <= (os.cpu_count() or 1)
 
 
+def test_the_sessions_pool_threads_wait_without_spinning(model):
+    """A query's model run leaves no thread spinning on a core (model.ALLOW_SPINNING): the setting
+    reaches the session the model runs, and the model embeds as before (the reference vector)."""
+    assert session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert model.session().get_session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    np.testing.assert_allclose(model.embed(["hello world"])[0, :4], REFERENCE_HELLO_WORLD, atol=1e-5)
+
+
+def test_one_text_embeds_as_it_does_among_others(model):
+    """A lone text (a query) is tokenized on the calling thread, a batch by the tokenizer's pool:
+    the same tokens either way, so the same vector (truncated to the window when longer)."""
+    for text in MIXED:
+        alone = model.embed([text])[0]
+        among = model.embed([text, words(40, 9)])[0]
+        np.testing.assert_allclose(alone, among, atol=1e-6)
+        np.testing.assert_allclose(model.embed_query(text + " ?"), model.embed([text + " ?", "x"], query=True)[0],
+                                   atol=1e-6)
+
+
 def test_heavy_padding_inside_one_batch_does_not_change_vectors(model):
     """One forward pass over rows of 3 and 500 tokens: the padding is masked out exactly."""
     texts = ["hi", words(5, 7), words(450, 8), ""]

@@ -27,7 +27,13 @@ def parser() -> argparse.ArgumentParser:
     given.add_argument("--max-tokens", type=int, default=0)
     given.add_argument("--overlap-tokens", type=int, default=0)
     given.add_argument("--max-chunks", type=int, default=0)
+    given.add_argument("--option", dest="model_option", action="append", metavar="NAME=VALUE",
+                       help="a model option as in CREATE TABLE (query_prefix, document_prefix, pooling, dims, "
+                            "api_url, api_timeout, batch_size, tokenizer, api_key='env:NAME'); repeatable")
     run = p.add_argument_group("the run")
+    run.add_argument("--api-key-env", metavar="NAME",
+                     help="environment variable each worker reads a remote model's key from (a key written in "
+                          "the column is never sent to workers or written into shards)")
     run.add_argument("--id-column", default="id", help="the input column holding each document's id (default id)")
     run.add_argument("--format", dest="fmt", choices=["parquet", "jsonl", "csv"], help="default: from the name")
     run.add_argument("--address", help="Ray cluster to join ('auto': the running one); default: start a local one")
@@ -39,7 +45,15 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    options = {k: v for k, v in vars(args).items() if k not in ("source", "output") and v is not None}
+    options = {k: v for k, v in vars(args).items()
+               if k not in ("source", "output", "model_option") and v is not None}
+    if args.model_option:
+        pairs = [o.partition("=") for o in args.model_option]
+        bad = [o for o, (_, eq, _) in zip(args.model_option, pairs) if not eq]
+        if bad:
+            sys.stderr.write(f"tessera embed: --option '{bad[0]}' is not NAME=VALUE\n")
+            return 2
+        options["model_options"] = {k.strip(): v for k, _, v in pairs}
     if args.from_columns:
         options["from_columns"] = [c.strip() for c in args.from_columns.split(",") if c.strip()]
     try:

@@ -20,6 +20,7 @@ read as natural language (any word may match); measured best on the manual (docs
 from __future__ import annotations
 
 import concurrent.futures
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +51,8 @@ from tesseradb.vectors import passages
 from tesseradb.sql.search import hybrid_defaults, passage_calls, rerank_stage
 
 # hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
-# SQLite both release the GIL; the connection is used by one thread at a time)
+# SQLite both release the GIL; the connection is used by one thread at a time) when a core is free for
+# it (``spare_core``); otherwise it runs on the caller's thread before the model
 _EARLY = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="tessera-text-side")
 TABLE = "_tessera_hybrid"
 # joined to the user's tables: the reserved prefix keeps a user column named score or weight unambiguous
@@ -322,7 +324,7 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     # natural language: common English words are ignored (measured: the note at the top of this module)
     expression = to_fts5(tree, list(ChunkTextIndex.COLUMNS), catalog_fulltext.stopwords(table) | ENGLISH)
     searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
-    if searches and early is not None:
+    if searches and early is not None and spare_core():
         searches[0].start(*early)
     try:
         vector = embed.spec_model(spec, db.remote_access).embed_query(text).reshape(1, -1).astype(np.float32)
@@ -332,6 +334,19 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
         raise
     request = KnnRequest(table, alias, spec.column, k, vector, bound=bound)
     return searches + [_knn_search(db, request, None)]
+
+
+def spare_core() -> bool:
+    """Whether a core is free for the text side beside the model: the 1-minute load average leaves one
+    (True where the system does not say). The model's run takes every core it may; a text side in
+    another thread then competes with it, and each hand-off waits for the scheduler (on the loaded
+    2-core machine the worker thread made hybrid_match slower, not faster: docs/benchmarks.md)."""
+    from tesseradb.embed.model import cpu_count
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return True
+    return load + 1.0 <= cpu_count()
 
 
 def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], column: str | None = None) -> Search:
