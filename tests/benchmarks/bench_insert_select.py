@@ -6,7 +6,8 @@ time and rows per second (issue 37, item 4).
 
 The source table has ``--rows`` rows of about ``--text-bytes`` of text and a ``--dims``-d float_vector
 (no model: it measures the engine, not embedding). Two statements are measured, each on a fresh copy
-of the same file:
+of the same file, in a fresh process (a process keeps the heap an earlier case freed, which would hide
+the next case's growth):
 
 - ``copy``: ``INSERT INTO dst (body, v) SELECT body, v FROM src`` (another table: streams directly);
 - ``self``: ``INSERT INTO src (body, v) SELECT body, v FROM src`` (its own table: doubles it, through
@@ -23,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -130,7 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", default="copy,self")
     ap.add_argument("--out", default="insert_select")
     ap.add_argument("--no-report", action="store_true", help="do not rewrite the docs/benchmarks.md section")
+    ap.add_argument("--measure", help=argparse.SUPPRESS)     # the child: measure one case on this file
     args = ap.parse_args(argv)
+    if args.measure:
+        print(json.dumps(measure(Path(args.measure), args.cases)))
+        return 0
     scratch = Path(tempfile.gettempdir()) / "tesseradb-bench-insert-select"
     scratch.mkdir(exist_ok=True)
     source = scratch / f"src_{args.rows}_{args.text_bytes}_{args.dims}.db"
@@ -138,24 +145,26 @@ def main(argv: list[str] | None = None) -> int:
         common.log(f"building the source table: {args.rows:,} rows")
         build_source(scratch / "building.db", args.rows, args.text_bytes, args.dims)
         (scratch / "building.db").rename(source)
-    load_start = common.loadavg()
-    cases = {}
+    results = common.load_result(args.out) or {"runs": {}}
+    entry = results["runs"].setdefault(args.label, {"cases": {}})
+    entry.update({"rows": args.rows, "text_bytes": args.text_bytes, "dims": args.dims, "machine": common.machine()})
     for case in args.cases.split(","):
         run = scratch / f"run_{args.label}_{case}.db"
         for suffix in ("", "-wal", "-shm"):
             Path(str(run) + suffix).unlink(missing_ok=True)
         shutil.copyfile(source, run)
-        cases[case] = measure(run, case)
-        common.log(f"{args.label} {case}: {cases[case]}")
+        load_start = common.loadavg()
+        child = subprocess.run([sys.executable, __file__, "--measure", str(run), "--cases", case],
+                               check=True, capture_output=True, text=True)     # a fresh process per case
+        figures = json.loads(child.stdout.strip().splitlines()[-1])
+        figures.update({"when": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "loadavg_start": load_start,
+                        "loadavg_end": common.loadavg(),
+                        "command": f"bench_insert_select.py --label {args.label} --cases {case} --rows {args.rows}"})
+        common.log(f"{args.label} {case}: {figures}")
         for suffix in ("", "-wal", "-shm"):
             Path(str(run) + suffix).unlink(missing_ok=True)
-    entry = {"when": time.strftime("%Y-%m-%d %H:%M", time.gmtime()), "loadavg_start": load_start,
-             "loadavg_end": common.loadavg(), "rows": args.rows, "text_bytes": args.text_bytes,
-             "dims": args.dims, "command": "bench_insert_select.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-             "machine": common.machine(), "cases": cases}
-    results = common.load_result(args.out) or {"runs": {}}
-    results["runs"][args.label] = entry
-    common.save_result(args.out, results)
+        entry["cases"][case] = figures
+        common.save_result(args.out, results)
     if not args.no_report:
         import sections
         sections.write_sections("insert-select")

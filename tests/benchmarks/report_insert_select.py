@@ -21,9 +21,11 @@ def section() -> list[str]:
     rows, runs_text = [], []
     for label in sorted(runs, key=lambda k: (k != "before", k)):
         run = runs[label]
-        runs_text.append(f"{LABELS.get(label, label)}: {run['when']} UTC, load average {_load(run.get('loadavg_start'))} "
-                         f"at the start, {_load(run.get('loadavg_end'))} at the end")
         for case, c in run["cases"].items():
+            when = c.get("when", run.get("when"))
+            runs_text.append(f"{LABELS.get(label, label)}, `{case}`: {when} UTC, load average "
+                             f"{_load(c.get('loadavg_start', run.get('loadavg_start')))} at the start, "
+                             f"{_load(c.get('loadavg_end', run.get('loadavg_end')))} at the end")
             met = "**met**" if c["rss_anon_above_mib"] <= TARGET_MIB else "**not met**"
             rows.append(f"| {LABELS.get(label, label)} | `{c['statement']}` | {c['rows']:,} | {c['seconds']:.1f} s | "
                         f"{c['rows_per_s']:,} | +{c['rss_anon_above_mib']:.0f} MiB {met} | {c['commit_seconds']:.1f} s | "
