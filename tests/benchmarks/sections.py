@@ -29,6 +29,7 @@ import report_hybrid  # noqa: E402
 import report_http  # noqa: E402
 import report_hybrid_peers  # noqa: E402
 import report_ingest  # noqa: E402
+import report_insert_select  # noqa: E402
 import report_int8  # noqa: E402
 import report_manual_minute  # noqa: E402
 import report_markdown  # noqa: E402
@@ -78,6 +79,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("sqllogictest", lambda: report_recorded.section("sqllogictest")),
     ("sync", report_sync.section),
     ("write-lock", report_write_lock.section),
+    ("insert-select", report_insert_select.section),
     ("one-file", lambda: report_recorded.section("one_file")),
 ]
 NAMES = [name for name, _ in SECTIONS]
