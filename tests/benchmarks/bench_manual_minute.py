@@ -52,7 +52,7 @@ TARGET_SECONDS, TARGET_SHARE = 60.0, 0.05
 
 # cProfile entries -> the part of the load they belong to (first match wins; the rest is "other")
 PARTS = [
-    ("tokenizing pages for the chunk planner", ("token_offsets", "{method 'encode' of 'tokenizers")),
+    ("tokenizing pages for the chunk planner", ("token_offsets", "method 'encode' of 'tokenizers")),
     ("model (Model.embed: tokenizing the chunks, the onnxruntime batches)", ("model.py", "runner.py", "onnxruntime",
                                                                             "pooling.py", "encode_batch", "_thread",
                                                                             "threading.py", "concurrent")),
