@@ -160,7 +160,8 @@ class Prepare:
                              [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id, reranked.get(h.doc_id)) for h in fused])
         if spec.needs is not None:  # every fused row, found by text or by knn, scored against the first knn query
             source = next(s.request for s in self.searches if s.request is not None)
-            passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in fused], spec.needs)
+            passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in fused], spec.needs,
+                          text=source.text)
 
 
 @dataclass
@@ -332,7 +333,7 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
         for search in searches:
             search.settle()
         raise
-    request = KnnRequest(table, alias, spec.column, k, vector, bound=bound)
+    request = KnnRequest(table, alias, spec.column, k, vector, bound=bound, text=text)
     return searches + [_knn_search(db, request, None)]
 
 
