@@ -17,7 +17,8 @@ side runs in a worker thread that cProfile does not see: its own wall and CPU ti
 during the rounds, and each in-process call's time outside the model's onnxruntime runs. Then ``--profile`` first-time queries of knn and of hybrid_match run under
 cProfile, and the top entries (by own time) are kept.
 
-Writes tests/benchmarks/results/query_limit.json and its section of docs/benchmarks.md.
+Writes tests/benchmarks/results/query_limit.json (with the ratios of the last ``HISTORY`` runs, this
+one's included) and its section of docs/benchmarks.md.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from common import CACHE, log  # noqa: E402
 
 KNN = "SELECT id FROM manual WHERE knn(v, 10, {p})"
 HYBRID = "SELECT id FROM manual WHERE hybrid_match({p}, v) LIMIT 10"
+HISTORY = 8        # runs whose ratios the results keep (the newest last)
 BLOCK = 12          # calls per block when sides take turns by blocks (in_blocks)
 CREATE = ("CREATE TABLE manual (title string, body text, v float_vector_array knn_type='hnsw' "
           f"model_name='{common.MODEL_NAME}' from='body' chunk_strategy='recursive' max_tokens=256 overlap_tokens=32)")
@@ -265,6 +267,10 @@ def main() -> None:
     log(f"p50 ms {({k: round(v, 2) for k, v in result['p50_ms'].items()})}; "
         f"ratios {({k: round(v, 3) for k, v in result['ratios'].items()})}")
     name = "query_limit" if args.every != 1 else "query_limit_manual"
+    # the ratios of the last runs too: one run on a shared machine carries that run's noise
+    kept = (common.load_result(name) or {}).get("history", [])[-(HISTORY - 1):]
+    result["history"] = kept + [{"when": time.strftime("%Y-%m-%d %H:%M:%S"), "rounds": args.rounds,
+                                 "loadavg_start": result["loadavg_start"], "ratios": result["ratios"]}]
     common.save_result(name, result)
     log(f"wrote {common.RESULTS / (name + '.json')}")
 

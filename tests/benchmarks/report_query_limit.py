@@ -2,6 +2,8 @@
 manual, query_limit_manual.json); sections.py calls :func:`section`."""
 from __future__ import annotations
 
+import statistics
+
 import common
 
 PY = ".venv/bin/python tests/benchmarks"
@@ -21,6 +23,13 @@ def _run(r: dict, label: str, command: str) -> list[str]:
            "| ratio of p50s, one run | measured | target | |", "|---|---:|---:|---|"]
     for name, target in TARGETS.items():
         out.append(f"| {name} | {q[name]:.3f} | <= {target} | {'**met**' if q[name] <= target else '**not met**'} |")
+    runs = r.get("history", [])
+    if len(runs) > 1:
+        out += ["", f"The last {len(runs)} runs of this command (this one last), medians of their ratios: "
+                + ", ".join(f"{name} {statistics.median(h['ratios'][name] for h in runs):.3f} "
+                            f"({min(h['ratios'][name] for h in runs):.3f}-{max(h['ratios'][name] for h in runs):.3f})"
+                            for name in TARGETS)
+                + "; load average at their starts " + ", ".join(f"{h['loadavg_start'][0]:.1f}" for h in runs) + "."]
     out += ["", "cProfile of the engine's first-time queries, top entries by own time:", "",
             "| query | function | calls | own s | share |", "|---|---|---:|---:|---:|"]
     for query, rows in r["profiles"].items():

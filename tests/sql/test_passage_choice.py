@@ -39,6 +39,11 @@ def con():
     c.execute("INSERT INTO notes (id, title, body) VALUES (1, 'Replication', ?)", (PAGE,))
     c.execute("INSERT INTO notes (id, title, body) VALUES (2, 'Backups', 'Backups run every night and are kept "
               "for a week. Restores start from the newest snapshot.')")
+    c.executemany("INSERT INTO notes (id, title, body) VALUES (?, ?, ?)", [
+        (3, "Kitchen", "The kitchen closes at six; label your food in the fridge."),
+        (4, "Invoices", "Invoices go out on the first working day of the month."),
+        (5, "Certificates", "The replication certificate is renewed every year by the internal authority."),
+    ])
     yield c
     c.close()
 
@@ -100,3 +105,17 @@ def test_the_langchain_store_returns_the_answer_passage(tmp_path):
         assert doc.metadata["source"] == "replication.md"
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("tail", ["LIMIT 1", "LIMIT 2", "LIMIT 1 OFFSET 2", "LIMIT 3 OFFSET 1",
+                                  "ORDER BY id DESC LIMIT 2", "ORDER BY hybrid_score() LIMIT 2"])
+def test_every_row_a_hybrid_query_shows_has_its_passage(con, tail):
+    """Passages are worked out only for the rows the query can show; whatever LIMIT, OFFSET and ORDER BY
+    pick, each shown row has its own, the same as in the full list."""
+    everything = dict(con.execute("SELECT id, knn_chunk_text() FROM notes WHERE hybrid_match(?, chunks)",
+                                  (QUESTION,)).fetchall())
+    rows = con.execute(f"SELECT id, knn_chunk_text() FROM notes WHERE hybrid_match(?, chunks) {tail}",
+                       (QUESTION,)).fetchall()
+    assert rows
+    for doc, text in rows:
+        assert text is not None and text == everything[doc]

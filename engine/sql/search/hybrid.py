@@ -107,6 +107,8 @@ class SideSpec:
     filter_sql: str | None = None
     needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
     planned: bool = False                                 # filter_sql is known: a text side may start early
+    shown_first: bool = False     # the query shows the fused list's first LIMIT + OFFSET rows as they are (no
+                                  # ORDER BY, post-fusion condition, join, grouping or rerank): only they need passages
 
     def build(self, db: Database, bound: dict[str, Any]) -> tuple[list[Search], int, str, Table]:
         sides = [resolve_side(db, node, bound, self.tables, name) for node, name in self.texts]
@@ -128,6 +130,7 @@ class Prepare:
     def __init__(self, db: Database, spec: SideSpec, bound: dict[str, Any]):
         self.db, self.spec = db, spec
         self.searches, self.window, self.alias, self.table = spec.build(db, bound)
+        self.shown = limit_k(spec.limits, bound)         # LIMIT + OFFSET
         self.rerank_text = rerank_stage.query_text([n for n, _ in spec.texts], [n for n, _ in spec.knns], spec.hybrids,
                                                    bound) if spec.opts.rerank else None
 
@@ -160,8 +163,16 @@ class Prepare:
                              [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id, reranked.get(h.doc_id)) for h in fused])
         if spec.needs is not None:  # every fused row, found by text or by knn, scored against the first knn query
             source = next(s.request for s in self.searches if s.request is not None)
-            passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in fused], spec.needs,
+            passages.fill(db, self.table, source.column, source.query, self._shown(fused), spec.needs,
                           text=source.text)
+
+    def _shown(self, fused: list) -> list[int]:
+        """The documents whose passages the query can show: all of them, or when it shows the fused list's
+        first rows as they are, those scoring at least the last shown one (ties are ordered by id later)."""
+        if not self.spec.shown_first or len(fused) <= self.shown:
+            return [h.doc_id for h in fused]
+        cut = sorted((h.score for h in fused), reverse=True)[self.shown - 1]
+        return [h.doc_id for h in fused if h.score >= cut]
 
 
 @dataclass
@@ -195,6 +206,9 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     prepare = Prepare(db, spec, bound)
     rest = [c for c in where if not any(c is n for n in nodes)]
     post = _post_conditions(select, rest)
+    spec.shown_first = (select.args.get("limit") is not None and not post and not opts.rerank
+                        and not any(select.args.get(a) for a in ("order", "group", "joins", "distinct", "having"))
+                        and not select.find(exp.AggFunc))
     pre = [c for c in rest if not any(c is p for p in post)]
     spec.filter_sql = _filter_sql(select, prepare.alias, pre)
     db.store.execute(CREATE_TABLE)
