@@ -16,7 +16,7 @@ class Context(Protocol):
     store: RowStore
     tables: dict[str, Table]
     on_progress: Callable[[int, int], None] | None
-    fresh_vectors: dict | None        # chunk key -> vector the model made for this statement (a retry's)
+    prepared: Any           # embed/prepared.py Prepared: what this write embedded before its transaction
     remote_access: Any      # the operator's allow-list for remote models (embed/remote/access.py RemoteAccess)
 
     def table(self, name: str) -> Table: ...

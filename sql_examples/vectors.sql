@@ -70,3 +70,9 @@ CREATE TABLE bags (label text, v float_vector knn_type='hnsw' knn_dims='4' hnsw_
 INSERT INTO bags (id, label, v) VALUES (1, 'yellow bag', (0.65, 0.19, 0.02, 0.34)), (2, 'white bag', (-0.15, 0.75, 0.09, -0.10));
 SELECT id, label, knn_dist() FROM bags WHERE knn(v, 2, (0.29, -0.03, 0.07, 0.03), {oversampling=5.0, rescore=1});
 SHOW CREATE TABLE bags;
+
+-- A vector written as the text SELECT prints for it (what a MySQL client reads over the wire), so a
+-- row read by a client can be written back as it came; any other string is refused.
+CREATE TABLE echo (v float_vector knn_type='hnsw' knn_dims='3' hnsw_similarity='l2', a float_vector_array knn_type='hnsw' knn_dims='2' hnsw_similarity='l2');
+INSERT INTO echo (id, v, a) VALUES (1, '0.100000,0.200000,0.300000', '[[1.000000,0.000000],[0.000000,1.000000]]');
+SELECT id, TO_STRING(v), TO_STRING(a) FROM echo;

@@ -45,13 +45,20 @@ def near_cut(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale
     # largest such error is not. (When every document makes the cut, as on a small table or a hybrid
     # search's wide window, this is what keeps the float64 rescoring to a few chunks per document.)
     widest = 2.0 * rel_tol * (1.0 + float(np.abs(approx).max()) + scale)
-    own_best = np.empty(len(docs), best.dtype)
-    own_best[order] = np.repeat(best, np.diff(np.append(starts, len(order))))
-    keep = approx <= own_best + widest
     if len(best) <= k:
-        return keep
+        return approx <= _own_best(docs, order, starts, best, np.arange(len(docs))) + widest
     kth = float(np.partition(best, k - 1)[k - 1])
-    return keep & (approx <= kth + 2.0 * rel_tol * (1.0 + abs(kth) + scale))
+    keep = approx <= kth + 2.0 * rel_tol * (1.0 + abs(kth) + scale)
+    near = np.flatnonzero(keep)         # the few chunks near the cut: only they need their document's best
+    keep[near] = approx[near] <= _own_best(docs, order, starts, best, near) + widest
+    return keep
+
+
+def _own_best(docs: np.ndarray, order: np.ndarray, starts: np.ndarray, best: np.ndarray,
+              at: np.ndarray) -> np.ndarray:
+    """The best distance of the document of each chunk at ``at`` (``doc_best``'s runs looked up)."""
+    firsts = docs[order[starts]]                        # each run's doc id, ascending
+    return best[np.searchsorted(firsts, docs[at])]
 
 
 def top_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) -> np.ndarray:

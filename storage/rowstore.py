@@ -5,11 +5,14 @@ import contextlib
 import itertools
 import os
 import tempfile
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import apsw
+
+from . import write_queue
 
 MEMORY = ":memory:"
 _savepoint_ids = itertools.count(1)
@@ -28,12 +31,6 @@ def _open_read_only(path: str) -> apsw.Connection:
         return apsw.Connection(path)
     uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
     return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_URI)
-
-
-def stale_snapshot(exc: BaseException) -> bool:
-    """A deferred transaction's first write could not take the write lock: another connection held
-    it, or committed after this transaction's first read (SQLITE_BUSY / SQLITE_BUSY_SNAPSHOT)."""
-    return isinstance(exc, apsw.BusyError)
 
 
 _BACKUP_TMP = ".tessera-backup-"        # + the writing process's id + "-" ... ".tmp"
@@ -71,6 +68,7 @@ class RowStore:
         self.path = path
         self.read_only = read_only      # SQLite opens the file read-only: no statement can change it
         self.conn = _open_read_only(path) if read_only else apsw.Connection(path)
+        self.busy_timeout_ms = busy_timeout_ms
         self.conn.setbusytimeout(busy_timeout_ms)
         # "x" is an identifier, never a string: an unknown column must be an error, not the text 'x'
         self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DML, 0)
@@ -79,6 +77,8 @@ class RowStore:
             self.conn.pragma("journal_mode", "wal")
         self.conn.pragma("synchronous", "full")
         self.conn.pragma("recursive_triggers", True)
+        # this process's writers of the file take turns before asking SQLite (storage/write_queue.py)
+        self._queue = write_queue.for_file(path) if path != MEMORY and not read_only else None
 
     # -- execution ---------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> apsw.Cursor:
@@ -120,24 +120,47 @@ class RowStore:
     def in_transaction(self) -> bool:
         return self.conn.in_transaction
 
-    def begin(self, deferred: bool = False) -> None:
-        """A write transaction: IMMEDIATE takes SQLite's write lock now; ``deferred`` reads first and
-        takes it at the first write, which fails with :func:`stale_snapshot` if another connection
-        committed since the transaction's first read."""
-        self.conn.execute("BEGIN DEFERRED" if deferred else "BEGIN IMMEDIATE")
-
-    @property
-    def writing(self) -> bool:
-        """This connection holds SQLite's write lock (its transaction has written)."""
-        return self.conn.txn_state("main") == apsw.SQLITE_TXN_WRITE
+    def begin(self) -> None:
+        """A write transaction holding SQLite's write lock from now on (BEGIN IMMEDIATE). The wait for
+        it, at most the busy timeout in all, is first this process's queue (first come first served,
+        storage/write_queue.py), then SQLite's for other processes; past it, ``apsw.BusyError``."""
+        if self._queue is None:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return
+        started = time.monotonic()
+        if not self._queue.acquire(self, self.busy_timeout_ms / 1000):
+            raise apsw.BusyError("database is locked")
+        left = self.busy_timeout_ms - int((time.monotonic() - started) * 1000)
+        try:
+            if left < self.busy_timeout_ms:
+                self.conn.setbusytimeout(max(left, 0))
+            self.conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._queue.release(self)
+            raise
+        finally:
+            if left < self.busy_timeout_ms:
+                self.conn.setbusytimeout(self.busy_timeout_ms)
 
     def commit(self) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("COMMIT")
+        try:
+            if self.conn.in_transaction:
+                self.conn.execute("COMMIT")
+        finally:
+            self.end_turn()
 
     def rollback(self) -> None:
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
+        try:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+        finally:
+            self.end_turn()
+
+    def end_turn(self) -> None:
+        """Give this process's write turn back once no transaction is open (SQLite may have ended one
+        by itself, on some errors); called by COMMIT, ROLLBACK and before every statement."""
+        if self._queue is not None and not self.conn.in_transaction:
+            self._queue.release(self)
 
     @contextlib.contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -187,4 +210,8 @@ class RowStore:
                     os.unlink(leftover)
 
     def close(self) -> None:
-        self.conn.close()
+        try:
+            self.conn.close()
+        finally:
+            if self._queue is not None:
+                self._queue.release(self)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from tesseradb.catalog import temporal_values
+from tesseradb.catalog import temporal_values, vector_text
 from tesseradb.storage.rowstore import RowStore
 
 from tesseradb import errors
@@ -201,6 +201,8 @@ def to_vectors(value: Any, *, is_array: bool, dims: int | None, normalize: bool,
         return _checked(fast, dims=dims, normalize=normalize, row=row, column=column, model=model, is_array=is_array)
     if isinstance(value, np.ndarray):
         value = value.tolist()
+    if isinstance(value, str):      # only the text SELECT printed for such a column (catalog/vector_text.py)
+        value = vector_text.read_back(value, is_array)
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
         raise _fail(row, column, "incompatible value specified for a float vector column")
     nested = any(isinstance(v, (list, tuple, np.ndarray)) for v in value)

@@ -9,6 +9,7 @@ NULL, NULL.
 """
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -52,3 +53,23 @@ def to_string(value: Any) -> str | None:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     return str(value)
+
+
+# -- the same text read back (issue 33): a vector a client SELECTed can be written back as it came --
+_NUMBER = r"-?\d+\.\d+"           # what %f and %1.8f print: digits, a point, digits
+_LIST = rf"{_NUMBER}(?:,{_NUMBER})*"
+_VECTOR_TEXT = re.compile(rf"(?:{_LIST})?")
+_ARRAY_TEXT = re.compile(rf"\[(?:\[{_LIST}\](?:,\[{_LIST}\])*)?\]")
+
+
+def read_back(text: str, is_array: bool) -> list | None:
+    """The values of ``text`` when it is exactly the form SELECT prints for a column of this kind
+    (:func:`vector_text`, :func:`array_text`): ``0.100000,0.200000`` (or empty) for a float_vector,
+    ``[[0.100000,0.200000],[...]]`` (or ``[]``) for a float_vector_array. Any other text: None."""
+    if is_array:
+        if not _ARRAY_TEXT.fullmatch(text):
+            return None
+        return [[float(x) for x in part.split(",")] for part in text[2:-2].split("],[")] if text != "[]" else []
+    if not _VECTOR_TEXT.fullmatch(text):
+        return None
+    return [float(x) for x in text.split(",")] if text else []

@@ -103,9 +103,10 @@ def embed_pieces(db: Context, model, pieces: Sequence[str], *,
     for the rest (each distinct text once). Progress counts reused pieces as done."""
     keys = [chunk_key(model.fingerprint, p) for p in pieces]
     found = stored_vectors(db, model.fingerprint, keys, model.dims)
-    memo = getattr(db, "fresh_vectors", None)    # what the model made for this statement's first try
+    prepared = getattr(db, "prepared", None)     # embed/prepared.py: what the model made before the lock
+    memo = prepared.vectors if prepared is not None else None
     missing: dict[str, str] = {}
-    remembered = 0                          # embedded by this statement's first try: not "reused"
+    remembered = 0                          # embedded by this statement before the lock: not "reused"
     for key, piece in zip(keys, pieces):
         if key in found or key in missing:
             continue
@@ -122,7 +123,7 @@ def embed_pieces(db: Context, model, pieces: Sequence[str], *,
 
     fresh = model.embed(list(missing.values()), on_progress=progress, should_stop=should_stop)
     found.update(zip(missing, fresh))
-    if memo is not None and not db.store.writing:     # only before the first write: a retry may need them
+    if prepared is not None and prepared.filling:      # the pass before the lock: kept for the write
         memo.update(zip(missing, fresh))
     vectors = np.stack([found[k] for k in keys]).astype(np.float32) if keys else \
         np.zeros((0, model.dims), np.float32)

@@ -10,6 +10,7 @@ from typing import Any
 from tesseradb import errors
 from tesseradb.catalog import date_upgrade, functions
 from tesseradb.embed import heading_upgrade, sql_tokens
+from tesseradb.embed.prepared import Prepared
 from tesseradb.embed.remote.access import RemoteAccess
 from tesseradb.catalog.tables import Table
 from tesseradb.errors import UserError
@@ -38,7 +39,7 @@ class Database:
         self.warnings: list[Warn] = []
         self.pending_warnings: list[Warn] = []
         self.on_progress: Callable[[int, int], None] | None = None
-        self.fresh_vectors: dict[str, Any] | None = None   # the model's vectors kept for a retry (sql/executor.py)
+        self.prepared: Prepared | None = None   # what a write embedded before its transaction (sql/embed_first.py)
         self.on_chat_token: Callable[[str], None] | None = None   # CALL CHAT streams its answer here (shell)
         self.max_result_bytes: int | None = None    # a SELECT's rows stop past this (statements/query.py)
         self._stop = False
@@ -100,6 +101,7 @@ class Database:
     # -- running statements ----------------------------------------------------------------
     def start_statement(self) -> None:
         """Before each statement: see other connections' DDL, clear its warnings, arm the time limit."""
+        self.store.end_turn()       # a transaction SQLite ended by itself gives the write turn back
         self.sync_catalog()
         self.pending_warnings = []
         self._stop = False
@@ -132,13 +134,20 @@ class Database:
         self.store.interrupt()
 
     # -- transactions ----------------------------------------------------------------------
-    def begin(self, deferred: bool = False) -> None:
-        """Open a write transaction. Loaded vector indexes are first caught up with what other
-        connections committed: inside the transaction a search trusts the index for committed data,
-        and right after BEGIN IMMEDIATE SQLite shows exactly that (no other writer can commit now).
-        ``deferred`` (an INSERT that embeds first, sql/optimistic.py): the lock is taken at the first
-        write, which fails if anyone committed since these reads, so the same holds when it succeeds."""
-        self.store.begin(deferred)
+    def begin(self) -> None:
+        """Open a write transaction (BEGIN IMMEDIATE: SQLite's write lock is held from now on). Loaded
+        vector indexes are caught up with what other connections committed: inside the transaction a
+        search trusts the index for committed data, and right after BEGIN IMMEDIATE SQLite shows
+        exactly that (no other writer can commit now). Most of that work (adding the others' new
+        chunks to this connection's graphs) is done first, on one read snapshot before the lock, so
+        that under the lock only what was committed in between is left."""
+        if self.indexes and not self.store.in_transaction:
+            with self.store.savepoint():
+                self._catch_up_indexes()
+        self.store.begin()
+        self._catch_up_indexes()
+
+    def _catch_up_indexes(self) -> None:
         for (name, column), idx in list(self.indexes.items()):
             table = self.tables.get(name)
             if idx.index is not None and table is not None and column in table.vectors \

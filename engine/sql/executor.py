@@ -2,17 +2,15 @@
 transaction and a savepoint when it writes, MySQL's implicit commit where the planner says so.
 Errors are left as raised: the client turns them into the public tree (``tesseradb.errors.translate``).
 
-An INSERT that opens its own transaction embeds before it takes SQLite's write lock: its transaction
-begins DEFERRED, so the rows are evaluated, chunk reuse is looked up and the model runs on a read
-snapshot while other connections go on writing; the lock is taken by the first write. If another
-connection committed meanwhile, that write fails (SQLITE_BUSY_SNAPSHOT) and the statement runs again
-under BEGIN IMMEDIATE, with the vectors the model already made (``Database.fresh_vectors``; chunk reuse
-looked up again under the lock). A statement larger than one write batch embeds its later batches
-holding the lock its first batch's write took (docs/durability.md)."""
+A write that embeds and opens its own transaction (INSERT/REPLACE ... VALUES, UPDATE of a ``from``
+column, executemany of them) embeds before it takes SQLite's write lock: the bracket runs its first
+pass (``statements/embed_first.py``: rows evaluated, texts cut, the model run, no transaction open),
+then BEGIN IMMEDIATE, then the statement, which finds its cuts and vectors made. Other writers wait
+for its SQLite writes only (docs/durability.md)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tesseradb.grammar import ast
@@ -21,39 +19,35 @@ from tesseradb.sql.database import Database
 from tesseradb.sql import passes, read_only
 from tesseradb.sql.mysql import hidden, qualified_names, time_limit, variables
 from tesseradb.sql.planner import Handler, commits, handler_for, writes
-from tesseradb.storage.rowstore import stale_snapshot
 
-
-class _Again(Exception):
-    """The deferred first try of a statement could not take the write lock: run it again."""
+EMBEDS = {"insert", "update"}       # the statements that may embed (statements/embed_first.py)
 
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
     handler = handler_for(stmt)
     if isinstance(stmt, ast.Query):
         handler = _as_query(handler)
-    first = embeds_first(db, stmt)
-    try:
-        try:
-            with statement(db, stmt, opens=writes(stmt), deferred=first):
-                return handler(db, stmt, params)
-        except _Again:              # someone committed while it embedded: again, holding the lock
-            with statement(db, stmt, opens=writes(stmt)):
-                return handler(db, stmt, params)
-    finally:
-        db.fresh_vectors = None
+    with statement(db, stmt, opens=writes(stmt), first=_first_pass(db, stmt, [params])):
+        return handler(db, stmt, params)
 
 
-def embeds_first(db: Database, stmt: ast.Statement) -> bool:
-    """An INSERT (or REPLACE) that opens its own transaction: it embeds before taking the write lock."""
-    return isinstance(stmt, ast.Query) and stmt.kind == "insert" and not db.store.in_transaction
+def _first_pass(db: Database, stmt: ast.Statement, param_sets: Sequence[Any],
+                many: bool = False) -> Callable[[], None] | None:
+    """The embedding a write does before its transaction (statements/embed_first.py), or None."""
+    if not (isinstance(stmt, ast.Query) and stmt.kind in EMBEDS and param_sets):
+        return None
+
+    def first() -> None:
+        from tesseradb.sql.statements.embed_first import embed_first   # loads with the first such write
+        embed_first(db, stmt, param_sets, many=many)
+    return first
 
 
 def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
     """executemany: one statement, many parameter sets, one savepoint (INSERTs embed as one batch);
     every other statement runs each parameter set as a statement of its own inside the batch's bracket."""
     seq = list(seq)
-    with statement(db, stmt, opens=bool(seq), batch=True):
+    with statement(db, stmt, opens=bool(seq), batch=True, first=_first_pass(db, stmt, seq, many=True)):
         if isinstance(stmt, ast.Query) and stmt.kind == "insert":    # the rows as one batch
             from tesseradb.sql.statements.insert import insert_many   # loads with the first INSERT
             return _as_query(lambda db, stmt, _: insert_many(db, stmt, seq))(db, stmt, None)
@@ -67,7 +61,7 @@ def run_many(db: Database, stmt: ast.Statement, seq: Sequence[Any]) -> Result:
 
 @contextlib.contextmanager
 def statement(db: Database, stmt: ast.Statement, *, opens: bool, batch: bool = False,
-              deferred: bool = False) -> Iterator[None]:
+              first: Callable[[], None] | None = None) -> Iterator[None]:
     """The one bracket of a statement (``run``) or of a batch of parameter sets (``run_many``):
 
     1. refused first: a write on a read-only connection, the engine's own tables; a single statement
@@ -83,34 +77,34 @@ def statement(db: Database, stmt: ast.Statement, *, opens: bool, batch: bool = F
        reloaded (DDL updates it before the savepoint ends), a read over its time limit says so;
     7. ``end_statement``: its warnings become SHOW WARNINGS' (not for SHOW WARNINGS itself).
 
-    ``deferred`` (``embeds_first``): the transaction it opens begins DEFERRED, the model's vectors are
-    kept (``Database.fresh_vectors``), and a first write that finds the lock taken or the snapshot
-    stale raises ``_Again`` for ``run`` to run the statement once more under BEGIN IMMEDIATE.
+    ``first``: a write that embeds runs its first pass (statements/embed_first.py) before 4 opens the
+    transaction, so the model runs with no lock held; its cuts and vectors (``Database.prepared``)
+    are dropped when the bracket ends. Inside an open transaction there is no first pass: the lock
+    is held already (BEGIN takes it, and so does a transaction's first write).
 
     Whether the connection then commits (autocommit) is the connection's business
     (``clients/dbapi.py``), which reads the same ``planner.commits``.
     """
     if db.read_only:
         read_only.check(stmt)
-    hidden.check(stmt)          # the engine's own tables, sqlite_master, pragma_*, dbstat
+    db.statements.names_no_hidden_table(stmt, hidden.check)   # the engine's own tables, sqlite_master, pragma_*, dbstat
     if not batch:
         time_limit.arm(db, stmt)    # max_execution_time of a SELECT
         qualified_names.check(db, stmt)
         if commits(stmt):
             db.commit()         # MySQL's implicit commit: the open transaction ends before DDL runs
     db.start_statement()
-    began = False
+    began = prepared = False
     try:
         if opens and not db.store.in_transaction:
-            db.begin(deferred=deferred)
-            if deferred:
-                db.fresh_vectors = {}
+            if first is not None:
+                prepared = True
+                first()
+            db.begin()
             began = True
         if opens:
             with db.store.savepoint():
                 yield
-            if began and deferred and not db.store.writing:
-                db.store.rollback()         # it wrote nothing: no read snapshot stays open
         else:
             yield
         if not batch:
@@ -119,16 +113,15 @@ def statement(db: Database, stmt: ast.Statement, *, opens: bool, batch: bool = F
             if not isinstance(stmt, ast.Query):
                 db.statements.clear_plans()     # DDL and admin statements may change what a plan assumed
     except BaseException as exc:
-        again = began and deferred and stale_snapshot(exc) and not db.store.writing
         if began:           # the failed statement opened the transaction: end it, empty, and unlock
             db.store.rollback()
         db.reload_catalog()   # DDL handlers update the cached catalog before the savepoint ends
-        if again:
-            raise _Again() from exc
         if db.read_limit_hit:
             raise time_limit.exceeded() from exc
         raise
     finally:
+        if prepared:
+            db.prepared = None
         db.end_statement(show_warnings=not batch and isinstance(stmt, ast.ShowWarnings))
 
 

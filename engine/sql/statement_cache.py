@@ -10,6 +10,8 @@ server send queries) now pays that once:
 - ``plan_for(expr)`` / ``keep_plan(expr, plan)``: a SELECT's plan (the SQLite SQL it becomes, and how
   to rebuild its knn() request from the parameters) keyed by the parsed tree's identity, so a tree
   that the session replaced (``@variables`` substituted) never finds a stale plan.
+- ``names_no_hidden_table(stmt, check)``: the check that a statement names none of the engine's own
+  tables, run once per cached statement (it walked the whole tree on every execute).
 - ``clear_plans()``: after DDL, and whenever the connection reloads its catalog (another
   connection's DDL, a ROLLBACK): a plan may depend on the tables' columns and vector columns.
 """
@@ -72,6 +74,7 @@ class StatementCache:
         self.size = size
         self._parsed: OrderedDict[str, ast.Statement] = OrderedDict()
         self._plans: dict[int, tuple[exp.Expression, ReusablePlan]] = {}
+        self._hidden_ok: dict[int, ast.Statement] = {}     # cached statements that name no engine table
         self.hits = self.misses = 0
 
     def parse(self, sql: str) -> ast.Statement:
@@ -87,7 +90,17 @@ class StatementCache:
             if len(self._parsed) > self.size:
                 _, old = self._parsed.popitem(last=False)
                 self._plans.pop(id(old.expr), None)
+                self._hidden_ok.pop(id(old), None)
         return stmt
+
+    def names_no_hidden_table(self, stmt: ast.Statement, check) -> None:
+        """``check(stmt)`` (mysql/hidden.py: it raises when the statement names an engine table), once per
+        statement this cache holds: a cached statement's tree never changes, so neither does the answer."""
+        if self._hidden_ok.get(id(stmt)) is stmt:
+            return
+        check(stmt)
+        if any(s is stmt for s in self._parsed.values()):
+            self._hidden_ok[id(stmt)] = stmt
 
     def plan_for(self, expr: exp.Expression) -> ReusablePlan | None:
         entry = self._plans.get(id(expr))

@@ -29,7 +29,7 @@ from tesseradb.storage.blobs import unpack
 from tesseradb import embed
 from tesseradb.context import Context
 from tesseradb.embed.spans import kept_end, may_be_cut
-from tesseradb.vectors import mmr
+from tesseradb.vectors import mmr, passage_words
 from tesseradb.vectors.knn_rank import similarity
 
 if TYPE_CHECKING:
@@ -97,11 +97,13 @@ def _spans(db: Context, chunks_table: str, picks: list[tuple[int, int]]) -> dict
 
 
 def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
-                limit: int | None = None, diversity: float | None = None
-                ) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
-    """doc id -> (its ``limit`` nearest chunks as (distance, (ord, start, end)), nearest first, ties to
-    the lower ordinal; its number of chunks). Every vector of the document is scored; only the chunk
-    rows of the chosen ones are read (a document's vector i is its chunk of ordinal i)."""
+                limit: int | None = None, diversity: float | None = None,
+                words: passage_words.Words | None = None) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
+    """doc id -> (its ``limit`` best chunks as (distance, (ord, start, end)), best first, ties to the
+    lower ordinal; its number of chunks). Best: nearest, or with ``words`` (the query's BM25 per chunk,
+    ``passage_words.scores``) the highest ``passage_words.relevance``. Every vector of the document is
+    scored; only the chunk rows of the chosen ones are read (a document's vector i is its chunk of
+    ordinal i)."""
     layout = table.layout(column)
     docs = sorted({int(d) for d in doc_ids})
     if not docs or queries is None or not len(queries):
@@ -114,20 +116,24 @@ def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, d
         vectors = unpack(blob, layout.is_array)
         if len(vectors) and vectors.shape[1] == layout.dims:
             dist = distances(vectors, queries, layout.metric)
-            chosen[doc] = (dist, _pick(vectors, dist, layout.metric, limit, diversity), len(vectors))
+            chosen[doc] = (dist, _pick(vectors, dist, layout.metric, limit, diversity, (words or {}).get(doc)),
+                           len(vectors))
     spans = _spans(db, layout.chunks, [(doc, i) for doc, (_, best, _) in chosen.items() for i in best])
     return {doc: ([(_as_float32(float(dist[i])), spans[doc, i]) for i in best if (doc, i) in spans], count)
             for doc, (dist, best, count) in chosen.items()}
 
 
-def _pick(vectors: np.ndarray, dist: np.ndarray, metric: str, limit: int | None, diversity: float | None) -> list[int]:
-    """The chunks to report: the nearest ``limit``, or with ``diversity`` the ``limit`` MMR picks among
-    the document's chunks (relevance = knn's similarity, vectors/knn_rank.py)."""
-    order = np.argsort(dist, kind="stable")
+def _pick(vectors: np.ndarray, dist: np.ndarray, metric: str, limit: int | None, diversity: float | None,
+          words: dict[int, float] | None = None) -> list[int]:
+    """The chunks to report: the nearest ``limit`` (with ``words``: the most relevant, vector and
+    words together, passage_words.py), or with ``diversity`` the ``limit`` MMR picks among the
+    document's chunks (relevance = knn's similarity, vectors/knn_rank.py, plus the words' part)."""
+    scored = passage_words.relevance(dist, metric, words) if words else None
+    order = np.argsort(dist if scored is None else -scored, kind="stable")
     if diversity is None or limit is None:
         return order[:limit].tolist()
     pool = order[:max(4 * limit, 50)]
-    relevance = np.array([similarity(float(d), metric) for d in dist[pool]])
+    relevance = scored[pool] if scored is not None else np.array([similarity(float(d), metric) for d in dist[pool]])
     picks, _ = mmr.select(vectors[pool], relevance, limit, diversity)
     return [int(pool[i]) for i in picks]
 
@@ -174,10 +180,11 @@ def _with_text(db: Context, table: "Table", spec: "VectorSpec", rows: list[tuple
 
 
 def ranked(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
-           needs: Needs, limit: int) -> list[Passage]:
-    """The ``limit`` nearest chunks of each of ``doc_ids``, every chunk scored exactly."""
+           needs: Needs, limit: int, words: passage_words.Words | None = None) -> list[Passage]:
+    """The ``limit`` best chunks of each of ``doc_ids``, every chunk scored exactly (``rank_chunks``)."""
     spec = table.vectors[column.lower()]
-    scored = rank_chunks(db, table, column, queries, doc_ids, limit, needs.mmr if limit == needs.limit else None)
+    scored = rank_chunks(db, table, column, queries, doc_ids, limit, needs.mmr if limit == needs.limit else None,
+                         words)
     rows = [(doc, rank, row[0], dist, row[1], row[2], row[3]) for doc, (chunks, _) in scored.items()
             for rank, (dist, row) in enumerate(chunks, start=1)]
     return _with_text(db, table, spec, rows, {doc: n for doc, (_, n) in scored.items()}, needs)
@@ -200,18 +207,21 @@ def matched(db: Context, table: "Table", column: str, hits: Sequence[tuple[int, 
 
 
 def fill(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int], needs: Needs,
-         hits: Sequence[tuple[int, float, int]] | None = None) -> None:
-    """Write the TEMP tables the rewritten query reads, for the documents ``doc_ids``: the matched chunk
-    from the search's ``hits`` (else scored exactly), and the ranked chunks for ``knn_chunks(n)``."""
+         hits: Sequence[tuple[int, float, int]] | None = None, text: str | None = None) -> None:
+    """Write the TEMP tables the rewritten query reads, for the documents ``doc_ids``: each one's best
+    chunk and, for ``knn_chunks(n)``, its ranked chunks. With the query's ``text``, best means vector
+    and words together (passage_words.py); without, the nearest: the matched chunk of the search's
+    ``hits``, else every chunk scored exactly."""
+    words = passage_words.scores(db, table, column, text, doc_ids) if text else None
     if needs.best:
-        best = matched(db, table, column, hits, needs) if hits is not None else \
-            ranked(db, table, column, queries, doc_ids, needs, 1)
+        best = matched(db, table, column, hits, needs) if hits is not None and not words else \
+            ranked(db, table, column, queries, doc_ids, needs, 1, words)
         db.store.execute(CREATE_BEST_TABLE)
         db.store.execute(f"DELETE FROM temp.{BEST_TABLE}")
         db.store.executemany(f"INSERT INTO temp.{BEST_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
                              [(p.doc_id, p.chunk, p.dist, p.start, p.end, p.text, p.heading) for p in best])
     if needs.limit:
-        rows = ranked(db, table, column, queries, doc_ids, needs, needs.limit)
+        rows = ranked(db, table, column, queries, doc_ids, needs, needs.limit, words)
         db.store.execute(CREATE_TABLE)
         db.store.execute(f"DELETE FROM temp.{TABLE}")
         db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

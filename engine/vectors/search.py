@@ -38,6 +38,7 @@ class KnnRequest:
     options: KnnOptions = field(default_factory=KnnOptions)
     passages: Any = None                     # passages.Needs: what knn_chunk*() read, or None
     scores: dict[int, float] | None = None   # knn_score() of the last run, when it ranks otherwise
+    text: str | None = None                  # the query's text, when it was one: its words help pick passages
 
     @classmethod
     def from_call(cls, db: Context, call: exp.Anonymous, tables: dict[str, Table],
@@ -55,6 +56,8 @@ class KnnRequest:
         k = resolve_k(positional, options, default_k)
         req = cls(table, alias, spec.column, k, None, ef=options.ef, bound=bound, options=options)
         req.query, req.exclude_doc = _query_vectors(db, table, spec, args.query, bound)
+        text = literal(args.query, bound)[1]
+        req.text = text if isinstance(text, str) else None
         if req.exclude_doc is not None and args.k is None:     # as in Manticore: knn(col, k, doc_id)
             raise UserError("knn() expects (column, [k,] query [, {options}]); a document id needs k",
                             errors.SqlSyntaxError)

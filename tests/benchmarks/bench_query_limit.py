@@ -9,15 +9,22 @@ once under the cache directory and reused. Query texts are the manual's section 
 once in the run (the engine caches query vectors; the model does not): the sides take turns round by
 round (model, knn, hybrid, knn over the wire), each getting texts no side embedded before, so the
 ratios are of one run under the same load. The wire side is ``tessera serve`` in another process and
-PyMySQL. Then ``--profile`` first-time queries of knn and of hybrid_match run under cProfile, and the
-top entries (by own time) are kept.
+PyMySQL. Then the model takes turns, in blocks of calls, with itself on a session whose idle pool
+threads spin (onnxruntime's default, which the engine turns off: model.ALLOW_SPINNING; call by call the
+spinning session would slow the call after it), and hybrid_match with its
+text side in a worker thread in turns with it inline (hybrid.spare_core chooses). hybrid_match's text
+side runs in a worker thread that cProfile does not see: its own wall and CPU time are recorded
+during the rounds, and each in-process call's time outside the model's onnxruntime runs. Then ``--profile`` first-time queries of knn and of hybrid_match run under
+cProfile, and the top entries (by own time) are kept.
 
-Writes tests/benchmarks/results/query_limit.json and its section of docs/benchmarks.md.
+Writes tests/benchmarks/results/query_limit.json (with the ratios of the last ``HISTORY`` runs, this
+one's included) and its section of docs/benchmarks.md.
 """
 from __future__ import annotations
 
 import argparse
 import cProfile
+import itertools
 import pstats
 import re
 import statistics
@@ -32,6 +39,8 @@ from common import CACHE, log  # noqa: E402
 
 KNN = "SELECT id FROM manual WHERE knn(v, 10, {p})"
 HYBRID = "SELECT id FROM manual WHERE hybrid_match({p}, v) LIMIT 10"
+HISTORY = 8        # runs whose ratios the results keep (the newest last)
+BLOCK = 12          # calls per block when sides take turns by blocks (in_blocks)
 CREATE = ("CREATE TABLE manual (title string, body text, v float_vector_array knn_type='hnsw' "
           f"model_name='{common.MODEL_NAME}' from='body' chunk_strategy='recursive' max_tokens=256 overlap_tokens=32)")
 
@@ -75,6 +84,106 @@ def top_entries(profile: cProfile.Profile, n: int = 12) -> list[dict]:
     return rows[:n]
 
 
+def spinning_session(model):
+    """A session of the model's graph whose idle pool threads spin (onnxruntime's default)."""
+    import onnxruntime as ort
+    from tesseradb.embed.model import session_options
+    options = session_options()
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1")
+    return ort.InferenceSession(model._graph(), options, providers=["CPUExecutionProvider"])  # noqa: SLF001
+
+
+def embed_with(model, session, text: str) -> None:
+    """The model embeds ``text`` as a query on ``session`` (then its own session again)."""
+    own, model._session = model._session, session          # noqa: SLF001 - one thread: the rounds are sequential
+    try:
+        model.embed([text], query=True)
+    finally:
+        model._session = own                                # noqa: SLF001
+
+
+class TextSideClock:
+    """Wall and CPU milliseconds of each run of hybrid_match's unfiltered text side (its worker thread)."""
+
+    def __init__(self) -> None:
+        from tesseradb.sql.search import hybrid_defaults
+        self.module, self.inner = hybrid_defaults, hybrid_defaults.best_chunks
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def __enter__(self) -> "TextSideClock":
+        def timed(*args):
+            wall, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return self.inner(*args)
+            finally:
+                self.wall.append((time.perf_counter() - wall) * 1000)
+                self.cpu.append((time.thread_time() - cpu) * 1000)
+        self.module.best_chunks = timed
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.module.best_chunks = self.inner
+
+
+def take_turns(sides: dict, ms: dict[str, list[float]], rounds: int, fresh, clock: "RunClock | None" = None,
+               outside: dict[str, list[float]] | None = None) -> None:
+    """Each round runs every side once on a text of its own; the order turns by one each round and
+    runs backwards every other round, so no side always follows the same one. With ``clock``,
+    ``outside[name]`` gets each call's time outside the model's onnxruntime runs."""
+    names = list(sides)
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in (order if r % 2 == 0 else order[::-1]):
+            text = fresh(f"r{r}")
+            if clock is not None:
+                clock.runs.clear()
+            started = time.perf_counter()
+            sides[name](text)
+            ms[name].append((time.perf_counter() - started) * 1000)
+            if clock is not None and outside is not None:
+                outside[name].append(ms[name][-1] - sum(clock.runs))
+
+
+class RunClock:
+    """The model's session, timing each onnxruntime run (milliseconds, in ``runs``) in this process."""
+
+    def __init__(self, model) -> None:
+        self.model, self.session, self.runs = model, model.session(), []
+
+    def __getattr__(self, name: str):
+        return getattr(self.session, name)
+
+    def run(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return self.session.run(*args, **kwargs)
+        finally:
+            self.runs.append((time.perf_counter() - started) * 1000)
+
+    def __enter__(self) -> "RunClock":
+        self.model._session = self                          # noqa: SLF001
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.model._session = self.session                  # noqa: SLF001
+
+
+def in_blocks(sides: dict, ms: dict[str, list[float]], calls: int, fresh, block: int = BLOCK) -> None:
+    """About ``calls`` calls of each side, in blocks of ``block`` calls that take turns; the first call of
+    a block is not counted. For sides that disturb the next call (a session whose pool threads spin
+    on after its run slows whatever runs next), so that each is measured as it runs on its own."""
+    names = list(sides)
+    for b in range(max(1, calls // (block - 1))):
+        for name in (names if b % 2 == 0 else names[::-1]):
+            for i in range(block):
+                text = fresh(f"b{b}")
+                started = time.perf_counter()
+                sides[name](text)
+                if i:
+                    ms[name].append((time.perf_counter() - started) * 1000)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--every", type=int, default=6, help="every n-th page of the manual (1: all of it)")
@@ -87,7 +196,7 @@ def main() -> None:
     path = CACHE / ("manual.query-limit.db" if args.every == 1 else f"manual-every{args.every}.db")
     CACHE.mkdir(parents=True, exist_ok=True)
     pages = build(path, args.every)
-    texts = iter(dict.fromkeys(q.text for q in common.heading_queries(common.pages())))
+    texts = itertools.cycle(dict.fromkeys(q.text for q in common.heading_queries(common.pages())))
     fresh = lambda tag: f"{next(texts)} {tag}"         # noqa: E731  - never embedded before in this run
     con = tesseradb.connect(str(path))
     model = embed.get_model(common.MODEL_NAME)
@@ -105,18 +214,43 @@ def main() -> None:
             run(fresh("warm"))
         result: dict = {"pages": pages, "every": args.every, "rounds": args.rounds, "loadavg_start": common.loadavg()}
         ms: dict[str, list[float]] = {name: [] for name in sides}
-        names = list(sides)
-        for r in range(args.rounds):
-            for name in names[r % len(names):] + names[:r % len(names)]:
-                text = fresh(f"r{r}")
-                started = time.perf_counter()
-                sides[name](text)
-                ms[name].append((time.perf_counter() - started) * 1000)
+        outside: dict[str, list[float]] = {name: [] for name in sides}
+        with TextSideClock() as text_side, RunClock(model) as clock:
+            take_turns(sides, ms, args.rounds, fresh, clock, outside)
+        result["outside_model_p50_ms"] = {name: statistics.median(outside[name]) for name in ("model", "knn", "hybrid")}
         result["loadavg_end"] = common.loadavg()
+        result["text_side_ms"] = {"wall_p50": statistics.median(text_side.wall), "cpu_p50": statistics.median(text_side.cpu),
+                                  "wall_p90": statistics.quantiles(text_side.wall, n=10)[-1], "runs": len(text_side.wall)}
         result["p50_ms"] = {name: statistics.median(v) for name, v in ms.items()}
         p = result["p50_ms"]
         result["ratios"] = {"knn / model": p["knn"] / p["model"], "hybrid / knn": p["hybrid"] / p["knn"],
                             "wire / in-process knn": p["knn over the wire"] / p["knn"]}
+        # the same model on a session whose idle pool threads spin, in turns with the model's own session
+        spinning = spinning_session(model)
+        pair = {"model": lambda t: model.embed([t], query=True), "model, spinning pool": lambda t: embed_with(model, spinning, t)}
+        pair_ms: dict[str, list[float]] = {name: [] for name in pair}
+        in_blocks(pair, pair_ms, args.rounds, lambda tag: fresh(f"s{tag}"))
+        result["block"] = BLOCK
+        result["spinning_p50_ms"] = {name: statistics.median(v) for name, v in pair_ms.items()}
+        result["spinning_min_ms"] = {name: min(v) for name, v in pair_ms.items()}
+        del spinning
+        # hybrid_match with its text side in a worker thread beside the model, and on the caller's thread
+        # before it (hybrid.spare_core chooses by the load average), in turns
+        from tesseradb.sql.search import hybrid
+        chooser = hybrid.spare_core
+
+        def hybrid_with(threaded: bool):
+            def run(t: str) -> None:
+                hybrid.spare_core = lambda: threaded
+                try:
+                    con.execute(HYBRID.format(p="?"), (t,)).fetchall()
+                finally:
+                    hybrid.spare_core = chooser
+            return run
+        pair = {"worker thread": hybrid_with(True), "inline": hybrid_with(False)}
+        pair_ms = {name: [] for name in pair}
+        take_turns(pair, pair_ms, args.rounds, lambda tag: fresh(f"h{tag}"))
+        result["text_side_p50_ms"] = {name: statistics.median(v) for name, v in pair_ms.items()}
         result["profiles"] = {}
         for name, sql in (("knn", KNN), ("hybrid", HYBRID)):
             profile = cProfile.Profile()
@@ -133,6 +267,10 @@ def main() -> None:
     log(f"p50 ms {({k: round(v, 2) for k, v in result['p50_ms'].items()})}; "
         f"ratios {({k: round(v, 3) for k, v in result['ratios'].items()})}")
     name = "query_limit" if args.every != 1 else "query_limit_manual"
+    # the ratios of the last runs too: one run on a shared machine carries that run's noise
+    kept = (common.load_result(name) or {}).get("history", [])[-(HISTORY - 1):]
+    result["history"] = kept + [{"when": time.strftime("%Y-%m-%d %H:%M:%S"), "rounds": args.rounds,
+                                 "loadavg_start": result["loadavg_start"], "ratios": result["ratios"]}]
     common.save_result(name, result)
     log(f"wrote {common.RESULTS / (name + '.json')}")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -60,3 +61,118 @@ def test_a_plain_insert_goes_through_while_another_process_embeds(tmp_path):
     assert len(chunks) > 100                                            # the long document, whole
     assert check.execute("SELECT id FROM docs WHERE knn(v, 1, 'where do restores start')").fetchall() == [(1,)]
     check.close()
+
+
+# -- in one process: the lock is free while the model runs ------------------------------------------
+LONG = " ".join(f"Sentence {n} says that backups run nightly and restores start from snapshots." for n in range(60))
+
+
+def _pause_in_model(con) -> tuple[threading.Event, threading.Event]:
+    """con's next embedding stops in the model until ``release`` is set; ``inside`` says it got there."""
+    inside, release = threading.Event(), threading.Event()
+
+    def progress(done: int, total: int) -> None:
+        if not inside.is_set():
+            inside.set()
+            release.wait(120)
+    con.set_progress(progress)
+    return inside, release
+
+
+def _in_thread(fn) -> tuple[threading.Thread, list]:
+    out: list = []
+
+    def body() -> None:
+        try:
+            out.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            out.append(exc)
+    t = threading.Thread(target=body)
+    t.start()
+    return t, out
+
+
+@pytest.fixture
+def two(tmp_path):
+    """A file with a model column and a plain table; the writer that embeds, and another writer whose
+    lock wait is 0 (it fails at once if the lock is taken)."""
+    db = str(tmp_path / "x.db")
+    con = tesseradb.connect(db, autocommit=True)
+    con.execute(DDL)
+    con.execute("CREATE TABLE log (msg string)")
+    con.execute("INSERT INTO docs (id, body) VALUES (7, 'A short note about pasta.')")
+    other = tesseradb.connect(db, autocommit=True, timeout=0)
+    yield con, other
+    con.close()
+    other.close()
+
+
+@pytest.mark.parametrize("statement", [
+    lambda con: con.execute("INSERT INTO docs (id, body) VALUES (1, ?)", (LONG,)),
+    lambda con: con.execute("REPLACE INTO docs (id, body) VALUES (7, ?)", (LONG,)),
+    lambda con: con.execute("UPDATE docs SET body = ? WHERE id = 7", (LONG,)),
+    lambda con: con.executemany("INSERT INTO docs (id, body) VALUES (?, ?)", [(1, LONG), (2, LONG + " Two.")]),
+], ids=["insert", "replace", "update", "executemany"])
+def test_another_writer_goes_through_while_a_write_is_in_the_model(two, statement):
+    con, other = two
+    inside, release = _pause_in_model(con)
+    worker, out = _in_thread(lambda: statement(con).rowcount)
+    try:
+        assert inside.wait(120), out
+        other.execute("INSERT INTO log (msg) VALUES ('no wait')")      # lock wait 0: it is free
+    finally:
+        release.set()
+        worker.join(300)
+    assert out and not isinstance(out[0], BaseException), out
+    assert other.execute("SELECT msg FROM log").fetchall() == [("no wait",)]
+    ids = [r[0] for r in other.execute("SELECT id FROM docs WHERE knn(v, 3, 'where do restores start')")]
+    assert ids[0] in (1, 7)
+    chunks = other.execute(f"SHOW CHUNKS FROM docs.v WHERE id = {ids[0]}").fetchall()
+    assert len(chunks) > 20                                             # the long document, whole
+
+
+def test_inside_a_transaction_the_lock_is_held_already(two):
+    con, other = two
+    con.execute("BEGIN")
+    inside, release = _pause_in_model(con)
+    worker, out = _in_thread(lambda: con.execute("INSERT INTO docs (id, body) VALUES (1, ?)", (LONG,)).rowcount)
+    try:
+        assert inside.wait(120), out
+        with pytest.raises(tesseradb.OperationalError) as err:        # BEGIN took the lock
+            other.execute("INSERT INTO log (msg) VALUES ('waits')")
+        assert err.value.errno == 1205
+    finally:
+        release.set()
+        worker.join(300)
+    assert out == [1]
+    con.execute("ROLLBACK")
+    assert other.execute("SELECT COUNT(*) FROM docs").fetchall() == [(1,)]
+
+
+def test_what_the_model_made_first_is_said_once_with_the_row_id(tmp_path):
+    con = tesseradb.connect(str(tmp_path / "x.db"), autocommit=True)
+    con.execute("CREATE TABLE d (body text, v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
+                "model_name='Xenova/all-MiniLM-L6-v2' from='body' chunk_strategy='sentence' max_tokens='32' "
+                "max_chunks='2')")
+    with pytest.warns(tesseradb.DataTruncatedWarning):
+        con.execute("INSERT INTO d (id, body) VALUES (5, ?)", (LONG,))
+    said = [w[2] for w in con.warnings]
+    assert len(said) == 1 and "id 5" in said[0] and "max_chunks=2" in said[0], said
+    with pytest.warns(tesseradb.DataTruncatedWarning):
+        con.execute("INSERT INTO d (id, body) VALUES (6, ?)", (LONG,))     # the same text: every chunk reused
+    said = [w[2] for w in con.warnings]
+    assert any("2 of 2 chunks reused" in s for s in said), said
+    assert con.execute("SELECT COUNT(*) FROM d").fetchall() == [(2,)]
+    con.close()
+
+
+def test_a_row_the_first_pass_cannot_embed_fails_as_before_and_leaves_nothing(two):
+    """The pass before the lock leaves a row's error to the statement itself, which says it with the
+    row and its id, and changes nothing (the good row's vectors made before the lock are dropped)."""
+    con, other = two
+    with pytest.raises(tesseradb.DataError) as err:
+        con.execute("INSERT INTO docs (id, body) VALUES (1, ?), (2, ?)", (LONG, "bad \udcff text"))
+    assert "row 2" in str(err.value) and "id 2" in str(err.value) and "not valid UTF-8" in str(err.value)
+    assert con.execute("SELECT id FROM docs ORDER BY id").fetchall() == [(7,)]
+    con.execute("INSERT INTO docs (id, body) VALUES (1, ?)", (LONG,))      # and the next statement is whole
+    assert len(other.execute("SHOW CHUNKS FROM docs.v WHERE id = 1").fetchall()) > 20

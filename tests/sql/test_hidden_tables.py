@@ -46,3 +46,24 @@ def test_engine_tables_are_unknown_tables(tmp_path, sql):
 def test_table_functions_of_user_data_still_work():
     con = tesseradb.connect()
     assert con.execute("SELECT value FROM json_each('[1, 2]')").fetchall() == [(1,), (2,)]
+
+
+def test_a_repeated_statement_is_checked_once_and_still_refused(tmp_path, monkeypatch):
+    """A statement the connection keeps parsed (a SELECT run again with new parameters) is checked for
+    the engine's tables once, not on every execute; one that names them is refused every time."""
+    from tesseradb.sql.mysql import hidden
+    calls = []
+    check = hidden.check
+    monkeypatch.setattr(hidden, "check", lambda stmt: (calls.append(stmt), check(stmt))[1])
+    con = tesseradb.connect(str(tmp_path / "h.db"), autocommit=True)
+    con.execute("CREATE TABLE t (s string)")
+    con.execute("INSERT INTO t (s) VALUES ('a'), ('b')")
+    calls.clear()
+    for value in ("a", "b", "a"):
+        assert con.execute("SELECT s FROM t WHERE s = ?", (value,)).fetchall() == [(value,)]
+    assert len(calls) == 1
+    for _ in range(3):
+        with pytest.raises(tesseradb.ProgrammingError) as info:
+            con.execute("SELECT name FROM sqlite_master WHERE name = ?", ("t",))
+        assert info.value.errno == 1146
+    assert len(calls) == 4

@@ -77,6 +77,33 @@ def test_the_text_side_keeps_each_documents_best_chunk_of_every_match(con):
             assert all(doc_of[c] == d and own[c] == s for d, s, c in got)   # a chunk holding the best score
 
 
+def test_the_text_side_gives_the_same_results_beside_the_model_or_before_it(cur, monkeypatch):
+    """hybrid_match's text side runs in a worker thread while the model embeds the query when a core is
+    free (hybrid.spare_core), else on the caller's thread first: the rows are the same either way."""
+    from tesseradb.sql.search import hybrid
+    _make(cur, 60)
+    sql = "SELECT id, weight(), knn_dist(), hybrid_score() FROM t WHERE hybrid_match(?) LIMIT 20"
+    started = []
+    start = hybrid.Search.start
+    monkeypatch.setattr(hybrid.Search, "start", lambda self, *a: (started.append(a), start(self, *a))[1])
+    for text in ("rotate the logs", "certificate replication", "tables and queries", "the"):
+        runs = []
+        for threaded in (True, False, True):
+            monkeypatch.setattr(hybrid, "spare_core", lambda threaded=threaded: threaded)
+            runs.append(cur.execute(sql, (text,)).fetchall())
+        assert runs[0] == runs[1] == runs[2] and len(runs[0]) == 20
+    assert len(started) >= 6                # the worker thread ran the text side (a re-executed statement)
+
+
+def test_a_core_is_spare_while_the_load_average_leaves_one(monkeypatch):
+    from tesseradb.embed.model import cpu_count
+    from tesseradb.sql.search import hybrid
+    monkeypatch.setattr(hybrid.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert hybrid.spare_core() is True
+    monkeypatch.setattr(hybrid.os, "getloadavg", lambda: (float(cpu_count()), 0.0, 0.0))
+    assert hybrid.spare_core() is False
+
+
 def test_an_older_chunk_index_is_rebuilt_once_on_open(db_path, caplog):
     con = tesseradb.connect(db_path)
     cur = con.cursor()

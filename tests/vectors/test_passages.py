@@ -7,12 +7,14 @@ import json
 import random
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
 
 import tesseradb
 from tesseradb import embed
 from tesseradb.embed import chunking
+from tesseradb.vectors import passage_words
 
 MODEL = "Xenova/all-MiniLM-L6-v2"
 MAX_TOKENS, OVERLAP = 24, 6
@@ -92,10 +94,11 @@ def test_the_documents_have_several_chunks_and_non_ascii_text(corpus):
 
 @pytest.mark.parametrize("question", QUERIES)
 def test_knn_chunk_is_the_nearest_chunk_and_its_span(corpus, model, question):
+    """A query by vector has no words: the passage is the nearest chunk (a text query: the next tests)."""
     cur, reference = corpus
     dists = _reference_distances(reference, model, question)
     rows = cur.execute("SELECT id, knn_dist(), knn_chunk(), knn_chunk_start(), knn_chunk_end(), knn_chunk_text() "
-                       "FROM docs WHERE knn(v, 8, ?)", [question]).fetchall()
+                       "FROM docs WHERE knn(v, 8, ?)", [model.embed_query(question).tolist()]).fetchall()
     assert len(rows) == 8
     best_doc = min(dists, key=lambda d: (dists[d].min(), d))
     assert rows[0][0] == best_doc
@@ -112,7 +115,8 @@ def test_knn_chunk_is_the_nearest_chunk_and_its_span(corpus, model, question):
 def test_knn_chunks_are_the_exact_n_best(corpus, model, question, n):
     cur, reference = corpus
     dists = _reference_distances(reference, model, question)
-    rows = cur.execute("SELECT id, knn_chunks(?), knn_chunk() FROM docs WHERE knn(v, 6, ?)", [n, question]).fetchall()
+    rows = cur.execute("SELECT id, knn_chunks(?), knn_chunk() FROM docs WHERE knn(v, 6, ?)",
+                       [n, model.embed_query(question).tolist()]).fetchall()
     for doc, listed, best in rows:
         entries = json.loads(listed)
         source, spans, _ = reference[doc]
@@ -125,6 +129,52 @@ def test_knn_chunks_are_the_exact_n_best(corpus, model, question, n):
             assert e["dist"] == pytest.approx(float(dists[doc][e["chunk"] - 1]), abs=1e-5)
             assert (e["start"], e["end"]) == spans[e["chunk"] - 1]
             assert e["text"] == source[e["start"]:e["end"]]
+
+
+def _reference_words(reference, question):
+    """Every chunk's BM25 for the question's words, from an FTS5 index of the reference chunks built here
+    the way the column's chunk index is (heading field empty: no headings; body: the chunk's text),
+    queried with hybrid_match()'s natural-language expression, the body's BM25 alone."""
+    con = apsw.Connection(":memory:")
+    con.execute("CREATE VIRTUAL TABLE r USING fts5(heading, body, tokenize=\"porter unicode61 tokenchars '_'\")")
+    keys = []
+    for doc, (text, spans, _) in reference.items():
+        for ordinal, (start, end) in enumerate(spans):
+            keys.append((doc, ordinal))
+            con.execute("INSERT INTO r (rowid, heading, body) VALUES (?, '', ?)", (len(keys), text[start:end]))
+    expression = passage_words.expression(_NoOptions(), question)
+    scores = {doc: np.zeros(len(spans)) for doc, (_, spans, _) in reference.items()}
+    if expression is not None:
+        for rowid, score in con.execute("SELECT rowid, -bm25(r, 0.0, 1.0) FROM r(?)", (expression,)):
+            doc, ordinal = keys[rowid - 1]
+            scores[doc][ordinal] = score
+    return scores
+
+
+class _NoOptions:
+    options: dict = {}
+
+
+@pytest.mark.parametrize("question", QUERIES)
+def test_a_text_query_passage_weighs_vector_and_words(corpus, model, question):
+    """knn_chunk() of a text query: the chunk with the highest similarity + BM25 / (the document's best
+    BM25), against the brute-force reference; knn_dist() stays the document's nearest distance, and
+    knn_chunks(n) lists the chunks in that order, knn_chunk() first."""
+    cur, reference = corpus
+    dists = _reference_distances(reference, model, question)
+    words = _reference_words(reference, question)
+    rows = cur.execute("SELECT id, knn_dist(), knn_chunk(), knn_chunk_text(), knn_chunks(3) FROM docs "
+                       "WHERE knn(v, 8, ?)", [question]).fetchall()
+    assert len(rows) == 8
+    for doc, dist, chunk, text, listed in rows:
+        source, spans, _ = reference[doc]
+        score = 1.0 - dists[doc] + (words[doc] / words[doc].max() if words[doc].max() > 0 else 0.0)
+        assert score[chunk - 1] == pytest.approx(score.max(), abs=1e-5)
+        assert dist == pytest.approx(dists[doc].min(), abs=1e-5)
+        assert text == source[slice(*spans[chunk - 1])]
+        entries = json.loads(listed)
+        assert entries[0]["chunk"] == chunk
+        assert [score[e["chunk"] - 1] for e in entries] == pytest.approx(np.sort(score)[::-1][:3].tolist(), abs=1e-5)
 
 
 def test_document_id_query_scores_chunks_against_all_of_its_vectors(corpus):

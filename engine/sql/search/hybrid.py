@@ -20,6 +20,7 @@ read as natural language (any word may match); measured best on the manual (docs
 from __future__ import annotations
 
 import concurrent.futures
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -50,7 +51,8 @@ from tesseradb.vectors import passages
 from tesseradb.sql.search import hybrid_defaults, passage_calls, rerank_stage
 
 # hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
-# SQLite both release the GIL; the connection is used by one thread at a time)
+# SQLite both release the GIL; the connection is used by one thread at a time) when a core is free for
+# it (``spare_core``); otherwise it runs on the caller's thread before the model
 _EARLY = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="tessera-text-side")
 TABLE = "_tessera_hybrid"
 # joined to the user's tables: the reserved prefix keeps a user column named score or weight unambiguous
@@ -105,6 +107,8 @@ class SideSpec:
     filter_sql: str | None = None
     needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
     planned: bool = False                                 # filter_sql is known: a text side may start early
+    shown_first: bool = False     # the query shows the fused list's first LIMIT + OFFSET rows as they are (no
+                                  # ORDER BY, post-fusion condition, join, grouping or rerank): only they need passages
 
     def build(self, db: Database, bound: dict[str, Any]) -> tuple[list[Search], int, str, Table]:
         sides = [resolve_side(db, node, bound, self.tables, name) for node, name in self.texts]
@@ -126,6 +130,7 @@ class Prepare:
     def __init__(self, db: Database, spec: SideSpec, bound: dict[str, Any]):
         self.db, self.spec = db, spec
         self.searches, self.window, self.alias, self.table = spec.build(db, bound)
+        self.shown = limit_k(spec.limits, bound)         # LIMIT + OFFSET
         self.rerank_text = rerank_stage.query_text([n for n, _ in spec.texts], [n for n, _ in spec.knns], spec.hybrids,
                                                    bound) if spec.opts.rerank else None
 
@@ -158,7 +163,16 @@ class Prepare:
                              [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id, reranked.get(h.doc_id)) for h in fused])
         if spec.needs is not None:  # every fused row, found by text or by knn, scored against the first knn query
             source = next(s.request for s in self.searches if s.request is not None)
-            passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in fused], spec.needs)
+            passages.fill(db, self.table, source.column, source.query, self._shown(fused), spec.needs,
+                          text=source.text)
+
+    def _shown(self, fused: list) -> list[int]:
+        """The documents whose passages the query can show: all of them, or when it shows the fused list's
+        first rows as they are, those scoring at least the last shown one (ties are ordered by id later)."""
+        if not self.spec.shown_first or len(fused) <= self.shown:
+            return [h.doc_id for h in fused]
+        cut = sorted((h.score for h in fused), reverse=True)[self.shown - 1]
+        return [h.doc_id for h in fused if h.score >= cut]
 
 
 @dataclass
@@ -192,6 +206,9 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     prepare = Prepare(db, spec, bound)
     rest = [c for c in where if not any(c is n for n in nodes)]
     post = _post_conditions(select, rest)
+    spec.shown_first = (select.args.get("limit") is not None and not post and not opts.rerank
+                        and not any(select.args.get(a) for a in ("order", "group", "joins", "distinct", "having"))
+                        and not select.find(exp.AggFunc))
     pre = [c for c in rest if not any(c is p for p in post)]
     spec.filter_sql = _filter_sql(select, prepare.alias, pre)
     db.store.execute(CREATE_TABLE)
@@ -322,7 +339,7 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     # natural language: common English words are ignored (measured: the note at the top of this module)
     expression = to_fts5(tree, list(ChunkTextIndex.COLUMNS), catalog_fulltext.stopwords(table) | ENGLISH)
     searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
-    if searches and early is not None:
+    if searches and early is not None and spare_core():
         searches[0].start(*early)
     try:
         vector = embed.spec_model(spec, db.remote_access).embed_query(text).reshape(1, -1).astype(np.float32)
@@ -330,8 +347,21 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
         for search in searches:
             search.settle()
         raise
-    request = KnnRequest(table, alias, spec.column, k, vector, bound=bound)
+    request = KnnRequest(table, alias, spec.column, k, vector, bound=bound, text=text)
     return searches + [_knn_search(db, request, None)]
+
+
+def spare_core() -> bool:
+    """Whether a core is free for the text side beside the model: the 1-minute load average leaves one
+    (True where the system does not say). The model's run takes every core it may; a text side in
+    another thread then competes with it, and each hand-off waits for the scheduler (on the loaded
+    2-core machine the worker thread made hybrid_match slower, not faster: docs/benchmarks.md)."""
+    from tesseradb.embed.model import cpu_count
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return True
+    return load + 1.0 <= cpu_count()
 
 
 def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], column: str | None = None) -> Search:

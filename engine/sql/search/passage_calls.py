@@ -114,10 +114,12 @@ class Matched:
 
 
 def searched_chunk(table: Any, column: str, chunk_id: str) -> Matched | None:
-    """The search's own chunk can be read directly unless the model may have cut it (``truncate``, or
-    the last chunk ``max_chunks`` stretched): then the kept span needs the tokenizer (TEMP table)."""
+    """The search's own chunk can be read directly unless the column embeds text: then a text query's
+    words take part in choosing the passage (vectors/passage_words.py), and the model may have cut
+    the chunk (``truncate``, or the last chunk ``max_chunks`` stretched) so that the kept span needs
+    the tokenizer; both go through the TEMP table."""
     spec = table.vectors[column.lower()]
-    if spec.chunk_strategy == "truncate" or spec.max_chunks:
+    if spec.model_name or spec.chunk_strategy == "truncate" or spec.max_chunks:
         return None
     return Matched(chunk_id, table.layout(column).chunks, tuple(spec.from_columns) if spec.model_name else (),
                    separator_sql(spec))

@@ -155,6 +155,6 @@ def fill_knn(db: Database, request: KnnRequest) -> None:
                           for pos, (d, dist, c) in enumerate(hits)])
     if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
         passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages,
-                      hits=hits)
+                      hits=hits, text=request.text)
 
 

@@ -31,10 +31,10 @@ def insert_many(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Res
     expr: exp.Insert = stmt.expr
     if expr.args.get("overwrite"):
         raise UserError("INSERT with OVERWRITE is not supported; use REPLACE", errors.NotSupportedError)
-    table = db.table(_target_name(expr))               # a missing table says so, with IGNORE too
+    table = db.table(target_name(expr))               # a missing table says so, with IGNORE too
     expr = keys.with_column_list(table, expr)
     keys.check_defaults(db, table, keys.listed(table, expr))
-    columns = _columns(table, expr)
+    columns = columns_of(table, expr)
     if keys.one_at_a_time(expr):
         return _one_at_a_time(db, table, columns, expr, param_sets)
     if not isinstance(expr.expression, exp.Values):     # INSERT ... SELECT: in batches
@@ -45,11 +45,11 @@ def insert_many(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Res
     return insert_select.write_batch(db, table, columns, rows, stmt.replace, auto_value.id_rule(db, table))
 
 
-def _target_name(expr: exp.Insert) -> str:
+def target_name(expr: exp.Insert) -> str:
     return expr.this.this.name if isinstance(expr.this, exp.Schema) else expr.this.name
 
 
-def _columns(table: Table, expr: exp.Insert) -> list[Column]:
+def columns_of(table: Table, expr: exp.Insert) -> list[Column]:
     if not isinstance(expr.this, exp.Schema):
         return list(table.columns)
     columns = []
