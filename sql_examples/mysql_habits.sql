@@ -44,3 +44,6 @@ SELECT * FROM author_names ORDER BY born;
 SELECT 1/3, 'abc' = 'ABC', 7 DIV 2;
 SET sql_mode = '';
 SELECT name, COUNT(*) FROM authors GROUP BY born ORDER BY born;
+-- INSERT ... SELECT streams in batches; reading its own table, it copies each row once (a TEMP copy)
+INSERT INTO books (title, year, summary) SELECT CONCAT(title, ' (2nd ed.)'), year + 1, summary FROM books;
+SELECT title, year FROM books ORDER BY id;

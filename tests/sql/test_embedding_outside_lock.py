@@ -164,3 +164,15 @@ def test_what_the_model_made_first_is_said_once_with_the_row_id(tmp_path):
     assert any("2 of 2 chunks reused" in s for s in said), said
     assert con.execute("SELECT COUNT(*) FROM d").fetchall() == [(2,)]
     con.close()
+
+
+def test_a_row_the_first_pass_cannot_embed_fails_as_before_and_leaves_nothing(two):
+    """The pass before the lock leaves a row's error to the statement itself, which says it with the
+    row and its id, and changes nothing (the good row's vectors made before the lock are dropped)."""
+    con, other = two
+    with pytest.raises(tesseradb.DataError) as err:
+        con.execute("INSERT INTO docs (id, body) VALUES (1, ?), (2, ?)", (LONG, "bad \udcff text"))
+    assert "row 2" in str(err.value) and "id 2" in str(err.value) and "not valid UTF-8" in str(err.value)
+    assert con.execute("SELECT id FROM docs ORDER BY id").fetchall() == [(7,)]
+    con.execute("INSERT INTO docs (id, body) VALUES (1, ?)", (LONG,))      # and the next statement is whole
+    assert len(other.execute("SHOW CHUNKS FROM docs.v WHERE id = 1").fetchall()) > 20

@@ -46,6 +46,7 @@ def embed_first(db: Database, stmt: ast.Query, param_sets: Sequence[Any], *, man
     try:
         work = gather(db, passes.prepare(db, stmt, None if many else param_sets[0]), param_sets)
     except Exception:       # noqa: BLE001 - the real run meets the same problem and says it properly
+        db.prepared = None
         if db.check_cancelled():
             raise
         return
