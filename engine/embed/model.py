@@ -43,6 +43,10 @@ _SPACE = re.compile(r"[ \t\n\r]")
 # (400 calls each): p50 20.5 ms spinning, 7.7 ms not, and a knn query's own work after the model waited
 # less; the fastest call (a quiet moment) was 2.0 ms spinning, 3.1 ms not. docs/benchmarks.md#queries-at-the-models-limit-issue-37
 ALLOW_SPINNING = "0"
+# A bulk embedding of at least this many batches runs them several at once (embed/runner.py), on a
+# single-thread session of its own: a second copy of the weights (float32: ~90 MB), which a statement
+# of a few batches does not pay for.
+PARALLEL_MIN_BATCHES = 4
 QUERY_CACHE_SIZE = 1024
 QUERY_CACHE_MAX_CHARS = 8192  # longer query texts are embedded every time rather than kept
 
@@ -209,10 +213,11 @@ class Model:
 
     def _run_batches(self, batches: list[np.ndarray], encodings: list[Encoding],
                      should_stop: Callable[[], bool] | None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(rows, vectors) per batch: several batches at once on single-thread sessions when there are
-        several and more than one worker; otherwise one after another on the model's session."""
+        """(rows, vectors) per batch: several batches at once on a single-thread session when there are
+        ``PARALLEL_MIN_BATCHES`` or more and more than one worker; otherwise one after another on the
+        model's session."""
         workers = self.bulk_workers()
-        if len(batches) > 1 and workers > 1:
+        if len(batches) >= PARALLEL_MIN_BATCHES and workers > 1:
             from tesseradb.embed.runner import run_parallel
             session = self.bulk_session()
             yield from run_parallel(batches, lambda rows: self._run([encodings[i] for i in rows], session=session),

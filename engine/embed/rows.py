@@ -1,6 +1,7 @@
 """Embedding on write: text -> chunks -> vectors, batched across all rows and chunks of a statement."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,6 +10,7 @@ from tesseradb import embed
 from tesseradb.embed import chunking
 from tesseradb.embed import reuse
 from tesseradb.embed.chunk_context import Cut, Located, cut_document
+from tesseradb.embed.model import Model
 from tesseradb.embed.planning import plan_document
 from tesseradb.embed.prepared import cut_key
 from tesseradb.catalog.vector_columns import VectorSpec
@@ -17,6 +19,8 @@ from tesseradb.context import Context
 from tesseradb.errors import DataError, Place, UserError, at
 
 SINGLE_VECTOR = {"truncate", "mean"}
+CUT_THREADS = 2                 # texts cut at once (_cut_all)
+CUT_POOL_CHARS = 1 << 16        # a statement with less text than this cuts it on its own thread
 
 
 @dataclass(frozen=True)
@@ -68,18 +72,33 @@ def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[Pl
                 titles: list[str | None] | None = None) -> list[Embedded]:
     """Cut, locate and embed every text (``titles``: :func:`source_title` of each, for the context)."""
     model = embed.spec_model(spec, db.remote_access)
-    cuts, where = [], []
-    for text, label, title in zip(texts, labels, titles or [None] * len(texts)):
+    for text, label in zip(texts, labels):
         check_text(text, label)
-        cut = _cut(db, model, spec, text, title)
+    cuts, where = [], []
+    for (cut, located), label in zip(_cut_all(db, model, spec, texts, titles or [None] * len(texts)), labels):
         _warn_about_loss(db, spec, cut.plan, label)
         cuts.append(cut)
-        where.append(cut.located(text))
+        where.append(located)
     pieces = [p for text, cut, located in zip(texts, cuts, where) for p in cut.pieces(text, located)]
     result = reuse.embed_pieces(db, model, pieces, on_progress=db.on_progress, should_stop=db.check_cancelled)
     _note_reuse(db, spec, result)
     out = assemble(spec.chunk_strategy, texts, [c.plan for c in cuts], result.vectors, result.keys)
     return [_with_location(e, cut, text, located) for e, cut, text, located in zip(out, cuts, texts, where)]
+
+
+def _cut_all(db: Context, model: embed.Model, spec: VectorSpec, texts: list[str],
+             titles: list[str | None]) -> list[tuple[Cut, list[Located]]]:
+    """Every text's cut and chunk locations, in order. A statement with much text to cut has two
+    texts cut at once: the tokenizer (Rust, which lets go of the GIL) of one runs beside the chunk
+    planner and the outline (Python) of the other. The cuts are the same either way."""
+    def one(i: int) -> tuple[Cut, list[Located]]:
+        cut = _cut(db, model, spec, texts[i], titles[i])
+        return cut, cut.located(texts[i])
+
+    if len(texts) < 2 or sum(map(len, texts)) < CUT_POOL_CHARS or not isinstance(model, Model):
+        return [one(i) for i in range(len(texts))]
+    with ThreadPoolExecutor(CUT_THREADS, thread_name_prefix="tessera-cut") as pool:
+        return list(pool.map(one, range(len(texts))))
 
 
 def _cut(db: Context, model: embed.Model, spec: VectorSpec, text: str, title: str | None) -> Cut:

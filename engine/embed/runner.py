@@ -1,7 +1,7 @@
 """Running a bulk embedding's planned batches: several at once, each on one thread.
 
-``Model.embed`` plans its batches (length-sorted, padded, ``plan_batches``) and, when there is more
-than one batch and more than one CPU, hands them here. Each worker thread runs whole batches on a
+``Model.embed`` plans its batches (length-sorted, padded, ``plan_batches``) and, when there are
+several (``PARALLEL_MIN_BATCHES``) and more than one CPU, hands them here. Each worker thread runs whole batches on a
 single-thread onnxruntime session (onnxruntime's ``run`` releases the GIL and may be called from
 several threads at once), so the CPUs work on different batches instead of splitting every operator
 of one batch between them. Measured on 300 of the manual's 256-token chunks on the 2 shared cores
@@ -11,7 +11,8 @@ they wait (docs/benchmarks.md, "The manual in a minute", has the whole manual).
 
 The batches are exactly the ones the sequential path runs, so the vectors are too (int8 models
 quantize activations per batch: a different batching would change their vectors). A query's single
-batch keeps the model's multi-thread session (its latency is one batch's).
+batch keeps the model's multi-thread session (its latency is one batch's). The single-thread session
+is a second copy of the weights (float32 ~90 MB, int8 ~23 MB), made by the first bulk embedding.
 
 Cancellation and progress keep ``Model.embed``'s rules: ``should_stop()`` is asked before each batch
 is handed out (batches already running finish; nothing after them starts) and each batch's

@@ -273,13 +273,20 @@ def read_text(data: bytes, notes: list[str] | None = None) -> tuple[str | None, 
 
 
 def first_heading(markdown: str) -> str | None:
-    """The text of the first ATX or setext heading (markdown-it-py's CommonMark parser)."""
+    """The text of the first ATX or setext heading (markdown-it-py's CommonMark parser).
+
+    The page is parsed for its blocks only; the inline parser then runs on the headings, first to
+    last until one has text, with the link references the block parse collected: what a whole parse
+    gives those headings, without parsing every paragraph's inline content (most of a page's parse)."""
     from markdown_it import MarkdownIt
     scan = markdown if len(markdown) <= TITLE_SCAN else markdown[:markdown.rfind("\n", 0, TITLE_SCAN) + 1]
-    tokens = MarkdownIt("commonmark").parse(scan)
+    env: dict[str, Any] = {}
+    tokens = MarkdownIt("commonmark").disable(["inline", "text_join"]).parse(scan, env)
+    inline_parser = None
     for n, token in enumerate(tokens[:-1]):
         if token.type == "heading_open":
-            inline = tokens[n + 1]
+            inline_parser = inline_parser or MarkdownIt("commonmark")
+            (inline,) = inline_parser.parseInline(tokens[n + 1].content, env)
             text = "".join(c.content for c in inline.children or () if c.type in ("text", "code_inline"))
             if text.strip():
                 return text.strip()

@@ -264,7 +264,8 @@ def main() -> None:
         for quantization in args.quantizations.split(","):
             sized.pop(quantization, None)      # only this run's figures for what it measured
         sized.update(measured)
-        sized["notes"] = args.note or sized.get("notes", [])
+        sized["rabitq_notes"] = args.note or sized.get("rabitq_notes", [])
+        sized["arguments"] = " ".join(a for a in sys.argv[1:] if a != "--note" and a not in args.note)
         common.save_result("quantize_index", result)
     if not args.build_only:
         log(f"wrote {common.RESULTS / 'quantize_index.json'}")

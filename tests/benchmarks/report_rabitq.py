@@ -98,8 +98,9 @@ def _grid(n: int, sized: dict) -> list[str]:
     if not cells:
         return []
     cols = [f"{o:g}" for o in sorted(factors)]
-    out = [f"{n:,} vectors, rescored (p50 ms, the thread's CPU ms in brackets, / recall@10; the plan's efSearch "
-           "after the slash of the ef column: default is max(48, 2 x the candidates fetched)):", "",
+    out = [f"{n:,} vectors, rescored; each cell: p50 ms (the search thread's CPU ms) / recall@10, and the efSearch the "
+           "plan used (the `ef` column is what the search asked for; by default the plan takes max(48, 2 × the "
+           "candidates fetched)):", "",
            "| quantization | ef | " + " | ".join(f"oversampling {c}" for c in cols) + " |",
            "|---|---|" + "---:|" * len(cols)]
     for (q, ef), row in cells.items():
@@ -118,14 +119,16 @@ def _grid(n: int, sized: dict) -> list[str]:
 def section() -> list[str]:
     quant = common.load_result("quantize_index") or {}
     sizes = {int(n): s for n, s in (quant.get("sizes") or {}).items() if _measured(s)}
-    if not sizes:
+    unmeasured = {int(n): s["rabitq_notes"] for n, s in (quant.get("sizes") or {}).items()
+                  if not _measured(s) and s.get("rabitq_notes")}
+    if not sizes and not unmeasured:
         return []
     out = ["## RaBitQ indexes at 1M and 50k vectors (issue 37)", "",
            "Commands (each index is built once and saved to a scratch folder under the system's temporary "
            "directory; the measuring run loads it; the last command also writes this section):", "", "```",
            f"nice -n 19 {PY} --sizes 1000000 --quantizations rabitq2 --build-only   # one process per index",
-           f"nice -n 19 {PY} --sizes 1000000 --quantizations 1bit,rabitq2,rabitq4 --oversampling 5,10,15,20 --ef 200",
-           f"nice -n 19 {PY} --sizes 50000 --quantizations 1bit,rabitq2,rabitq4 --oversampling 5,10,15,20 --ef 200",
+           *[f"nice -n 19 {PY} {quant['sizes'][str(n)]['arguments']}" for n in sorted(sizes, reverse=True)
+             if quant["sizes"][str(n)].get("arguments")],
            "```", "",
            "Clustered 384-d vectors (a cluster per 100, unit length, cosine), k=10, 300 held-out queries, searched "
            "through `VectorIndex.search` (the engine's index search, one FAISS thread, rescoring reading the "
@@ -136,9 +139,12 @@ def section() -> list[str]:
            "| target | measured | |", "|---|---|---|"]
     rows = [r for n in sorted(sizes, reverse=True) for r in _targets(n, sizes[n])]
     out += [f"| {a} | {b} | {c} |" for a, b, c in rows] + [""]
+    for n in sorted(unmeasured, reverse=True):
+        out += [f"**{n:,} vectors**: not measured in this run.", ""]
+        out += [line for note in unmeasured[n] for line in (note, "")]
     for n in sorted(sizes, reverse=True):
         s = sizes[n]
         out += [f"**{n:,} vectors**:", ""]
         out += _builds(n, s) + _grid(n, s)
-        out += [line for note in s.get("notes", []) for line in (note, "")]
+        out += [line for note in s.get("rabitq_notes", []) for line in (note, "")]
     return out

@@ -1,8 +1,8 @@
 """32 wire clients, 40% INSERTs that embed, 30% knn(), 30% MATCH, against one ``tessera serve``
-for 60 s (issue 33): every acknowledged row is there, once, and searchable; readers never fail; an
-INSERT fails only with a clean ``ERROR 1205`` (a lock wait past 5 s) and then leaves nothing. How
-many got 1205 (the issue's target is none; on the shared 2-core machine it is not met) is measured
-by tests/benchmarks/bench_write_lock.py and shown in docs/benchmarks.md, not asserted here."""
+for 60 s (issue 33): no INSERT waits past the 5 s lock wait (``ERROR 1205``): each embeds before it
+takes the write lock, and the server's writers queue for it first come first served
+(storage/write_queue.py); every acknowledged row is there, once, and searchable; readers never fail.
+Latencies and rates are measured by tests/benchmarks/bench_write_lock.py (docs/benchmarks.md)."""
 from __future__ import annotations
 
 import signal
@@ -25,10 +25,11 @@ def test_writers_that_embed_beside_readers_lose_nothing(start_process, db_file):
     assert [e for c in clients for e in c.other_errors] == []
     figures = summary(clients, SECONDS)
     print(figures)
-    assert set(figures["insert"]["errors"]) <= {"1205"}      # a writer that waited past the lock wait
+    assert figures["insert"]["errors"] == {}                 # no writer waited past the lock wait
     assert set(figures["knn"]["errors"]) | set(figures["match"]["errors"]) == set()
     acknowledged = [t for c in clients for t in c.acknowledged]
     failed = {t for c in clients for t in c.failed}
+    assert failed == set()
     assert len(acknowledged) > CLIENTS
     stored = titles(proc.port)
     assert sorted(stored) == sorted(acknowledged)            # none lost, none duplicated

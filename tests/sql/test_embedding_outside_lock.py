@@ -101,6 +101,8 @@ def two(tmp_path):
     con.execute(DDL)
     con.execute("CREATE TABLE log (msg string)")
     con.execute("INSERT INTO docs (id, body) VALUES (7, 'A short note about pasta.')")
+    con.execute("CREATE TABLE src (msg text)")
+    con.execute("INSERT INTO src (id, msg) VALUES (1, ?)", (LONG,))
     other = tesseradb.connect(db, autocommit=True, timeout=0)
     yield con, other
     con.close()
@@ -112,7 +114,8 @@ def two(tmp_path):
     lambda con: con.execute("REPLACE INTO docs (id, body) VALUES (7, ?)", (LONG,)),
     lambda con: con.execute("UPDATE docs SET body = ? WHERE id = 7", (LONG,)),
     lambda con: con.executemany("INSERT INTO docs (id, body) VALUES (?, ?)", [(1, LONG), (2, LONG + " Two.")]),
-], ids=["insert", "replace", "update", "executemany"])
+    lambda con: con.execute("INSERT INTO docs (id, body) SELECT id, msg FROM src"),
+], ids=["insert", "replace", "update", "executemany", "insert-select"])
 def test_another_writer_goes_through_while_a_write_is_in_the_model(two, statement):
     con, other = two
     inside, release = _pause_in_model(con)
@@ -164,3 +167,15 @@ def test_what_the_model_made_first_is_said_once_with_the_row_id(tmp_path):
     assert any("2 of 2 chunks reused" in s for s in said), said
     assert con.execute("SELECT COUNT(*) FROM d").fetchall() == [(2,)]
     con.close()
+
+
+def test_a_row_the_first_pass_cannot_embed_fails_as_before_and_leaves_nothing(two):
+    """The pass before the lock leaves a row's error to the statement itself, which says it with the
+    row and its id, and changes nothing (the good row's vectors made before the lock are dropped)."""
+    con, other = two
+    with pytest.raises(tesseradb.DataError) as err:
+        con.execute("INSERT INTO docs (id, body) VALUES (1, ?), (2, ?)", (LONG, "bad \udcff text"))
+    assert "row 2" in str(err.value) and "id 2" in str(err.value) and "not valid UTF-8" in str(err.value)
+    assert con.execute("SELECT id FROM docs ORDER BY id").fetchall() == [(7,)]
+    con.execute("INSERT INTO docs (id, body) VALUES (1, ?)", (LONG,))      # and the next statement is whole
+    assert len(other.execute("SHOW CHUNKS FROM docs.v WHERE id = 1").fetchall()) > 20

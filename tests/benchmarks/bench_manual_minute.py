@@ -1,0 +1,251 @@
+"""The manual in a minute (issue 37 item 5): LOAD DATA of the whole manual with the int8 model,
+against the bare model on exactly the texts and batches the engine gave it.
+
+    TESSERA_BENCH_CORPUS=$MANUAL nice .venv/bin/python tests/benchmarks/bench_manual_minute.py
+    ... --every 6 --rounds 1 --profile        # a sixth of the pages, one round, plus a cProfile run
+
+Each round, in an order that alternates between rounds (engine first in odd rounds):
+
+* **engine** - into a fresh database: ``CREATE TABLE manual (path string, title string, body text,
+  v float_vector_array ... model_name='all-MiniLM-L6-v2-int8' from='body' chunk_strategy='recursive'
+  max_tokens='256' overlap_tokens='32')``, then ``LOAD DATA INFILE '<copy>/**/*.md' INTO TABLE manual``
+  (a copy of the corpus without SOURCE.md), commit, the first knn() (the FAISS index) and close. All of
+  that is the load time. The texts of every ``Model.embed`` call the statement made are recorded.
+* **bare** - the same model object embedding exactly those texts, call by call (so the same batches).
+
+Engine share = (engine - bare) / bare, in wall time and in CPU time (user + sys of this process,
+``resource.getrusage``, all threads), with the load average at each step: on the shared machine the
+wall times follow the other work, the CPU times much less. Afterwards the stored vectors are checked
+against the bare ones (the chunks re-planned from the stored bodies, each chunk's vector looked up by
+its text). ``--profile`` loads once more under cProfile (not timed) and keeps its top entries, grouped
+by part; the profiler's clock is the process's CPU time, so the worker threads' batches count inside
+``Model.embed``, where the main thread waits for them, and the other work on the machine counts nowhere. Writes results/manual_minute.json and its section of docs/benchmarks.md.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+from common import Config, log  # noqa: E402
+
+MODEL = "all-MiniLM-L6-v2-int8"
+REC = Config("recursive", 256, 32)
+CREATE = ("CREATE TABLE manual (path string, title string, body text, "
+          f"v float_vector_array knn_type='hnsw' hnsw_similarity='cosine' model_name='{MODEL}' from='body' "
+          f"chunk_strategy='recursive' max_tokens='{REC.max_tokens}' overlap_tokens='{REC.overlap}')")
+LOAD = "LOAD DATA INFILE ? INTO TABLE manual"
+KNN = "SELECT id FROM manual WHERE knn(v, 10, ?)"
+TARGET_SECONDS, TARGET_SHARE = 60.0, 0.05
+
+# cProfile entries -> the part of the load they belong to (first match wins; the rest is "other")
+PARTS = [
+    ("tokenizing pages for the chunk planner", ("token_offsets", "method 'encode' of 'tokenizers")),
+    ("model (Model.embed: tokenizing the chunks, the onnxruntime batches)", ("model.py", "runner.py", "onnxruntime",
+                                                                            "pooling.py", "encode_batch", "_thread",
+                                                                            "threading.py", "concurrent")),
+    ("markdown outline (markdown-it)", ("markdown_it", "markdown_chunks.py", "mdurl")),
+    ("chunk planning and location", ("chunking.py", "chunk_context.py", "planning.py", "rows.py")),
+    ("reading and parsing the files", ("documents.py", "load_documents.py", "globs.py", "yaml", "formats.py")),
+    ("FAISS index (built at commit)", ("faiss", "vectors.py", "chunks.py")),
+    ("SQLite (apsw)", ("apsw", "rowstore.py", "chunk_table.py")),
+]
+
+
+def cpu_seconds() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+class Recorder:
+    """Records the texts of every Model.embed call (not the query's) while ``active``."""
+
+    def __init__(self, model) -> None:
+        self.calls: list[list[str]] = []
+        self.active = False
+        inner = model.embed
+
+        def embed(texts, **kw):
+            if self.active and not kw.get("query"):
+                self.calls.append(list(texts))
+            return inner(texts, **kw)
+
+        model.embed = embed
+
+
+def copy_corpus(dest: Path, every: int) -> int:
+    pages = common.pages()[::every]
+    for p in pages:
+        target = dest / p.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(p.text, encoding="utf-8")
+    return len(pages)
+
+
+def fresh(path: Path) -> None:
+    for p in (path, Path(str(path) + "-wal"), Path(str(path) + "-shm"), Path(str(path) + "-journal")):
+        p.unlink(missing_ok=True)
+    shutil.rmtree(Path(str(path) + ".tessera"), ignore_errors=True)
+
+
+def engine_load(db_path: Path, pattern: str, profiler: cProfile.Profile | None = None) -> dict:
+    import tesseradb
+    fresh(db_path)
+    con = tesseradb.connect(str(db_path))
+    con.cursor().execute(CREATE)
+    con.commit()
+    if profiler is not None:
+        profiler.enable()
+    load, cpu, started = os.getloadavg(), cpu_seconds(), time.perf_counter()
+    cur = con.cursor()
+    cur.execute(LOAD, (pattern,))
+    rows = cur.rowcount
+    con.commit()
+    loaded = time.perf_counter()
+    con.cursor().execute(KNN, ("warm up the index",)).fetchall()
+    con.close()
+    if profiler is not None:
+        profiler.disable()
+    return {"seconds": time.perf_counter() - started, "cpu": cpu_seconds() - cpu, "rows": rows,
+            "statement_seconds": loaded - started, "load_start": list(load), "load_end": list(os.getloadavg())}
+
+
+def bare_run(model, calls: list[list[str]]) -> tuple[dict, dict[str, np.ndarray]]:
+    load, cpu, started = os.getloadavg(), cpu_seconds(), time.perf_counter()
+    vectors = [model.embed(texts) for texts in calls]
+    out = {"seconds": time.perf_counter() - started, "cpu": cpu_seconds() - cpu,
+           "load_start": list(load), "load_end": list(os.getloadavg())}
+    return out, {t: v for texts, vecs in zip(calls, vectors) for t, v in zip(texts, vecs)}
+
+
+def check_stored(db_path: Path, model, bare: dict[str, np.ndarray]) -> dict:
+    """Each stored row's vectors against the bare vectors of its chunks (re-planned from its body)."""
+    import tesseradb
+    con = tesseradb.connect(str(db_path))
+    rows = con.cursor().execute("SELECT id, body, v FROM manual ORDER BY id").fetchall()
+    con.close()
+    chunks = missing = 0
+    worst = 0.0
+    for _, body, stored in rows:
+        texts = common.plan(model, body, REC)
+        got = np.asarray(stored, np.float32).reshape(-1, model.dims)
+        if len(got) != len(texts):
+            return {"rows": len(rows), "same_chunks": False}
+        for text, vec in zip(texts, got):
+            chunks += 1
+            if text not in bare:
+                missing += 1
+                continue
+            worst = max(worst, float(np.abs(bare[text] - vec).max()))
+    return {"rows": len(rows), "chunks": chunks, "same_chunks": missing == 0, "max_abs_diff": worst}
+
+
+def profile_load(db_path: Path, pattern: str, top: int = 25) -> dict:
+    profiler = cProfile.Profile(time.process_time)    # CPU time, all threads: steadier than wall time under load
+    engine_load(db_path, pattern, profiler)         # LOAD DATA, commit, first knn(), close: the timed part
+    stats = pstats.Stats(profiler)
+    total = stats.total_tt
+    parts: dict[str, float] = {}
+    entries = []
+    for (file, line, func), (_, calls, tottime, cumtime, _) in stats.stats.items():
+        where = f"{Path(file).name}:{line}({func})" if file != "~" else func
+        part = next((name for name, keys in PARTS if any(k in where or k in file for k in keys)), "other")
+        parts[part] = parts.get(part, 0.0) + tottime
+        entries.append({"where": where, "calls": calls, "tottime": tottime, "cumtime": cumtime, "part": part})
+    entries.sort(key=lambda e: -e["tottime"])
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(top)
+    log(text.getvalue())
+    return {"total_seconds": total, "parts": dict(sorted(parts.items(), key=lambda kv: -kv[1])),
+            "top": entries[:top]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--every", type=int, default=1, help="only every Nth page (1 = the whole manual)")
+    ap.add_argument("--rounds", type=int, default=2, help="engine/bare rounds, the order alternating")
+    ap.add_argument("--profile", action="store_true", help="also load once under cProfile (not timed)")
+    ap.add_argument("--profile-every", type=int, default=0,
+                    help="the profiled load takes every Nth page of those loaded (0: all of them)")
+    ap.add_argument("--out", default="manual_minute", help="result name under tests/benchmarks/results/")
+    ap.add_argument("--note", action="append", default=[], help="a note about the run, kept with its figures")
+    args = ap.parse_args()
+
+    from tesseradb import embed
+    work = Path(tempfile.mkdtemp(prefix="tessera-minute."))
+    try:
+        pages = copy_corpus(work / "manual", args.every)
+        pattern = str(work / "manual" / "**" / "*.md")
+        db_path = work / "manual.db"
+        model = embed.get_model(MODEL)
+        model.embed(["warm up"] * 2 + ["a longer text to warm up the second batch " * 30] * 40)  # both sessions
+        recorder = Recorder(model)
+        result: dict = {"model": MODEL, "pages": pages, "every": args.every, "cpus": os.cpu_count(),
+                        "workers": model.bulk_workers(), "machine": common.machine(), "rounds": [],
+                        "notes": args.note, "args": sys.argv[1:]}
+        for n in range(args.rounds):
+            order = ["engine", "bare"] if n % 2 == 0 or not recorder.calls else ["bare", "engine"]
+            row: dict = {"order": order}
+            for side in order:
+                if side == "engine":
+                    recorder.calls, recorder.active = [], True
+                    row["engine"] = engine_load(db_path, pattern)
+                    recorder.active = False
+                    calls = recorder.calls
+                else:
+                    row["bare"], bare_vectors = bare_run(model, recorder.calls)
+            row["calls"] = [len(c) for c in calls]
+            row["share_wall"] = row["engine"]["seconds"] / row["bare"]["seconds"] - 1
+            row["share_cpu"] = row["engine"]["cpu"] / row["bare"]["cpu"] - 1
+            result["rounds"].append(row)
+            log(f"round {n + 1}: engine {row['engine']['seconds']:.1f} s (cpu {row['engine']['cpu']:.1f}), "
+                f"bare {row['bare']['seconds']:.1f} s (cpu {row['bare']['cpu']:.1f}); share wall "
+                f"{100 * row['share_wall']:.1f}% cpu {100 * row['share_cpu']:.1f}%; load {os.getloadavg()}")
+        result["check"] = check_stored(db_path, model, bare_vectors)
+        result["tokens"] = common.model_tokens(model, [t for c in calls for t in c])
+        result["chunks_embedded"] = sum(len(c) for c in calls)
+        log(f"stored vs bare: {result['check']}")
+        if args.profile:
+            part = work / "profiled"
+            result["profile_pages"] = copy_corpus(part, args.every * max(1, args.profile_every))
+            result["profile"] = profile_load(db_path, str(part / "**" / "*.md"))
+        summarize(result)
+        path = common.save_result(args.out, result)
+        log(f"wrote {path}")
+        print(result["summary"])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def summarize(r: dict) -> None:
+    rounds = r["rounds"]
+    med = lambda xs: float(np.median(xs))  # noqa: E731
+    r["summary"] = {
+        "engine_seconds": med([x["engine"]["seconds"] for x in rounds]),
+        "engine_best_seconds": min(x["engine"]["seconds"] for x in rounds),
+        "engine_cpu": med([x["engine"]["cpu"] for x in rounds]),
+        "bare_seconds": med([x["bare"]["seconds"] for x in rounds]),
+        "bare_cpu": med([x["bare"]["cpu"] for x in rounds]),
+        "share_wall": med([x["share_wall"] for x in rounds]),
+        "share_cpu": med([x["share_cpu"] for x in rounds]),
+        # the engine's CPU time spread over the cores: the wall time of an otherwise idle machine, at best
+        "engine_cpu_per_core": med([x["engine"]["cpu"] for x in rounds]) / max(1, r["workers"]),
+    }
+
+
+if __name__ == "__main__":
+    main()
+    import sections  # docs/benchmarks.md: the section this benchmark's results feed
+    sections.write_sections("manual-minute")
