@@ -84,4 +84,23 @@ def section() -> list[str]:
         out += [f"| `{e['where']}` | {e['calls']:,} | {e['tottime']:.2f} | {e['cumtime']:.2f} | {e['part'].split(' (')[0]} |"
                 for e in prof["top"][:15]]
     out += ["", *[f"- {note}" for note in r.get("notes", [])]] if r.get("notes") else []
-    return out
+    return out + _subset(common.load_result("manual_minute_subset"))
+
+
+def _subset(r: dict | None) -> list[str]:
+    """A shorter run (``--every N --out manual_minute_subset``): its rounds, for the code it measured."""
+    if not r:
+        return []
+    s = r["summary"]
+    out = ["", f"A shorter run: `{' '.join([COMMAND, *r.get('args', [])])}` ({r['pages']} pages, "
+           f"{r['chunks_embedded']:,} chunk texts; stored vs bare: same chunks {r['check']['same_chunks']}, "
+           f"max |stored - bare| {r['check'].get('max_abs_diff')}); engine share by CPU time "
+           f"**{100 * s['share_cpu']:.1f}%**, by wall time {100 * s['share_wall']:.1f}% (medians):", "",
+           "| round | order | engine s | engine CPU s | bare s | bare CPU s | share (wall) | share (CPU) | load: engine start -> end |",
+           "|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+    for n, x in enumerate(r["rounds"], start=1):
+        e, b = x["engine"], x["bare"]
+        out.append(f"| {n} | {', '.join(x['order'])} | {e['seconds']:.1f} | {e['cpu']:.1f} | {b['seconds']:.1f} | "
+                   f"{b['cpu']:.1f} | {100 * x['share_wall']:.1f}% | {100 * x['share_cpu']:.1f}% | "
+                   f"{_load(e['load_start'])} -> {_load(e['load_end'])} |")
+    return out + ["", *[f"- {note}" for note in r.get("notes", [])]] if r.get("notes") else out

@@ -142,3 +142,22 @@ def test_a_worker_without_the_key_variable_refuses_the_run(cluster, source, tmp_
     with pytest.raises(tesseradb.OperationalError, match="environment variable TESSERA_RAY_LATE_KEY is not set"):
         distributed.embed_to_parquet(source, str(out), settings, workers=1, cpus_per_worker=1)
     assert not out.exists()
+
+
+def test_tessera_embed_takes_model_options_on_the_command_line(cluster, source, tmp_path):
+    import subprocess
+    import sys
+    folder = st_models.build(tmp_path / "tiny", pooling="cls")
+    out = str(tmp_path / "cli")
+    base = [sys.executable, "-m", "tesseradb.clients.shell.main", "embed", source, out, "--model-name", str(folder),
+            "--from", "body", "--column", "v", "--address", ray.get_runtime_context().gcs_address, "--workers", "1"]
+    run = subprocess.run(base + ["--option", "document_prefix=represent this: ", "--option", "dims=8"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    meta = _metadata(out)
+    assert meta["model_options"] == [["document_prefix", "represent this: "], ["dims", "8"]] and meta["dims"] == 8
+    row = _shard_rows(out).to_pylist()[0]
+    want = st_models.reference(folder, row["body"], pooling="cls", prefix="represent this: ", dims=8)
+    np.testing.assert_allclose(np.asarray(row["v"][0], np.float32), want, atol=1e-5)
+    bad = subprocess.run(base + ["--option", "dims"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "--option 'dims' is not NAME=VALUE" in bad.stderr

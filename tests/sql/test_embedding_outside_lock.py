@@ -101,6 +101,8 @@ def two(tmp_path):
     con.execute(DDL)
     con.execute("CREATE TABLE log (msg string)")
     con.execute("INSERT INTO docs (id, body) VALUES (7, 'A short note about pasta.')")
+    con.execute("CREATE TABLE src (msg text)")
+    con.execute("INSERT INTO src (id, msg) VALUES (1, ?)", (LONG,))
     other = tesseradb.connect(db, autocommit=True, timeout=0)
     yield con, other
     con.close()
@@ -112,7 +114,8 @@ def two(tmp_path):
     lambda con: con.execute("REPLACE INTO docs (id, body) VALUES (7, ?)", (LONG,)),
     lambda con: con.execute("UPDATE docs SET body = ? WHERE id = 7", (LONG,)),
     lambda con: con.executemany("INSERT INTO docs (id, body) VALUES (?, ?)", [(1, LONG), (2, LONG + " Two.")]),
-], ids=["insert", "replace", "update", "executemany"])
+    lambda con: con.execute("INSERT INTO docs (id, body) SELECT id, msg FROM src"),
+], ids=["insert", "replace", "update", "executemany", "insert-select"])
 def test_another_writer_goes_through_while_a_write_is_in_the_model(two, statement):
     con, other = two
     inside, release = _pause_in_model(con)

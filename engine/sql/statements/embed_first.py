@@ -2,8 +2,8 @@
 
 Before a statement that opens its own transaction takes SQLite's write lock (``sql/executor.py``,
 the statement bracket), this pass works out the texts it will embed, without a transaction open:
-the rows of an INSERT or REPLACE (VALUES, and every parameter set of an executemany), the new texts
-of an UPDATE's rows. It cuts them and runs the model on them, chunk reuse looked up in committed
+the rows of an INSERT or REPLACE (VALUES, every parameter set of an executemany, the first rows of
+a SELECT), the new texts of an UPDATE's rows. It cuts them and runs the model on them, chunk reuse looked up in committed
 data, keeping the cuts and vectors in ``Database.prepared`` (embed/prepared.py). Then the statement
 runs for real under BEGIN IMMEDIATE and finds them there: other writers wait for its SQLite writes
 only, never for its model.
@@ -76,9 +76,9 @@ def _within_budget(specs: list, records: Any) -> list[dict[str, Any]]:
 
 
 def _insert(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Work:
-    """The rows of an INSERT or REPLACE ... VALUES (INSERT ... SELECT embeds under the lock)."""
+    """The rows of an INSERT or REPLACE ... VALUES, or the first rows of its SELECT."""
     expr: exp.Insert = stmt.expr
-    if not isinstance(expr.expression, exp.Values) or expr.args.get("overwrite"):
+    if expr.args.get("overwrite"):
         return []
     table = db.table(insert_statement.target_name(expr))
     expr = keys.with_column_list(table, expr)
@@ -89,11 +89,35 @@ def _insert(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Work:
 
     def records():
         for bound_expr, bound in bind_many(expr, param_sets):
-            for tup in bound_expr.expression.expressions:
-                row = evaluate_row(db.store, tup.expressions if isinstance(tup, exp.Tuple) else [tup], bound)
-                yield dict(zip(names, row))
-    chosen = _within_budget(specs, records())
+            if isinstance(bound_expr.expression, exp.Values):
+                for tup in bound_expr.expression.expressions:
+                    row = evaluate_row(db.store, tup.expressions if isinstance(tup, exp.Tuple) else [tup], bound)
+                    yield dict(zip(names, row))
+            else:
+                yield from _selected(db, bound_expr.expression, bound, names)
+    rows = records()
+    try:
+        chosen = _within_budget(specs, rows)
+    finally:
+        rows.close()            # a SELECT's cursor is closed: no read snapshot stays open
     return [(spec, chosen) for spec in specs]
+
+
+def _selected(db: Database, select: exp.Expression, bound: dict[str, Any], names: list[str]):
+    """The first rows of an INSERT ... SELECT, read from the SELECT's own cursor (only as many as the
+    budget takes; the statement then streams them all, statements/insert_select.py)."""
+    planned = passes.plan(db, select, bound)        # as the statement plans it: knn(), LENGTH(v)
+    if planned.prepare is not None:
+        planned.prepare()
+    if planned.knn is not None:
+        from tesseradb.sql.search.select_plan import fill_knn     # loads with the first search
+        fill_knn(db, planned.knn)
+    cursor = db.store.execute(planned.sql, planned.bound)
+    try:
+        for row in cursor:
+            yield dict(zip(names, row))
+    finally:
+        cursor.close()
 
 
 def _update(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Work:
