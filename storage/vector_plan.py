@@ -12,6 +12,12 @@ EXACT_MIN_CHUNKS = 2048  # at or below this many candidate chunks, always search
 EXACT_COST_RATIO = 0.8  # brute force over C chunks costs about as much as a graph search of ef * 2m * ratio >= C
 EF_FLOOR = 48  # smallest efSearch used
 EF_PER_CHUNK = 2  # efSearch >= this many times the chunks asked for
+# On multi-bit RaBitQ codes the graph is built and walked on approximate distances and needs a wider
+# search: at 1M clustered 384-d vectors, rabitq2 at oversampling 5 (fetch 50) found 0.726 of the true top
+# 10 at ef 100 (2 x fetch), 0.887 at 200, 0.969 at 400, 0.988 at 800; at 50k 0.992 already at 100
+# (bench_quantize_index.py, docs/benchmarks.md's RaBitQ section). 1bit/rabitq1 keep 2 x fetch (their
+# default oversampling 20 makes that ef 400 already; not measured wider at 1M).
+EF_PER_CHUNK_CODES = {f"rabitq{n}": 8 for n in range(2, 9)}
 EF_MAX = 1 << 16
 RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 rescoring
 # Quantized indexes: candidate documents = k * this. 8bit keeps Manticore's 3.0; 1-bit codes rank too
@@ -66,7 +72,7 @@ def size(plan: Plan, docs: int, k: int, ef: int | None, oversampling: float | No
     plan.fetch = min(plan.n_candidates, math.ceil(plan.shortlist * chunks_per_doc))
     # The graph holds dead and filtered-out nodes too: to meet `base` allowed ones, look at base / s.
     selectivity = plan.n_candidates / max(total, 1)
-    base = max(ef or 0, EF_FLOOR, EF_PER_CHUNK * plan.fetch)
+    base = max(ef or 0, EF_FLOOR, EF_PER_CHUNK_CODES.get(quantization, EF_PER_CHUNK) * plan.fetch)
     plan.ef = int(min(math.ceil(base / max(selectivity, 1e-9)), EF_MAX))
     # A graph search computes about ef * 2m distances; brute force computes one per candidate chunk.
     plan.exact_max = max(EXACT_MIN_CHUNKS, int(EXACT_COST_RATIO * plan.ef * 2 * m))

@@ -201,11 +201,13 @@ def supplied_vectors(col: Column, spec, value: Any, row: int) -> Embedded | None
         return value
     if isinstance(value, (bytes, bytearray, memoryview)):   # INSERT ... SELECT of a vector column
         try:
-            value = unpack(bytes(value), col.type == "float_vector_array").tolist() if value else []
+            value = unpack(bytes(value), col.type == "float_vector_array") if value else []
         except (ValueError, struct.error):      # a BLOB that is not a stored vector
             raise errors.at(errors.Place(row=row), "incompatible value specified for a float vector column "
                             "(a BLOB that is not a vector)", errors.DataError, column=col.name) from None
-        if col.type == "float_vector" and value:
+        if len(value) and not np.isfinite(value).all():
+            value = value.tolist()              # the element checks name the bad value
+        if col.type == "float_vector" and len(value):
             value = value[0]
     if value is None:
         return None

@@ -163,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         common.log(f"{args.label} {case}: {figures}")
         for suffix in ("", "-wal", "-shm"):
             Path(str(run) + suffix).unlink(missing_ok=True)
-        entry["cases"][case] = figures
+        results = common.load_result(args.out) or results      # another run may have written meanwhile
+        results["runs"].setdefault(args.label, entry)["cases"][case] = figures
         common.save_result(args.out, results)
     if not args.no_report:
         import sections

@@ -60,7 +60,7 @@ def intro_section() -> list[str]:
              f"{PY}/bench_passages.py                 # passage@1/@5 with quotes: tessera index's table vs recursive 256/32",
              f"{PY}/bench_server.py                   # tessera serve: throughput and latency over the MySQL protocol",
              f"{PY}/bench_models.py --every 4          # remote models (OpenAI-compatible) vs in-process; query prefix recall",
-             f"{PY}/bench_prefix_model.py --every 60   # e5 (the prefix-model extra) with and without its query prefix",
+             f"{PY}/bench_prefix_model.py --every 12   # e5 (the prefix-model extra) with and without its query prefix",
              f"{PY}/bench_boundary.py                 # the server's boundary: pathological input, SIGKILL, 32 clients",
              f"{PY}/bench_sync.py                     # LOAD DATA ... SYNC of the manual's files: first vs JSONL, no change, 10/2/2 edits",
              f"{PY}/bench_write_lock.py               # 32 wire clients: INSERTs that embed beside knn() and MATCH; 1205s",

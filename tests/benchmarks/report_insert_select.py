@@ -49,4 +49,5 @@ def section() -> list[str]:
         "RssAnon peak, COMMIT |",
         "|---|---|---:|---:|---:|---:|---:|---:|",
         *rows,
+        *([""] + [f"- {line}" for line in r["page_notes"]] if r.get("page_notes") else []),
     ]

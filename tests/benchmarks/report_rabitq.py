@@ -36,13 +36,19 @@ def _at(info: dict, oversampling: float) -> dict | None:
     return None
 
 
+def _current(sized: dict) -> dict:
+    """The quantizations this version of the script measured (older entries lack its build and CPU records)."""
+    return {q: sized[q] for q in QUANTS if "build_cpu_s" in (sized.get(q) or {}) and "rescore" in sized[q]}
+
+
 def _measured(sized: dict) -> bool:
     return any("rescore" in (sized.get(q) or {}) and "build_cpu_s" in (sized.get(q) or {}) for q in QUANTS)
 
 
 def _targets(n: int, sized: dict) -> list[tuple[str, str, str]]:
     rows, size = [], f"{n:,}"
-    r2, r4, b1 = sized.get("rabitq2"), sized.get("rabitq4"), sized.get("1bit")
+    cur = _current(sized)
+    r2, r4, b1 = cur.get("rabitq2"), cur.get("rabitq4"), cur.get("1bit")
     if r2:
         m = _at(r2, 5.0)
         if m:
@@ -86,8 +92,7 @@ def _grid(n: int, sized: dict) -> list[str]:
     """Rescored searches: rows quantization x ef, columns oversampling; cells p50 (CPU) ms / recall@10."""
     cells: dict[tuple[str, str], dict[str, dict]] = {}
     factors: set[float] = set()
-    for q in QUANTS:
-        info = sized.get(q) or {}
+    for q, info in _current(sized).items():
         for key, m in info.items():
             if not (key == "rescore" or key.startswith("rescore,")):
                 continue
@@ -100,7 +105,7 @@ def _grid(n: int, sized: dict) -> list[str]:
     cols = [f"{o:g}" for o in sorted(factors)]
     out = [f"{n:,} vectors, rescored; each cell: p50 ms (the search thread's CPU ms) / recall@10, and the efSearch the "
            "plan used (the `ef` column is what the search asked for; by default the plan takes max(48, 2 × the "
-           "candidates fetched)):", "",
+           "candidates fetched), 8 × on rabitq codes of 2 bits or more: storage/vector_plan.py):", "",
            "| quantization | ef | " + " | ".join(f"oversampling {c}" for c in cols) + " |",
            "|---|---|" + "---:|" * len(cols)]
     for (q, ef), row in cells.items():
@@ -112,7 +117,7 @@ def _grid(n: int, sized: dict) -> list[str]:
             line.append(f"{m['p50_ms']:.2f} ({m['cpu_p50_ms']:.2f}) / {m['recall@10']:.3f} ef {m['plan']['ef']}{mark}"
                         if m else "-")
         out.append(f"| {q} | {ef} | " + " | ".join(line) + " |")
-    no = [f"{q} {sized[q]['no rescore']['recall@10']:.3f}" for q in QUANTS if "no rescore" in (sized.get(q) or {})]
+    no = [f"{q} {info['no rescore']['recall@10']:.3f}" for q, info in _current(sized).items() if "no rescore" in info]
     return out + ["", "Without rescoring (the codes' own ranking, default oversampling): recall@10 " + ", ".join(no) + ".", ""]
 
 

@@ -1,5 +1,6 @@
-"""The search defaults of the quantized indexes (storage/vector_plan.py: oversampling per quantization,
-chosen from the 1M-vector measurements of issue 37) are the ones docs/knn.md and docs/vector_index.md state."""
+"""The search defaults of the quantized indexes (storage/vector_plan.py: oversampling per quantization and
+the search breadth on RaBitQ codes, chosen from the 1M-vector measurements of issue 37) are the ones
+docs/knn.md and docs/vector_index.md state."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,3 +34,13 @@ def test_vector_index_page_states_the_default_oversampling():
     assert (f"default oversampling {_f(O['8bit'])} on an 8bit index, {_f(O['1bit'])} on a 1bit one "
             f"({_f(O['1bitsimple'])} on 1bitsimple), on `rabitq` {_f(O['rabitq1'])} at 1 bit, {_f(O['rabitq2'])} "
             f"at 2 to 4 bits and {_f(O['rabitq5'])} from 5 bits on") in text
+
+
+def test_the_documented_search_breadth_on_rabitq_codes_is_the_engines():
+    factors = vector_plan.EF_PER_CHUNK_CODES
+    assert set(factors) == {f"rabitq{n}" for n in range(2, 9)} and set(factors.values()) == {8}
+    assert "1bit" not in factors and "rabitq1" not in factors and vector_plan.EF_PER_CHUNK == 2
+    index_page = " ".join((ROOT / "docs" / "vector_index.md").read_text(encoding="utf-8").split())
+    assert "on `rabitq` codes of 2 bits or more 8 × fetch instead of 2 × fetch" in index_page
+    knn_page = " ".join((ROOT / "docs" / "knn.md").read_text(encoding="utf-8").split())
+    assert "eight times on a `rabitq` column of 2 bits or more" in knn_page

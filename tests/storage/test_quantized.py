@@ -240,6 +240,23 @@ def test_rabitq2_default_oversampling_finds_the_true_neighbours(metric, path):
     assert recall(index, data, metric) >= 0.95
 
 
+@pytest.mark.parametrize("quantization", ["rabitq2", "rabitq4"])
+def test_multibit_rabitq_searches_eight_times_the_fetch_and_finds_the_neighbours(quantization, path):
+    """The graph of multi-bit codes is walked wider by default (ef = 8 x fetch, not 2 x) and recall holds."""
+    index, data = built(quantization, "cosine")
+    plan = index.explain(10)
+    assert plan["oversampling"] == 5.0 and plan["fetch"] == 50 * 3        # 3 chunks a document
+    assert plan["ef"] == 8 * plan["fetch"]
+    assert index.explain(10, ef=5000)["ef"] == 5000                        # an explicit ef still widens it
+    assert recall(index, data, "cosine") >= 0.95
+
+
+def test_one_bit_codes_keep_twice_the_fetch():
+    index, _ = built("1bit", "cosine")
+    plan = index.explain(10)
+    assert plan["ef"] == 2 * plan["fetch"]
+
+
 @pytest.mark.parametrize("bits", [1, 2, 4, 8])
 def test_rabitq_search_equals_faiss_own(bits, monkeypatch):
     """The index is FAISS's multi-bit RaBitQ and nothing else: the same vectors added in the same order
