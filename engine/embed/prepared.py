@@ -16,6 +16,7 @@ row); what lies beyond is embedded under the lock, batch by batch, as before.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,7 @@ class Prepared:
     cuts: dict[tuple, Any] = field(default_factory=dict)          # cut_key -> embed.chunk_context.Cut
     vectors: dict[str, Any] = field(default_factory=dict)   # chunk key -> the model's vector (numpy)
     filling: bool = True        # the first pass: what the model makes is kept; under the lock, only read
+    restore: Callable[[], None] | None = None   # what the statement's end undoes (a progress wrapper)
 
 
 def cut_key(fingerprint: str, spec: Any, text: str, title: str | None) -> tuple:

@@ -121,6 +121,8 @@ def embed_pieces(db: Context, model, pieces: Sequence[str], *,
         if on_progress is not None:
             on_progress(reused + done, reused + total)
 
+    if keys and not missing:
+        progress(0, 0)              # all of it found: done (a statement's second pass, embed/prepared.py)
     fresh = model.embed(list(missing.values()), on_progress=progress, should_stop=should_stop)
     found.update(zip(missing, fresh))
     if prepared is not None and prepared.filling:      # the pass before the lock: kept for the write

@@ -2,8 +2,8 @@
 transaction and a savepoint when it writes, MySQL's implicit commit where the planner says so.
 Errors are left as raised: the client turns them into the public tree (``tesseradb.errors.translate``).
 
-A write that embeds and opens its own transaction (INSERT/REPLACE ... VALUES, UPDATE of a ``from``
-column, executemany of them) embeds before it takes SQLite's write lock: the bracket runs its first
+A write that embeds and opens its own transaction (INSERT/REPLACE ... VALUES or SELECT, UPDATE of a
+``from`` column, executemany of them, LOAD DATA) embeds before it takes SQLite's write lock: the bracket runs its first
 pass (``statements/embed_first.py``: rows evaluated, texts cut, the model run, no transaction open),
 then BEGIN IMMEDIATE, then the statement, which finds its cuts and vectors made. Other writers wait
 for its SQLite writes only (docs/durability.md)."""
@@ -20,7 +20,7 @@ from tesseradb.sql import passes, read_only
 from tesseradb.sql.mysql import hidden, qualified_names, time_limit, variables
 from tesseradb.sql.planner import Handler, commits, handler_for, writes
 
-EMBEDS = {"insert", "update"}       # the statements that may embed (statements/embed_first.py)
+EMBEDS = {"insert", "update"}       # the queries that may embed (statements/embed_first.py); LOAD DATA too
 
 
 def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
@@ -34,7 +34,8 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
 def _first_pass(db: Database, stmt: ast.Statement, param_sets: Sequence[Any],
                 many: bool = False) -> Callable[[], None] | None:
     """The embedding a write does before its transaction (statements/embed_first.py), or None."""
-    if not (isinstance(stmt, ast.Query) and stmt.kind in EMBEDS and param_sets):
+    embeds = stmt.kind in EMBEDS if isinstance(stmt, ast.Query) else isinstance(stmt, ast.LoadData)
+    if not (embeds and param_sets):
         return None
 
     def first() -> None:
@@ -121,6 +122,8 @@ def statement(db: Database, stmt: ast.Statement, *, opens: bool, batch: bool = F
         raise
     finally:
         if prepared:
+            if db.prepared is not None and db.prepared.restore is not None:
+                db.prepared.restore()
             db.prepared = None
         db.end_statement(show_warnings=not batch and isinstance(stmt, ast.ShowWarnings))
 

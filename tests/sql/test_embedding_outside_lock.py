@@ -179,3 +179,103 @@ def test_a_row_the_first_pass_cannot_embed_fails_as_before_and_leaves_nothing(tw
     assert con.execute("SELECT id FROM docs ORDER BY id").fetchall() == [(7,)]
     con.execute("INSERT INTO docs (id, body) VALUES (1, ?)", (LONG,))      # and the next statement is whole
     assert len(other.execute("SHOW CHUNKS FROM docs.v WHERE id = 1").fetchall()) > 20
+
+
+# -- LOAD DATA: data files and documents embed their first rows before the lock ---------------------
+def _files(tmp_path):
+    """A CSV, a JSONL and two markdown notes, each with the long text."""
+    import json
+    (tmp_path / "d.csv").write_text('id,body\n1,"' + LONG + '"\n2,A short line.\n')
+    (tmp_path / "d.jsonl").write_text(json.dumps({"id": 1, "body": LONG}) + "\n"
+                                      + json.dumps({"id": 2, "body": "A short line."}) + "\n")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Backups\n\n" + LONG + "\n")
+    (notes / "b.md").write_text("# Pasta\n\nA short note about pasta.\n")
+    return tmp_path
+
+
+LOADS = {"csv": "LOAD DATA INFILE '{d}/d.csv' INTO TABLE {t}",
+         "jsonl": "LOAD DATA INFILE '{d}/d.jsonl' INTO TABLE {t}",
+         "documents": "LOAD DATA INFILE '{d}/notes/*.md' INTO TABLE {t}"}
+NOTES_DDL = ("CREATE TABLE {t} (path string, title text, body text, v float_vector_array knn_type='hnsw' "
+             "hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' from='title,body' "
+             "chunk_strategy='sentence' max_tokens='32')")
+
+
+def _target(con, kind: str, name: str) -> str:
+    if kind == "documents":
+        con.execute(NOTES_DDL.format(t=name))
+    else:
+        con.execute(DDL.replace("docs", name, 1))
+    return name
+
+
+@pytest.mark.parametrize("kind", list(LOADS))
+def test_another_writer_goes_through_while_a_load_is_in_the_model(two, tmp_path, kind):
+    con, other = two
+    d = _files(tmp_path)
+    table = _target(con, kind, "loaded")
+    inside, release = _pause_in_model(con)
+    worker, out = _in_thread(lambda: con.execute(LOADS[kind].format(d=d, t=table)).rowcount)
+    try:
+        assert inside.wait(120), out
+        other.execute("INSERT INTO log (msg) VALUES ('no wait')")      # lock wait 0: it is free
+    finally:
+        release.set()
+        worker.join(300)
+    assert out == [2], out
+    assert other.execute("SELECT msg FROM log").fetchall() == [("no wait",)]
+    ids = [r[0] for r in other.execute("SELECT id FROM loaded WHERE knn(v, 2, 'where do restores start')")]
+    assert len(other.execute(f"SHOW CHUNKS FROM loaded.v WHERE id = {ids[0]}").fetchall()) > 20
+
+
+@pytest.mark.parametrize("kind", list(LOADS))
+def test_a_load_stores_the_same_chunks_and_vectors_as_one_embedded_under_the_lock(tmp_path, kind):
+    """The same load, once from autocommit (first pass before the lock) and once inside BEGIN (no first
+    pass: all of it embedded under the lock): the same rows, chunks and vectors."""
+    d = _files(tmp_path)
+    con = tesseradb.connect(str(tmp_path / "x.db"), autocommit=True)
+    seen = []
+    for name, bracket in (("first", False), ("locked", True)):
+        _target(con, kind, name)
+        if bracket:
+            con.execute("BEGIN")
+        assert con.execute(LOADS[kind].format(d=d, t=name)).rowcount == 2
+        if bracket:
+            con.execute("COMMIT")
+        rows = con.execute(f"SELECT id, body, v FROM {name} ORDER BY id").fetchall()
+        chunks = [con.execute(f"SHOW CHUNKS FROM {name}.v WHERE id = {r[0]}").fetchall() for r in rows]
+        seen.append((rows, chunks))
+    assert seen[0] == seen[1]
+    assert len(seen[0][1][0]) > 20
+    con.close()
+
+
+def test_a_load_with_a_bad_row_fails_with_its_line_and_writes_nothing(two, tmp_path):
+    con, _ = two
+    (tmp_path / "bad.csv").write_text('id,body\n1,"' + LONG + '"\nx,A short line.\n')
+    with pytest.raises(tesseradb.Error) as err:
+        con.execute(f"LOAD DATA INFILE '{tmp_path}/bad.csv' INTO TABLE docs")
+    assert "bad.csv' line 3" in str(err.value), err.value
+    assert con.execute("SELECT id FROM docs ORDER BY id").fetchall() == [(7,)]
+
+
+@pytest.mark.parametrize("path", ["{root}/secret.csv", "{root}/notes/*.md"])
+def test_a_refused_load_is_refused_before_anything_is_read(tmp_path, path):
+    root = _files(tmp_path)
+    (root / "secret.csv").write_text('id,body\n1,"' + LONG + '"\n')
+    inside = root / "inside"
+    inside.mkdir()
+    con = tesseradb.connect(secure_file_priv=str(inside))
+    con.execute(DDL)
+    con.execute(NOTES_DDL.format(t="notes"))
+    read = []
+    con.set_progress(lambda done, total: read.append(done))          # the model would run on what was read
+    with pytest.raises(tesseradb.OperationalError) as err:
+        con.execute(f"LOAD DATA INFILE '{path.format(root=root)}' INTO TABLE "
+                    + ("notes" if path.endswith(".md") else "docs"))
+    assert err.value.errno == 1290
+    assert read == []
+    assert con.execute("SELECT COUNT(*) FROM docs").fetchall() == [(0,)]
+    con.close()

@@ -3,7 +3,8 @@
 Before a statement that opens its own transaction takes SQLite's write lock (``sql/executor.py``,
 the statement bracket), this pass works out the texts it will embed, without a transaction open:
 the rows of an INSERT or REPLACE (VALUES, every parameter set of an executemany, the first rows of
-a SELECT), the new texts of an UPDATE's rows. It cuts them and runs the model on them, chunk reuse looked up in committed
+a SELECT), the new texts of an UPDATE's rows, the first rows of a LOAD DATA's files or documents
+(statements/embed_first_load.py). It cuts them and runs the model on them, chunk reuse looked up in committed
 data, keeping the cuts and vectors in ``Database.prepared`` (embed/prepared.py). Then the statement
 runs for real under BEGIN IMMEDIATE and finds them there: other writers wait for its SQLite writes
 only, never for its model.
@@ -37,21 +38,31 @@ from tesseradb.sql.statements import insert as insert_statement
 Work = list[tuple[Any, list[dict[str, Any]]]]       # (model column's spec, the records it embeds)
 
 
-def embed_first(db: Database, stmt: ast.Query, param_sets: Sequence[Any], *, many: bool = False) -> None:
+def embed_first(db: Database, stmt: ast.Statement, param_sets: Sequence[Any], *, many: bool = False) -> None:
     """Run the model for what ``stmt`` will embed, before its transaction; fills ``db.prepared``."""
-    gather = _GATHER.get(stmt.kind)
-    if gather is None:
+    if isinstance(stmt, ast.Query):
+        gather = _GATHER.get(stmt.kind)
+        if gather is None:
+            return
+        work_of = lambda: gather(db, passes.prepare(db, stmt, None if many else param_sets[0]), param_sets)  # noqa: E731
+    elif isinstance(stmt, ast.LoadData):
+        from tesseradb.sql.statements import embed_first_load as load   # pyarrow: with the first LOAD DATA
+        work_of = lambda: load.gather(db, stmt, param_sets)     # noqa: E731
+    else:
         return
     db.prepared = Prepared()
+    said, db.pending_warnings = db.pending_warnings, []     # what the pass would say, the real run says
+    rising = None
     try:
-        work = gather(db, passes.prepare(db, stmt, None if many else param_sets[0]), param_sets)
-    except Exception:       # noqa: BLE001 - the real run meets the same problem and says it properly
-        db.prepared = None
-        if db.check_cancelled():
-            raise
-        return
-    said, db.pending_warnings = db.pending_warnings, []
-    try:
+        try:
+            work = work_of()
+        except Exception:       # noqa: BLE001 - the real run meets the same problem and says it properly
+            db.prepared = None
+            if db.check_cancelled():
+                raise
+            return
+        if not isinstance(stmt, ast.Query) and work:
+            rising = load.one_progress(db)
         for spec, records in work:
             labels = [errors.Place(row=n) for n in range(1, len(records) + 1)]
             embed_texts(db, spec, [source_text(spec, r) for r in records], labels,
@@ -61,7 +72,10 @@ def embed_first(db: Database, stmt: ast.Query, param_sets: Sequence[Any], *, man
             raise
     finally:
         db.pending_warnings = said
-        db.prepared.filling = False
+        if rising is not None:
+            db.on_progress = rising         # the statement's own reports follow on
+        if db.prepared is not None:
+            db.prepared.filling = False
 
 
 def _within_budget(specs: list, records: Any) -> list[dict[str, Any]]:
@@ -73,6 +87,10 @@ def _within_budget(specs: list, records: Any) -> list[dict[str, Any]]:
         out.append(rec)
         chars += sum(len(source_text(s, rec)) for s in specs)
     return out
+
+
+def _chars(work: Work) -> int:
+    return sum(len(source_text(s, r)) for s, rs in work for r in rs)
 
 
 def _insert(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Work:
@@ -142,9 +160,9 @@ def _update(db: Database, stmt: ast.Query, param_sets: Sequence[Any]) -> Work:
         rows = db.store.execute(select.sql(dialect="sqlite"), bound)
         records = _within_budget(stale, (dict(zip(sources, r)) for r in rows))
         out.extend((spec, records) for spec in stale)
-        if sum(len(source_text(s, r)) for s, rs in out for r in rs) >= BUDGET_CHARS:
+        if _chars(out) >= BUDGET_CHARS:
             break
     return out
 
 
-_GATHER = {"insert": _insert, "update": _update}
+_GATHER = {"insert": _insert, "update": _update}        # ast.Query, by kind

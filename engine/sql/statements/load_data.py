@@ -25,7 +25,7 @@ from tesseradb.sql.statements.update_delete import delete_ids
 from tesseradb.sql.write import write_rows
 
 
-class _Progress:
+class Progress:
     """Chunks embedded across all batches (and all model columns), as one count that only grows;
     the total is estimated from the part of the file read and is exact at the last batch."""
 
@@ -84,7 +84,7 @@ def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     if load_documents.is_document_load(stmt):         # markdown, text, HTML, PDF: one row per file
         handler = sync.sync if stmt.sync else load_documents.load
         stmt = dataclasses.replace(stmt, path=db.file_access.located(stmt.path))   # refused first
-        return handler(db, stmt, functools.partial(db.file_access.expand, warn=_warner(db)), _Progress)
+        return handler(db, stmt, functools.partial(db.file_access.expand, warn=_warner(db)), Progress)
     if stmt.sync:
         raise UserError("LOAD DATA ... SYNC loads document files (.md, .markdown, .txt, .html, .htm, .pdf)",
                         errors.NotSupportedError)
@@ -92,7 +92,7 @@ def load_data(db: Database, stmt: ast.LoadData, params=None) -> Result:
     fields = load_fields.Loader(db, table, stmt) if load_documents.has_delimited_clauses(stmt) else None
     ext = extension(stmt.path, "LOAD DATA") if fields is None else ".txt"
     paths = db.file_access.expand(stmt.path, warn=_warner(db))   # the one expansion: secure_file_priv (io/file_access.py)
-    progress = _Progress(db.on_progress) if db.on_progress is not None else None
+    progress = Progress(db.on_progress) if db.on_progress is not None else None
     saved, written = db.on_progress, 0
     db.on_progress = progress
     try:
@@ -110,7 +110,7 @@ def _warner(db: Database) -> Callable[[str], None]:
     return lambda message: db.warn(message, code=1290)
 
 
-def _source(path: str, ext: str, table, stmt: ast.LoadData,
+def source(path: str, ext: str, table, stmt: ast.LoadData,
             fields: load_fields.Loader | None) -> Iterator[tuple[Batch, list[Column], list[list[Any]]]]:
     """(batch, columns, rows) of one file; an embedded shard (io.shards) brings its model column's
     vectors, checked against the column's model and chunk settings, so the model does not run.
@@ -128,11 +128,11 @@ def _source(path: str, ext: str, table, stmt: ast.LoadData,
         yield batch, columns, convert(columns, batch, native_json=ext == ".jsonl")
 
 
-def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, progress: _Progress | None,
+def _load_file(db: Database, table, stmt: ast.LoadData, path: str, ext: str, progress: Progress | None,
                fields: load_fields.Loader | None = None) -> int:
     written = 0
     try:
-        for batch, columns, rows in _source(path, ext, table, stmt, fields):
+        for batch, columns, rows in source(path, ext, table, stmt, fields):
             if db.check_cancelled():
                 raise errors.Interrupted("Query execution was interrupted")
             if progress is not None:

@@ -158,15 +158,19 @@ class Writer:
         if self.on_written is not None:
             self.on_written(pending)
 
-    def _write(self, part: list[tuple[Document, int | None]], replace: bool) -> int:
+    def rows(self, part: list[tuple[Document, int | None]]) -> tuple[list[Column], list[list[Any]]]:
+        """The columns and the rows (converted to the columns' types) of some documents."""
         records = [self._record(doc, row_id) for doc, row_id in part]
         names = list(dict.fromkeys(n for r in records for n in r))
         columns = [self.table.column(n) for n in names]
         batch = Batch(names, [[r.get(n) for n in names] for r in records], list(range(1, len(part) + 1)), 1.0)
         try:
-            rows = convert(columns, batch, native_json=True)
+            return columns, convert(columns, batch, native_json=True)
         except BadRow as bad:
             raise UserError(f"'{part[bad.line - 1][0].file}', column '{bad.column}': {bad.msg}", bad.kind) from None
+
+    def _write(self, part: list[tuple[Document, int | None]], replace: bool) -> int:
+        columns, rows = self.rows(part)
         try:
             return write_rows(self.db, self.table, columns, rows, replace=replace).rowcount
         except UserError as exc:

@@ -1,0 +1,118 @@
+"""The first pass of a LOAD DATA (statements/embed_first.py): the rows of its first data files or
+documents, read as the statement reads them, within ``prepared.BUDGET_CHARS`` characters of text, so
+that their texts are cut and embedded before the statement takes the write lock.
+
+Data files (CSV, TSV, JSONL, Parquet) go through ``load_data.source``; an embedded shard brings its
+vectors and is passed over. Documents are read by ``load_documents.read_document`` and made rows by
+the load's own ``Writer.rows``. The path is expanded by ``db.file_access`` as the statement does: a
+refused path (secure_file_priv) ends the pass before anything is read, and the statement refuses it.
+Left to the statement, embedded under the lock: MySQL's delimited loads (FIELDS/LINES/SET), LOAD DATA
+... IGNORE and SYNC. Every file the pass opens is closed before the transaction begins."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tesseradb.embed.prepared import BUDGET_CHARS
+from tesseradb.grammar import ast
+from tesseradb.io import globs, shards
+from tesseradb.io.formats import extension
+from tesseradb.sql.database import Database
+from tesseradb.sql.statements import load_data, load_documents
+from tesseradb.embed.rows import source_text
+
+
+def gather(db: Database, stmt: ast.LoadData, param_sets: Sequence[Any]) -> Work:
+    """The first rows of a LOAD DATA: of its data files (CSV, TSV, JSONL, Parquet that is not an embedded
+    shard, which brings its vectors), or of its documents. The path is expanded as the statement does
+    (secure_file_priv: a refused path gives up here, and the real run refuses it before reading);
+    MySQL's delimited loads (FIELDS/LINES/SET) and SYNC are left to the real run."""
+    stmt = load_documents.bind_path(stmt, param_sets[0])
+    if stmt.sync or stmt.ignore or load_documents.has_delimited_clauses(stmt):
+        return []
+    table = db.table(stmt.table)
+    if not table.model_columns():
+        return []
+    if load_documents.is_document_load(stmt):
+        return _documents(db, dataclasses.replace(stmt, path=db.file_access.located(stmt.path)), table)
+    ext = extension(stmt.path, "LOAD DATA")
+    out: Work = []
+    chars = 0
+    for path in db.file_access.expand(stmt.path, warn=_quiet):
+        if ext == ".parquet" and shards.header(path) is not None:
+            continue
+        source = load_data.source(path, ext, table, stmt, None)
+        try:
+            for _batch, columns, rows in source:
+                names = [c.name.lower() for c in columns]
+                specs = [s for s in table.model_columns() if s.column.lower() not in names]
+                if not specs:
+                    break
+                chosen = []
+                for row in rows:
+                    if chars >= BUDGET_CHARS and (chosen or out):      # always the statement's first row
+                        break
+                    rec = dict(zip(names, row))
+                    chosen.append(rec)
+                    chars += sum(len(source_text(s, rec)) for s in specs)
+                out.extend((spec, chosen) for spec in specs)
+                if chars >= BUDGET_CHARS:
+                    return out
+        finally:
+            source.close()          # the file is closed: nothing stays open into the transaction
+    return out
+
+
+def _documents(db: Database, stmt: ast.LoadData, table) -> Work:
+    """The rows of the first documents of a document load, built as the load builds them."""
+    files = load_documents.document_files(stmt, functools.partial(db.file_access.expand, warn=_quiet))
+    writer = load_documents.Writer(db, table, stmt, lambda _report: None)
+    pattern = globs.split(stmt.path)
+    docs, chars = [], 0
+    for file in files:
+        if docs and chars >= BUDGET_CHARS:
+            break
+        doc = load_documents.read_document(db, stmt, pattern, file, writer)
+        if doc is not None:
+            docs.append((doc, None))
+            chars += len(doc.body) + len(doc.title or "")
+    if not docs:
+        return []
+    columns, rows = writer.rows(docs)
+    names = [c.name.lower() for c in columns]
+    records = [dict(zip(names, r)) for r in rows]
+    return [(s, records) for s in table.model_columns() if s.column.lower() not in names]
+
+
+class _Rising:
+    """A LOAD DATA's progress told as one count over both passes: the first pass's reports, then the
+    statement's own (which start again from its first batch) once they pass the first pass's."""
+
+    def __init__(self, report: Callable[[int, int], None]):
+        self.report, self.done = report, 0
+
+    def __call__(self, done: int, total: int) -> None:
+        if done >= self.done:
+            self.done = done
+            self.report(done, max(total, done))
+
+
+def one_progress(db: Database) -> _Rising | None:
+    """The first pass reports its chunks as the load does (across batches, never finished); the
+    statement's own reports follow on from them; the caller's callback is back when it ends."""
+    user = db.on_progress
+    if user is None:
+        return None
+    rising = _Rising(user)
+    db.on_progress = load_data.Progress(rising)
+
+    def restore() -> None:
+        db.on_progress = user
+    db.prepared.restore = restore
+    return rising
+
+
+def _quiet(_message: str) -> None:
+    """A glob's link out of secure_file_priv: the real run skips it and says so."""
