@@ -92,6 +92,21 @@ def _in_thread(fn) -> tuple[threading.Thread, list]:
     return t, out
 
 
+def _write_while_in_model(two, run) -> list:
+    """Run ``run`` on the first connection, pause it inside the model, write from the second
+    connection with lock wait 0 meanwhile; the first one's result (or exception) in a list."""
+    con, other = two
+    inside, release = _pause_in_model(con)
+    worker, out = _in_thread(run)
+    try:
+        assert inside.wait(120), out
+        other.execute("INSERT INTO log (msg) VALUES ('no wait')")      # lock wait 0: it is free
+    finally:
+        release.set()
+        worker.join(300)
+    return out
+
+
 @pytest.fixture
 def two(tmp_path):
     """A file with a model column and a plain table; the writer that embeds, and another writer whose
@@ -118,14 +133,7 @@ def two(tmp_path):
 ], ids=["insert", "replace", "update", "executemany", "insert-select"])
 def test_another_writer_goes_through_while_a_write_is_in_the_model(two, statement):
     con, other = two
-    inside, release = _pause_in_model(con)
-    worker, out = _in_thread(lambda: statement(con).rowcount)
-    try:
-        assert inside.wait(120), out
-        other.execute("INSERT INTO log (msg) VALUES ('no wait')")      # lock wait 0: it is free
-    finally:
-        release.set()
-        worker.join(300)
+    out = _write_while_in_model(two, lambda: statement(con).rowcount)
     assert out and not isinstance(out[0], BaseException), out
     assert other.execute("SELECT msg FROM log").fetchall() == [("no wait",)]
     ids = [r[0] for r in other.execute("SELECT id FROM docs WHERE knn(v, 3, 'where do restores start')")]
@@ -216,14 +224,7 @@ def test_another_writer_goes_through_while_a_load_is_in_the_model(two, tmp_path,
     con, other = two
     d = _files(tmp_path)
     table = _target(con, kind, "loaded")
-    inside, release = _pause_in_model(con)
-    worker, out = _in_thread(lambda: con.execute(LOADS[kind].format(d=d, t=table)).rowcount)
-    try:
-        assert inside.wait(120), out
-        other.execute("INSERT INTO log (msg) VALUES ('no wait')")      # lock wait 0: it is free
-    finally:
-        release.set()
-        worker.join(300)
+    out = _write_while_in_model(two, lambda: con.execute(LOADS[kind].format(d=d, t=table)).rowcount)
     assert out == [2], out
     assert other.execute("SELECT msg FROM log").fetchall() == [("no wait",)]
     ids = [r[0] for r in other.execute("SELECT id FROM loaded WHERE knn(v, 2, 'where do restores start')")]
