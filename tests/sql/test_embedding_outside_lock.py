@@ -363,3 +363,23 @@ def test_an_ignore_load_does_not_embed_rows_it_skips(two, tmp_path, spied):
     assert texts and not any("Sentence" in t for t in texts), texts
     assert con.execute("SELECT id, body FROM docs ORDER BY id").fetchall() == \
         [(1, "Already here."), (2, "A short line."), (7, "A short note about pasta.")]
+
+
+def test_a_sync_of_the_folder_above_reads_only_the_new_files(tmp_path, spied):
+    """The root widens (paths rewritten under the lock); the first pass sees the old root's files as
+    already synced, so only the new folder's files are read and embedded, before the lock and under it."""
+    texts, files = spied
+    for name, topic in (("a", "backups"), ("b", "certificates")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}1.md").write_text(f"# {name} one\n\nA note about {topic}.\n")
+    con = tesseradb.connect(str(tmp_path / "x.db"), autocommit=True)
+    _target(con, "sync", "synced")
+    con.execute(f"LOAD DATA INFILE '{tmp_path}/a/*.md' SYNC INTO TABLE synced")
+    texts.clear()
+    files.clear()
+    assert con.execute(f"LOAD DATA INFILE '{tmp_path}/*/*.md' SYNC INTO TABLE synced").rowcount == 1
+    assert any("1 added, 0 changed, 1 unchanged" in w[2] for w in con.warnings), con.warnings
+    assert set(files) == {"b1.md"} and len(files) == 2, files       # before the lock, and under it
+    assert texts and all("certificates" in t or "b one" in t for t in texts), texts
+    assert con.execute("SELECT path FROM synced ORDER BY path").fetchall() == [("a/a1.md",), ("b/b1.md",)]
+    con.close()
