@@ -28,6 +28,8 @@ from tesseradb.sql.mysql import keys
 from tesseradb.sql.statements import load_data, load_documents, load_fields, sync
 from tesseradb.embed.rows import source_text
 
+Work = list[tuple[Any, list[dict[str, Any]]]]       # as embed_first.Work: (model column's spec, its records)
+
 
 def gather(db: Database, stmt: ast.LoadData, param_sets: Sequence[Any]) -> Work:
     """The first rows of a LOAD DATA: of its data files (CSV, TSV, JSONL, Parquet that is not an embedded
