@@ -65,6 +65,7 @@ def intro_section() -> list[str]:
              f"{PY}/bench_boundary.py                 # the server's boundary: pathological input, SIGKILL, 32 clients",
              f"{PY}/bench_sync.py                     # LOAD DATA ... SYNC of the manual's files: first vs JSONL, no change, 10/2/2 edits",
              f"{PY}/bench_write_lock.py               # 32 wire clients: INSERTs that embed beside knn() and MATCH; 1205s",
+             f"{PY}/bench_sync_lock.py                # SYNC (new, edited, unchanged pages) beside a writer with lock wait 0",
              f"{PY}/bench_insert_select.py            # INSERT ... SELECT of 200k rows: RssAnon above the start, rows/s (--label before)",
              f"{PY}/bench_mcp.py                      # tessera mcp: search over stdio vs in-process",
              f"{PY}/bench_http.py                     # tessera serve --http: knn and SELECT p50, HTTP vs MySQL vs in-process",

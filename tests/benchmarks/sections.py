@@ -46,6 +46,7 @@ import report_speed  # noqa: E402
 import report_startup  # noqa: E402
 import report_sync  # noqa: E402
 import report_write_lock  # noqa: E402
+import report_sync_lock  # noqa: E402
 
 PAGE = common.REPO / "docs" / "benchmarks.md"
 
@@ -81,6 +82,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("sqllogictest", lambda: report_recorded.section("sqllogictest")),
     ("sync", report_sync.section),
     ("write-lock", report_write_lock.section),
+    ("sync-lock", report_sync_lock.section),
     ("insert-select", report_insert_select.section),
     ("one-file", lambda: report_recorded.section("one_file")),
 ]
