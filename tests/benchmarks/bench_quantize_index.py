@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
 import sys
 import tempfile
@@ -145,8 +146,8 @@ def build(store: RowStore, n: int, quantization: str, threads: int = 2, part: in
 
 def _build_in_parts(store: RowStore, col: ColumnIndex, n: int, quantization: str, part: int, info: dict) -> dict:
     """Build by adding ``part`` rows at a time (the engine's catch-up of rows added in batches), saving
-    the index after each part to ``<n>-<quantization>.partial.faiss``: a build that is stopped resumes
-    from its last part, and its partial index can be measured (``--partial``)."""
+    the index after each part to ``<n>-<quantization>.partial.faiss``: a build that is stopped (or runs
+    out of time on a shared machine) resumes from its last part; a restart may change ``--threads``."""
     path = _scratch(n, quantization).with_suffix(".partial.faiss")
     record = path.with_suffix(".json")
     cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
@@ -350,6 +351,7 @@ def main() -> None:
         sized.update(measured)
         sized["rabitq_notes"] = args.note or sized.get("rabitq_notes", [])
         sized["arguments"] = " ".join(a for a in sys.argv[1:] if a != "--note" and a not in args.note)
+        sized["nice"] = os.nice(0)             # the niceness the searches ran at (the command line's nice -n)
         common.save_result("quantize_index", result)
     if not args.build_only:
         log(f"wrote {common.RESULTS / 'quantize_index.json'}")
