@@ -106,6 +106,13 @@ class VectorIndex(Searching):
             self._max_norm = max(self._max_norm, float(np.linalg.norm(x, axis=1).max()))
             self._alive_bitmap = None
 
+    def reserve(self, more: int) -> None:
+        """Room for ``more`` vectors about to be added in pages (see ``quantized.reserve``)."""
+        with self._lock.write():
+            quantized.reserve(self._index, more)
+            for column in (self._chunk, self._doc, self._alive):
+                column.reserve(more)
+
     def _add_vectors(self, x: np.ndarray) -> None:
         if self.quantization != "none" and self.metric == "ip":
             self._sqnorm.append(np.einsum("ij,ij->i", x, x).astype(np.float32))
