@@ -206,8 +206,10 @@ def test_a_file_changed_during_a_sync_is_stored_as_read_and_synced_next_time(con
     target = folder / "backups.md"
     original = target.read_text()
 
-    def edit_once(done, total):             # embedding runs after every file was read
-        if target.read_text() == original:
+    def edit_once(done, total):
+        # The statement's own run: it holds its transaction, and it embeds a batch after reading every
+        # file of it (before the lock, a first pass reads and embeds them too: not edited then).
+        if con.in_transaction and target.read_text() == original:
             target.write_text("---\ntitle: Backups\n---\nRewritten while the sync ran.\n")
     con.set_progress(edit_once)
     sync(cur, folder / "**" / "*")
@@ -219,6 +221,39 @@ def test_a_file_changed_during_a_sync_is_stored_as_read_and_synced_next_time(con
     assert summary(con) == "0 added, 1 changed, 2 unchanged, 0 removed, 0 skipped"
     assert cur.execute("SELECT body FROM d WHERE path = 'backups.md'").fetchone() == \
         ("Rewritten while the sync ran.\n",)
+
+
+def test_a_file_changed_after_the_first_pass_read_it_is_stored_as_the_statement_reads_it(con, folder, tmp_path):
+    """Before the lock a first pass reads the new and changed files and embeds them; an edit landing
+    then is what the statement reads under the lock, stores and embeds (none of the first pass's
+    vectors of the old text): the same rows and vectors as a SYNC of the edited folder."""
+    cur = con.cursor()
+    cur.execute(MODEL_TABLE)
+    target = folder / "backups.md"
+    rewritten = "---\ntitle: Backups\n---\nRewritten before the sync took the lock. Archives move weekly.\n"
+    passes = []
+
+    def edit_in_first_pass(done, total):
+        passes.append(con.in_transaction)
+        if not con.in_transaction and target.read_text() != rewritten:
+            target.write_text(rewritten)
+    con.set_progress(edit_in_first_pass)
+    sync(cur, folder / "**" / "*")
+    con.set_progress(None)
+    assert passes[0] is False and passes[-1] is True        # the first pass ran, then the statement
+    rows = cur.execute("SELECT path, body, chunks FROM d ORDER BY path").fetchall()
+    assert rows[0][:2] == ("backups.md", "Rewritten before the sync took the lock. Archives move weekly.\n")
+    sync(cur, folder / "**" / "*")
+    assert summary(con) == "0 added, 0 changed, 3 unchanged, 0 removed, 0 skipped"   # stored as read
+    fresh = tesseradb.connect(str(tmp_path / "fresh.db"))
+    fresh_cur = fresh.cursor()
+    fresh_cur.execute(MODEL_TABLE)
+    fresh_cur.execute("BEGIN")                      # no first pass: all of it embedded under the lock
+    sync(fresh_cur, folder / "**" / "*")
+    fresh_cur.execute("COMMIT")
+    assert fresh_cur.execute("SELECT path, body, chunks FROM d ORDER BY path").fetchall() == rows
+    assert fresh_cur.execute("SHOW CHUNKS FROM d.chunks ORDER BY id").fetchall() == chunk_ids(cur)
+    fresh.close()
 
 
 def test_rows_deleted_by_hand_come_back_and_drop_table_forgets(con, folder):

@@ -196,6 +196,7 @@ def _files(tmp_path):
     (tmp_path / "d.csv").write_text('id,body\n1,"' + LONG + '"\n2,A short line.\n')
     (tmp_path / "d.jsonl").write_text(json.dumps({"id": 1, "body": LONG}) + "\n"
                                       + json.dumps({"id": 2, "body": "A short line."}) + "\n")
+    (tmp_path / "d.txt").write_text("1|" + LONG + "\n2|A short line.\n")     # MySQL's delimited text
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "a.md").write_text("# Backups\n\n" + LONG + "\n")
@@ -205,15 +206,19 @@ def _files(tmp_path):
 
 LOADS = {"csv": "LOAD DATA INFILE '{d}/d.csv' INTO TABLE {t}",
          "jsonl": "LOAD DATA INFILE '{d}/d.jsonl' INTO TABLE {t}",
-         "documents": "LOAD DATA INFILE '{d}/notes/*.md' INTO TABLE {t}"}
+         "documents": "LOAD DATA INFILE '{d}/notes/*.md' INTO TABLE {t}",
+         "sync": "LOAD DATA INFILE '{d}/notes/*.md' SYNC INTO TABLE {t}",
+         "fields": "LOAD DATA INFILE '{d}/d.txt' INTO TABLE {t} FIELDS TERMINATED BY '|' (id, body)",
+         "ignore": "LOAD DATA INFILE '{d}/d.csv' IGNORE INTO TABLE {t}"}
 NOTES_DDL = ("CREATE TABLE {t} (path string, title text, body text, v float_vector_array knn_type='hnsw' "
              "hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' from='title,body' "
              "chunk_strategy='sentence' max_tokens='32')")
 
 
 def _target(con, kind: str, name: str) -> str:
-    if kind == "documents":
-        con.execute(NOTES_DDL.format(t=name))
+    if kind in ("documents", "sync"):
+        con.execute(NOTES_DDL.format(t=name).replace("path string", "path string UNIQUE" if kind == "sync"
+                                                     else "path string"))
     else:
         con.execute(DDL.replace("docs", name, 1))
     return name
@@ -262,21 +267,119 @@ def test_a_load_with_a_bad_row_fails_with_its_line_and_writes_nothing(two, tmp_p
     assert con.execute("SELECT id FROM docs ORDER BY id").fetchall() == [(7,)]
 
 
-@pytest.mark.parametrize("path", ["{root}/secret.csv", "{root}/notes/*.md"])
-def test_a_refused_load_is_refused_before_anything_is_read(tmp_path, path):
+@pytest.mark.parametrize("statement", [
+    "LOAD DATA INFILE '{root}/secret.csv' INTO TABLE docs",
+    "LOAD DATA INFILE '{root}/notes/*.md' INTO TABLE notes",
+    "LOAD DATA INFILE '{root}/notes/*.md' SYNC INTO TABLE notes",
+    "LOAD DATA INFILE '{root}/d.txt' INTO TABLE docs FIELDS TERMINATED BY '|' (id, body)",
+    "LOAD DATA INFILE '{root}/secret.csv' IGNORE INTO TABLE docs",
+], ids=["csv", "documents", "sync", "fields", "ignore"])
+def test_a_refused_load_is_refused_before_anything_is_read(tmp_path, statement):
     root = _files(tmp_path)
     (root / "secret.csv").write_text('id,body\n1,"' + LONG + '"\n')
     inside = root / "inside"
     inside.mkdir()
     con = tesseradb.connect(secure_file_priv=str(inside))
     con.execute(DDL)
-    con.execute(NOTES_DDL.format(t="notes"))
+    con.execute(NOTES_DDL.format(t="notes").replace("path string", "path string UNIQUE"))
     read = []
     con.set_progress(lambda done, total: read.append(done))          # the model would run on what was read
     with pytest.raises(tesseradb.OperationalError) as err:
-        con.execute(f"LOAD DATA INFILE '{path.format(root=root)}' INTO TABLE "
-                    + ("notes" if path.endswith(".md") else "docs"))
+        con.execute(statement.format(root=root))
     assert err.value.errno == 1290
     assert read == []
     assert con.execute("SELECT COUNT(*) FROM docs").fetchall() == [(0,)]
+    con.close()
+
+
+# -- SYNC: only new and changed files, read again under the lock -----------------------------------
+def test_another_writer_goes_through_while_a_sync_embeds_a_changed_file(two, tmp_path):
+    con, other = two
+    notes = _files(tmp_path) / "notes"
+    table = _target(con, "sync", "synced")
+    (notes / "a.md").write_text("# Backups\n\nA short note about backups.\n")
+    assert con.execute(LOADS["sync"].format(d=tmp_path, t=table)).rowcount == 2
+    (notes / "a.md").write_text("# Backups\n\n" + LONG + "\n")                      # changed: long now
+    out = _write_while_in_model(two, lambda: con.execute(LOADS["sync"].format(d=tmp_path, t=table)).rowcount)
+    assert out == [1], out
+    assert other.execute("SELECT msg FROM log").fetchall() == [("no wait",)]
+    assert any("0 added, 1 changed, 1 unchanged" in w[2] for w in con.warnings), con.warnings
+    (row,) = other.execute("SELECT id FROM synced WHERE path = 'a.md'").fetchall()
+    assert len(other.execute(f"SHOW CHUNKS FROM synced.v WHERE id = {row[0]}").fetchall()) > 20
+
+
+@pytest.fixture
+def spied(monkeypatch):
+    """Every text the model embeds, and every document file read (parsed), in order."""
+    from tesseradb import embed
+    from tesseradb.io import documents
+    model = embed.get_model("Xenova/all-MiniLM-L6-v2")
+    texts: list[str] = []
+    files: list[str] = []
+    real_embed, real_parse = model.embed, documents.parse
+
+    def embed_and_record(batch, **kw):
+        texts.extend(batch)
+        return real_embed(batch, **kw)
+
+    def parse_and_record(path, *args, **kw):
+        files.append(path.rsplit("/", 1)[-1])
+        return real_parse(path, *args, **kw)
+    monkeypatch.setattr(model, "embed", embed_and_record)
+    monkeypatch.setattr(documents, "parse", parse_and_record)
+    return texts, files
+
+
+def test_a_sync_neither_reads_nor_embeds_unchanged_files(tmp_path, spied):
+    texts, files = spied
+    notes = _files(tmp_path) / "notes"
+    (notes / "c.md").write_text("# Tea\n\nGreen tea steeps for two minutes.\n")
+    con = tesseradb.connect(str(tmp_path / "x.db"), autocommit=True)
+    _target(con, "sync", "synced")
+    con.execute(LOADS["sync"].format(d=tmp_path, t="synced"))
+    (notes / "b.md").write_text("# Pasta\n\nA short note about pasta. Salt the water first.\n")
+    texts.clear()
+    files.clear()
+    assert con.execute(LOADS["sync"].format(d=tmp_path, t="synced")).rowcount == 1
+    assert set(files) == {"b.md"}                       # read before the lock and under it: nothing else
+    assert texts and all("pasta" in t or "Salt" in t for t in texts), texts     # only the edited file's
+    texts.clear()
+    files.clear()
+    assert con.execute(LOADS["sync"].format(d=tmp_path, t="synced")).rowcount == 0
+    assert texts == [] and files == []                  # nothing changed: no model call, no file parsed
+    con.close()
+
+
+def test_an_ignore_load_does_not_embed_rows_it_skips(two, tmp_path, spied):
+    """LOAD DATA ... IGNORE: a row repeating a committed key is skipped (Warning 1062); the first pass
+    passes it over too, so the model never sees its text."""
+    texts, _ = spied
+    con, _other = two
+    d = _files(tmp_path)
+    con.execute("INSERT INTO docs (id, body) VALUES (1, 'Already here.')")
+    texts.clear()
+    assert con.execute(LOADS["ignore"].format(d=d, t="docs")).rowcount == 1
+    assert [w[1] for w in con.warnings] == [1062]
+    assert texts and not any("Sentence" in t for t in texts), texts
+    assert con.execute("SELECT id, body FROM docs ORDER BY id").fetchall() == \
+        [(1, "Already here."), (2, "A short line."), (7, "A short note about pasta.")]
+
+
+def test_a_sync_of_the_folder_above_reads_only_the_new_files(tmp_path, spied):
+    """The root widens (paths rewritten under the lock); the first pass sees the old root's files as
+    already synced, so only the new folder's files are read and embedded, before the lock and under it."""
+    texts, files = spied
+    for name, topic in (("a", "backups"), ("b", "certificates")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / f"{name}1.md").write_text(f"# {name} one\n\nA note about {topic}.\n")
+    con = tesseradb.connect(str(tmp_path / "x.db"), autocommit=True)
+    _target(con, "sync", "synced")
+    con.execute(f"LOAD DATA INFILE '{tmp_path}/a/*.md' SYNC INTO TABLE synced")
+    texts.clear()
+    files.clear()
+    assert con.execute(f"LOAD DATA INFILE '{tmp_path}/*/*.md' SYNC INTO TABLE synced").rowcount == 1
+    assert any("1 added, 0 changed, 1 unchanged" in w[2] for w in con.warnings), con.warnings
+    assert set(files) == {"b1.md"} and len(files) == 2, files       # before the lock, and under it
+    assert texts and all("certificates" in t or "b one" in t for t in texts), texts
+    assert con.execute("SELECT path FROM synced ORDER BY path").fetchall() == [("a/a1.md",), ("b/b1.md",)]
     con.close()

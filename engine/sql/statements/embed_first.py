@@ -3,8 +3,8 @@
 Before a statement that opens its own transaction takes SQLite's write lock (``sql/executor.py``,
 the statement bracket), this pass works out the texts it will embed, without a transaction open:
 the rows of an INSERT or REPLACE (VALUES, every parameter set of an executemany, the first rows of
-a SELECT), the new texts of an UPDATE's rows, the first rows of a LOAD DATA's files or documents
-(statements/embed_first_load.py). It cuts them and runs the model on them, chunk reuse looked up in committed
+a SELECT), the new texts of an UPDATE's rows, the first rows of a LOAD DATA's files or documents, or
+the first new and changed files of a SYNC (statements/embed_first_load.py). It cuts them and runs the model on them, chunk reuse looked up in committed
 data, keeping the cuts and vectors in ``Database.prepared`` (embed/prepared.py). Then the statement
 runs for real under BEGIN IMMEDIATE and finds them there: other writers wait for its SQLite writes
 only, never for its model.

@@ -2,12 +2,16 @@
 documents, read as the statement reads them, within ``prepared.BUDGET_CHARS`` characters of text, so
 that their texts are cut and embedded before the statement takes the write lock.
 
-Data files (CSV, TSV, JSONL, Parquet) go through ``load_data.source``; an embedded shard brings its
-vectors and is passed over. Documents are read by ``load_documents.read_document`` and made rows by
-the load's own ``Writer.rows``. The path is expanded by ``db.file_access`` as the statement does: a
-refused path (secure_file_priv) ends the pass before anything is read, and the statement refuses it.
-Left to the statement, embedded under the lock: MySQL's delimited loads (FIELDS/LINES/SET), LOAD DATA
-... IGNORE and SYNC. Every file the pass opens is closed before the transaction begins."""
+Data files (CSV, TSV, JSONL, Parquet, and any file under MySQL's FIELDS/LINES/SET clauses) go
+through ``load_data.source`` with the statement's own delimited reader (``load_fields.Loader``); an
+embedded shard brings its vectors and is passed over. Under IGNORE, a row that repeats a key already
+committed is passed over (the statement skips it; it checks again under the lock). Documents are read
+by ``load_documents.read_document`` and made rows by the load's own ``Writer.rows``; a SYNC reads only
+its new and changed files (``sync.first_documents``: the stored size, modification time and sha256).
+The path is expanded by ``db.file_access`` as the statement does: a refused path (secure_file_priv)
+ends the pass before anything is read, and the statement refuses it. Every file the pass opens is
+closed before the transaction begins; the statement reads its files again under the lock and stores
+what it reads then (a text this pass did not see is simply embedded under the lock)."""
 from __future__ import annotations
 
 import dataclasses
@@ -20,30 +24,35 @@ from tesseradb.grammar import ast
 from tesseradb.io import globs, shards
 from tesseradb.io.formats import extension
 from tesseradb.sql.database import Database
-from tesseradb.sql.statements import load_data, load_documents
+from tesseradb.sql.mysql import keys
+from tesseradb.sql.statements import load_data, load_documents, load_fields, sync
 from tesseradb.embed.rows import source_text
+
+Work = list[tuple[Any, list[dict[str, Any]]]]       # as embed_first.Work: (model column's spec, its records)
 
 
 def gather(db: Database, stmt: ast.LoadData, param_sets: Sequence[Any]) -> Work:
     """The first rows of a LOAD DATA: of its data files (CSV, TSV, JSONL, Parquet that is not an embedded
     shard, which brings its vectors), or of its documents. The path is expanded as the statement does
-    (secure_file_priv: a refused path gives up here, and the real run refuses it before reading);
-    MySQL's delimited loads (FIELDS/LINES/SET) and SYNC are left to the real run."""
+    (secure_file_priv: a refused path gives up here, and the real run refuses it before reading)."""
     stmt = load_documents.bind_path(stmt, param_sets[0])
-    if stmt.sync or stmt.ignore or load_documents.has_delimited_clauses(stmt):
-        return []
     table = db.table(stmt.table)
     if not table.model_columns():
         return []
     if load_documents.is_document_load(stmt):
+        if stmt.ignore:             # refused by the statement
+            return []
         return _documents(db, dataclasses.replace(stmt, path=db.file_access.located(stmt.path)), table)
-    ext = extension(stmt.path, "LOAD DATA")
+    if stmt.sync:                   # refused by the statement
+        return []
+    fields = load_fields.Loader(db, table, stmt) if load_documents.has_delimited_clauses(stmt) else None
+    ext = extension(stmt.path, "LOAD DATA") if fields is None else ".txt"
     out: Work = []
     chars = 0
     for path in db.file_access.expand(stmt.path, warn=_quiet):
         if ext == ".parquet" and shards.header(path) is not None:
             continue
-        source = load_data.source(path, ext, table, stmt, None)
+        source = load_data.source(path, ext, table, stmt, fields)
         try:
             for _batch, columns, rows in source:
                 names = [c.name.lower() for c in columns]
@@ -55,6 +64,8 @@ def gather(db: Database, stmt: ast.LoadData, param_sets: Sequence[Any]) -> Work:
                     if chars >= BUDGET_CHARS and (chosen or out):      # always the statement's first row
                         break
                     rec = dict(zip(names, row))
+                    if stmt.ignore and keys.collision(db, table, rec) is not None:
+                        continue        # IGNORE skips it (the statement checks again under the lock)
                     chosen.append(rec)
                     chars += sum(len(source_text(s, rec)) for s in specs)
                 out.extend((spec, chosen) for spec in specs)
@@ -67,8 +78,22 @@ def gather(db: Database, stmt: ast.LoadData, param_sets: Sequence[Any]) -> Work:
 
 def _documents(db: Database, stmt: ast.LoadData, table) -> Work:
     """The rows of the first documents of a document load, built as the load builds them."""
-    files = load_documents.document_files(stmt, functools.partial(db.file_access.expand, warn=_quiet))
+    files_of = functools.partial(db.file_access.expand, warn=_quiet)
     writer = load_documents.Writer(db, table, stmt, lambda _report: None)
+    if stmt.sync:
+        docs = sync.first_documents(db, stmt, files_of, writer, BUDGET_CHARS)
+    else:
+        docs = _first_files(db, stmt, load_documents.document_files(stmt, files_of), writer)
+    if not docs:
+        return []
+    columns, rows = writer.rows(docs)
+    names = [c.name.lower() for c in columns]
+    records = [dict(zip(names, r)) for r in rows]
+    return [(s, records) for s in table.model_columns() if s.column.lower() not in names]
+
+
+def _first_files(db: Database, stmt: ast.LoadData, files: list[str], writer) -> list:
+    """The documents of a plain document load's first files, within the budget."""
     pattern = globs.split(stmt.path)
     docs, chars = [], 0
     for file in files:
@@ -78,12 +103,7 @@ def _documents(db: Database, stmt: ast.LoadData, table) -> Work:
         if doc is not None:
             docs.append((doc, None))
             chars += len(doc.body) + len(doc.title or "")
-    if not docs:
-        return []
-    columns, rows = writer.rows(docs)
-    names = [c.name.lower() for c in columns]
-    records = [dict(zip(names, r)) for r in rows]
-    return [(s, records) for s in table.model_columns() if s.column.lower() not in names]
+    return docs
 
 
 class _Rising:

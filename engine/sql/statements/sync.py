@@ -14,7 +14,7 @@ a root of its own.)"""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tesseradb import errors
@@ -47,13 +47,9 @@ class _State:
 def sync(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Callable) -> Result:
     table = db.table(stmt.table)
     path_col = _unique_path_column(db, table)
-    pattern = globs.split(stmt.path)
-    if not os.path.isdir(pattern.prefix):
-        raise errors.OperationalError(f"Directory '{pattern.prefix}' not found (Errcode: 2 - No such file "
-                                      "or directory)", errno=29)
-    folder = os.path.realpath(pattern.prefix)
+    pattern, folder = _folder(stmt)
     root = _root(db, table, path_col, folder)
-    under = "" if folder == root else os.path.relpath(folder, root).replace(os.sep, "/") + "/"
+    under = _under(folder, root)
     before = len(db.pending_warnings)
     files = load_documents.document_files(stmt, files_of, missing_ok=True)
     links_out = sum(1 for w in db.pending_warnings[before:] if w.code == 1290)   # --secure-file-priv skips
@@ -83,6 +79,59 @@ def sync(db: Database, stmt: ast.LoadData, files_of: FilesOf, progress_of: Calla
     return Result(rowcount=sum(state.counts[k] for k in ("added", "changed", "removed")))
 
 
+def first_documents(db: Database, stmt: ast.LoadData, files_of: FilesOf, writer: Writer,
+                    budget: int) -> list[tuple[Document, int | None]]:
+    """SYNC's first pass (statements/embed_first_load.py), which writes nothing: the documents of its
+    first new and changed files, read as the statement reads them, up to ``budget`` characters of text.
+    A file whose size and modification time are the stored ones is passed over unread (the statement
+    reads and hashes every file under the lock all the same). The statement stores what it reads
+    itself: a file changed after this pass read it is stored as the statement reads it, and only chunk
+    texts this pass did not see are embedded under the lock. Deletions are the statement's alone."""
+    table = writer.table
+    path_col = _unique_path_column(db, table)
+    pattern, folder = _folder(stmt)
+    root, narrower = _locate(db, table, folder)
+    under = _under(folder, root)
+    files = load_documents.document_files(stmt, files_of, missing_ok=True)
+    state, _stale = _read_state(db, table, path_col, root, narrower)
+    docs: list[tuple[Document, int | None]] = []
+    chars = 0
+    for file in files:
+        if docs and chars >= budget:
+            break
+        rel = under + globs.relative(pattern, file)
+        owner = state.owned.get(rel)
+        if owner is not None and _same_stat(file, owner):
+            continue
+        doc = _changed_document(db, stmt, pattern, file, rel, state, writer)
+        if doc is not None:
+            docs.append((doc, owner.row_id if owner else None))
+            chars += len(doc.body) + len(doc.title or "")
+    return docs
+
+
+def _same_stat(file: str, owner: Source) -> bool:
+    try:
+        st = os.stat(file)
+    except OSError:
+        return False
+    return (st.st_mtime_ns, st.st_size) == (owner.mtime_ns, owner.size)
+
+
+def _folder(stmt: ast.LoadData) -> tuple[globs.Pattern, str]:
+    """The glob's parts and its folder, resolved (an error when it is no folder)."""
+    pattern = globs.split(stmt.path)
+    if not os.path.isdir(pattern.prefix):
+        raise errors.OperationalError(f"Directory '{pattern.prefix}' not found (Errcode: 2 - No such file "
+                                      "or directory)", errno=29)
+    return pattern, os.path.realpath(pattern.prefix)
+
+
+def _under(folder: str, root: str) -> str:
+    """The path under the root of the synced folder ('' for the root itself, else ending with /)."""
+    return "" if folder == root else os.path.relpath(folder, root).replace(os.sep, "/") + "/"
+
+
 NAMED = 10          # the files a sync names in its Note, per kind (the rest are counted)
 
 
@@ -92,22 +141,29 @@ def _names(paths: list[str]) -> str:
 
 
 def _root(db: Database, table: Table, path_col: str, folder: str) -> str:
-    """The root the rows of ``folder``'s files live under: the table's root when ``folder`` is it or
-    inside it; ``folder`` when the table has none yet, or when ``folder`` holds the table's roots (they
-    are widened to it: paths rewritten, nothing read again); otherwise an error naming the root."""
+    """The root the rows of ``folder``'s files live under (``_locate``), the narrower roots widened to it."""
+    root, narrower = _locate(db, table, folder)
+    for old in narrower:
+        _widen(db, table, path_col, old, root)
+    return root
+
+
+def _locate(db: Database, table: Table, folder: str) -> tuple[str, list[str]]:
+    """The root the rows of ``folder``'s files live under, and the table's roots to widen to it (read
+    only): the table's root when ``folder`` is it or inside it; ``folder`` when the table has none yet,
+    or when ``folder`` holds the table's roots (they are widened to it: paths rewritten, nothing read
+    again); otherwise an error naming the root."""
     roots = sorted({s.prefix for s in sources.of_table(db.store, table.name)})
     for root in roots:
         if folder == root or _inside(folder, root):
-            return root
+            return root, []
     narrower = [r for r in roots if _inside(r, folder)]
     if roots and not narrower:
         named = " and ".join(f"'{r}'" for r in roots)
         raise UserError(f"LOAD DATA SYNC: table '{table.name}' holds the files of {named} (its root); "
                         f"'{folder}' is neither inside it nor above it. Sync that folder or one inside it, a "
                         "folder that contains it (the root widens), or use another table", errors.ProgrammingError)
-    for root in narrower:
-        _widen(db, table, path_col, root, folder)
-    return folder
+    return folder, narrower
 
 
 def _inside(path: str, folder: str) -> bool:
@@ -174,15 +230,32 @@ def _unique_path_column(db: Database, table: Table) -> str:
 def _current(db: Database, table: Table, path_col: str, prefix: str) -> _State:
     """The table's rows and the bookkeeping of those a SYNC wrote; entries whose row was deleted or
     given another path by other statements are dropped (that row is no longer the file's)."""
+    state, stale = _read_state(db, table, path_col, prefix)
+    sources.forget(db.store, table.name, stale)
+    return state
+
+
+def _read_state(db: Database, table: Table, path_col: str, prefix: str,
+                narrower: Sequence[str] = ()) -> tuple[_State, list[int]]:
+    """``_current`` read only, and the row ids of its stale entries; the entries of the ``narrower``
+    roots are seen as widened to ``prefix`` (SYNC's first pass, which writes nothing)."""
     paths = {p: i for i, p in db.store.execute(f"SELECT id, {quote(path_col)} FROM {quote(table.name)} "
                                                f"WHERE {quote(path_col)} IS NOT NULL")}
     by_id = {i: p for p, i in paths.items()}
     entries = sources.of_table(db.store, table.name)
     stale = [s.row_id for s in entries if by_id.get(s.row_id) != s.path]
-    sources.forget(db.store, table.name, stale)
-    valid = [s for s in entries if by_id.get(s.row_id) == s.path]
+    valid = []
+    for s in entries:
+        if by_id.get(s.row_id) != s.path:
+            continue
+        if s.prefix in narrower:
+            lead = os.path.relpath(s.prefix, prefix).replace(os.sep, "/") + "/"
+            paths.pop(s.path, None)
+            s = Source(s.row_id, prefix, lead + s.path, s.sha256, s.mtime_ns, s.size)
+        valid.append(s)
+    paths.update((s.path, s.row_id) for s in valid)
     return _State(owned={s.path: s for s in valid if s.prefix == prefix},
-                  others={s.path: s for s in valid if s.prefix != prefix}, paths=paths)
+                  others={s.path: s for s in valid if s.prefix != prefix}, paths=paths), stale
 
 
 def _record(db: Database, table: Table, path_col: str, prefix: str, state: _State,
