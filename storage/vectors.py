@@ -117,6 +117,7 @@ class VectorIndex(Searching):
             quantized.reserve(self._index, more)
             for column in (self._chunk, self._doc, self._alive):
                 column.reserve(more)
+            self._derived = {}          # FAISS's storage and the maps may have moved
 
     def _add_vectors(self, x: np.ndarray) -> None:
         if self.quantization != "none" and self.metric == "ip":
