@@ -1,17 +1,21 @@
 """all-MiniLM-L6-v2-int8: the built-in model with int8 weights, an opt-in name.
 
 Made from the same verified weights as the float32 model: its fused float32 graph (built and cached
-by :mod:`tesseradb.embed.default`) goes through ``onnxruntime.quantization.quantize_dynamic`` with
-int8 weights on every quantizable operator (the fused Attention and the embedding layer included;
-activations are quantized per batch at run time). The result is cached like the float32 graph, under
-its own name, and keyed by the weights' hash.
+by :mod:`tesseradb.embed.default`) has its SkipLayerNormalization nodes split back into Add +
+LayerNormalization (:func:`bert_onnx.split_skip_layer_norm`: onnxruntime's CPU kernel for the fused
+node is the slow one), then goes through ``onnxruntime.quantization.quantize_dynamic`` with int8
+weights, one scale per output channel, on every quantizable operator (the fused Attention and the
+embedding layer included; activations are quantized per call at run time). Every text runs in a call of
+its own (``max_rows=1``), so a text's vector depends on that text alone. The result is cached like
+the float32 graph, under its own name, and keyed by the weights' hash.
 
-Why every operator: measured with tests/benchmarks/bench_quantize.py on recursive 256/32 chunks of
-the manual, quantizing all operators ran 1.76-1.90x float32's tokens/s against 1.50-1.52x for
-MatMul-only per-channel weights, with deep recall@5 on the manual's headings within a point of
-float32's for both (docs/benchmarks.md). Single vectors move more (cosine to float32 about 0.94
-on average), so int8 vectors are a different model: their own fingerprint, never mixed with
-float32 vectors in one column.
+Why this recipe (version 2), measured with tests/benchmarks/bench_int8_cpu.py on the manual's
+recursive 256/32 chunks, one thread, tokens per CPU second against version 1 (per-tensor weights
+on every operator, the embedding layer included, SkipLayerNormalization fused, batches of up to
+2048 padded tokens): the split layer norm +15%, one text per call +12% (a batch's attention scores,
+rows x 12 heads x 258 x 258 floats, leave the cache), per-channel scales the same speed; cosine to
+float32 0.994 on average where version 1 gave 0.934 (docs/benchmarks.md). The vectors differ from
+version 1's, so the fingerprint does too: chunk reuse and embedding shards never mix the two.
 """
 from __future__ import annotations
 
@@ -29,9 +33,11 @@ from tesseradb.embed.model import Model, ModelInfo
 NAME = f"{default.NAME}-int8"
 ALIASES_DISPLAY = (NAME,)  # matched case-insensitively, like the float32 names
 # Bump when the quantization recipe changes: the cache file name carries it.
-QUANT_VERSION = 1
-RECIPE = {"method": "onnxruntime quantize_dynamic", "weights": "int8, per tensor, symmetric",
-          "activations": "uint8, dynamic", "operators": "all quantizable (fused graph)"}
+QUANT_VERSION = 2
+RECIPE = {"method": "onnxruntime quantize_dynamic", "weights": "int8, per output channel, symmetric",
+          "activations": "uint8, dynamic, per call", "operators": "all quantizable (fused graph)",
+          "layer_norm": "SkipLayerNormalization split into Add + LayerNormalization", "texts_per_call": 1}
+MAX_ROWS = 1
 FINGERPRINT = sha256_bytes(json.dumps({
     "base_fingerprint": default.FINGERPRINT, "quantization": RECIPE, "version": QUANT_VERSION,
 }, sort_keys=True).encode())
@@ -55,7 +61,9 @@ def quantize(float_graph: bytes) -> bytes:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    model = onnx.load_from_string(float_graph)
+    from tesseradb.embed.bert_onnx import split_skip_layer_norm
+
+    model = split_skip_layer_norm(onnx.load_from_string(float_graph))
     if not any(o.domain == _MS_DOMAIN for o in model.opset_import):
         # the fused operators live in com.microsoft; ONNX shape inference needs the domain declared
         model.opset_import.append(onnx.helper.make_opsetid(_MS_DOMAIN, 1))
@@ -64,7 +72,7 @@ def quantize(float_graph: bytes) -> bytes:
     try:
         with tempfile.TemporaryDirectory(prefix="tessera-int8.") as tmp:
             out = Path(tmp) / "model.onnx"
-            quantize_dynamic(model, out, weight_type=QuantType.QInt8, per_channel=False,
+            quantize_dynamic(model, out, weight_type=QuantType.QInt8, per_channel=True,
                              extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
             return out.read_bytes()
     finally:
@@ -93,4 +101,4 @@ def load_graph(directory: Path | None = None, cache: Path | None = None) -> Cach
 def open_model(directory: str | Path | None = None) -> Model:
     """The int8 model from verified files; its graph is loaded (or built) when first needed."""
     root = default.verify_model_files(directory)
-    return Model(INFO, str(root / default.TOKENIZER), lambda: load_graph(root).data)
+    return Model(INFO, str(root / default.TOKENIZER), lambda: load_graph(root).data, max_rows=MAX_ROWS)

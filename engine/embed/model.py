@@ -47,6 +47,10 @@ ALLOW_SPINNING = "0"
 # single-thread session of its own: a second copy of the weights (float32: ~90 MB), which a statement
 # of a few batches does not pay for.
 PARALLEL_MIN_BATCHES = 4
+# onnxruntime fusions a session skips. SkipLayerNormFusion would turn Add + LayerNormalization back
+# into SkipLayerNormalization, whose CPU kernel (onnxruntime 1.32) took 5x the time of the split form
+# on a [7, 258, 384] batch (bert_onnx.split_skip_layer_norm; graphs that hold the fused node keep it).
+DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 QUERY_CACHE_SIZE = 1024
 QUERY_CACHE_MAX_CHARS = 8192  # longer query texts are embedded every time rather than kept
 
@@ -108,9 +112,10 @@ class Model:
     """One embedding model. Thread-safe; the session is created on first use and kept."""
 
     def __init__(self, info: ModelInfo, tokenizer_path: str, graph: GraphSource, *, head: Head = Head(),
-                 prompts: Prompts = Prompts()) -> None:
+                 prompts: Prompts = Prompts(), max_rows: int = MAX_ROWS) -> None:
         """``info.window``: the model's content tokens; a document prompt's tokens come off it, so
-        that chunk budgets (``self.window``) leave room for the prompt."""
+        that chunk budgets (``self.window``) leave room for the prompt. ``max_rows``: texts per
+        onnxruntime call (1: every text alone, so its vector never depends on the others)."""
         self.name = info.name
         self.fingerprint = info.fingerprint
         self.dims = info.dims
@@ -128,7 +133,7 @@ class Model:
         self._embed_tokenizer = load_tokenizer(tokenizer_path)
         self._embed_tokenizer.enable_truncation(max_length=info.window + self._specials)
         self.token_budget = TOKEN_BUDGET  # batching knobs, per instance (the benchmark varies them)
-        self.max_rows = MAX_ROWS
+        self.max_rows = max_rows
         self.threads: int | None = None  # onnxruntime intra-op threads; None: every CPU this process may use
         self.workers: int | None = None  # batches a bulk embed runs at once (embed/runner.py); None: ``threads``
         self._session: ort.InferenceSession | None = None
@@ -373,7 +378,8 @@ def session_options(threads: int | None = None) -> ort.SessionOptions:
 def _create_session(graph: bytes | str, name: str, threads: int | None = None) -> ort.InferenceSession:
     import onnxruntime as ort
     try:
-        session = ort.InferenceSession(graph, session_options(threads), providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(graph, session_options(threads), providers=["CPUExecutionProvider"],
+                                       disabled_optimizers=list(DISABLED_OPTIMIZERS))
     except Exception as exc:  # onnxruntime raises its own exception types, not exported uniformly
         raise ModelError(f"model '{name}': onnxruntime cannot load the graph: {exc}") from exc
     names = {i.name for i in session.get_inputs()}

@@ -114,7 +114,8 @@ def _builtin_with(builtin: Builtin, options: ModelOptions) -> Model:
                                            "dims": head.dims, "query_prefix": prompts.query,
                                            "document_prefix": prompts.document}, sort_keys=True).encode())
     info = ModelInfo(builtin.info.name, fingerprint, options.dims or base.dims, builtin.info.window)
-    return Model(info, str(default.package_dir() / default.TOKENIZER), base._graph, head=head, prompts=prompts)
+    return Model(info, str(default.package_dir() / default.TOKENIZER), base._graph, head=head, prompts=prompts,
+                 max_rows=base.max_rows)
 
 
 def get_model(model_name: str, options: ModelOptions | None = None) -> Model | RemoteModel:

@@ -9,8 +9,9 @@ of one batch between them. Measured on 300 of the manual's 256-token chunks on t
 with float32 than on one two-thread session, whose threads meet at every operator and spin while
 they wait (docs/benchmarks.md, "The manual in a minute", has the whole manual).
 
-The batches are exactly the ones the sequential path runs, so the vectors are too (int8 models
-quantize activations per batch: a different batching would change their vectors). A query's single
+The batches are exactly the ones the sequential path runs, so the vectors are too (an int8 graph
+quantizes its activations per call: a different batching would change its vectors; the built-in
+int8 model runs one text per call, so its vectors never depend on batching). A query's single
 batch keeps the model's multi-thread session (its latency is one batch's). The single-thread session
 is a second copy of the weights (float32 ~90 MB, int8 ~23 MB), made by the first bulk embedding.
 

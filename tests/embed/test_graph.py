@@ -42,3 +42,24 @@ def test_plan_batches_respects_budget_rows_and_buckets():
 def test_plan_batches_edge_cases():
     assert plan_batches([]) == []
     assert plan_batches([600], token_budget=100) == [range(0, 1)]  # an over-budget row still runs alone
+
+
+def test_split_layer_norm_gives_the_same_vectors_and_stays_split(package_files, model, tmp_path):
+    """bert_onnx.split_skip_layer_norm (the int8 graph's form): Add + LayerNormalization instead of
+    SkipLayerNormalization, the same vectors, and a session does not fuse it back."""
+    import onnxruntime as ort
+
+    from tesseradb.embed import model as model_module
+    split = bert_onnx.split_skip_layer_norm(onnx.load_from_string(default.load_graph().data))
+    counts = bert_onnx.op_counts(split)
+    assert counts["SkipLayerNormalization"] == 0 and counts["LayerNormalization"] == 12
+    assert counts["Add"] == 24 and counts["Attention"] == 6
+    graph = split.SerializeToString()
+    m = Model(default.INFO, str(package_files / default.TOKENIZER), lambda: graph)
+    np.testing.assert_allclose(m.embed(TEXTS), model.embed(TEXTS), atol=1e-5)
+    options = model_module.session_options(1)
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"],
+                         disabled_optimizers=list(model_module.DISABLED_OPTIMIZERS))
+    optimized = bert_onnx.op_counts(onnx.load(options.optimized_model_filepath))
+    assert optimized["SkipLayerNormalization"] == 0 and optimized["LayerNormalization"] == 12

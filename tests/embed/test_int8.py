@@ -75,3 +75,48 @@ def test_list_models_sees_an_empty_cache(cache_dir):
     assert [row["graph_cached"] for row in registry.list_models()] == [False, False]
     default.load_graph()
     assert [row["graph_cached"] for row in registry.list_models()] == [True, False]
+
+
+# what columns made with the first recipe (per-tensor weights, batches of many texts) recorded
+V1_FINGERPRINT = "69e1f023f3a961aef91637f848e74326c04b3e8862ba5d456affe80759081e6d"
+
+
+def test_recipe_2_is_a_new_fingerprint_and_cache_file():
+    assert int8.QUANT_VERSION == 2 and int8.FINGERPRINT != V1_FINGERPRINT
+    assert int8.graph_path().name == "bert-int8-v2.onnx"  # a version-1 file is never read as version 2
+    assert int8.RECIPE["weights"] == "int8, per output channel, symmetric"
+
+
+def test_int8_vector_of_a_text_does_not_depend_on_its_batch(int8_model):
+    """Every text runs alone (activations are quantized per call), so any grouping gives the same vectors."""
+    texts = [f"chunk {i}: " + "replication and sharding of tables " * (1 + i % 5) for i in range(12)] + TEXTS
+    together = int8_model.embed(texts)
+    alone = np.stack([int8_model.embed([t])[0] for t in texts])
+    reordered = int8_model.embed(texts[::-1])[::-1]
+    assert np.array_equal(together, alone) and np.array_equal(together, reordered)
+
+
+def test_int8_graph_runs_split_layer_norms_and_per_channel_weights(int8_model, tmp_path):
+    import onnxruntime as ort
+
+    from tesseradb.embed import model as model_module
+    graph = onnx.load_from_string(int8.load_graph().data)
+    ops = {node.op_type for node in graph.graph.node}
+    assert "SkipLayerNormalization" not in ops and "LayerNormalization" in ops
+    scales = [t for t in graph.graph.initializer if t.name.endswith("_scale") and "qkv" in t.name]
+    assert scales and all(len(t.dims) == 1 and t.dims[0] == 3 * 384 for t in scales)  # one per output channel
+    options = model_module.session_options(1)
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(int8.load_graph().data, options, providers=["CPUExecutionProvider"],
+                         disabled_optimizers=list(model_module.DISABLED_OPTIMIZERS))
+    optimized = {node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node}
+    assert "SkipLayerNormalization" not in optimized and {"QAttention", "DynamicQuantizeMatMul"} <= optimized
+
+
+def test_int8_vectors_are_within_one_percent_of_float32_on_sentences(int8_model, model):
+    sentences = ["Certificates are rotated by replacing the key pair and reloading the TLS listener.",
+                 "Replication copies every table from the donor node to the joining node.",
+                 "The fuzzy search option tolerates typos in the query words.",
+                 "CREATE TABLE products (title text, price float) engine='columnar'"]
+    cosine = (int8_model.embed(sentences) * model.embed(sentences)).sum(axis=1)
+    assert cosine.min() > 0.98 and cosine.mean() > 0.99

@@ -1,0 +1,36 @@
+"""The docs/benchmarks.md section of bench_int8_cpu.py (results/int8_cpu.json); sections.py calls
+:func:`section`."""
+from __future__ import annotations
+
+import common
+
+COMMAND = "TESSERA_BENCH_CORPUS=$MANUAL nice .venv/bin/python tests/benchmarks/bench_int8_cpu.py"
+TARGET = 8900   # tokens per CPU second that put the whole manual (~1.07M model tokens) in 60 s on 2 cores
+
+
+def _load(x: list[float] | None) -> str:
+    return " / ".join(f"{v:.1f}" for v in x) if x else "?"
+
+
+def section() -> list[str]:
+    r = common.load_result("int8_cpu")
+    if not r:
+        return []
+    variants = r["variants"]
+    first = next(iter(variants.values()))
+    rounds = len(first["cpu_seconds"])
+    v1 = next((v for n, v in variants.items() if n.startswith("int8 v1:")), None)
+    out = ["## The int8 model's CPU per token (issue 37)", "", f"`{COMMAND}`", "",
+           f"{r['chunks']} recursive 256/32 chunks of every 7th page of the manual ({first['tokens']:,} model tokens), "
+           "embedded by `Model.embed` on one single-thread onnxruntime session, batches one after another, with "
+           "each variant of the graph; CPU time of the process, best of "
+           f"{rounds} rounds whose order alternates (the median beside it). Load average {_load(r.get('loadavg_start'))} "
+           f"at the start, {_load(r.get('loadavg_end'))} at the end. The whole manual in 60 s on 2 cores needs about "
+           f"{TARGET:,} tokens per CPU second in the model (docs/models.md says what the shipped recipe is).", "",
+           "| variant | padded tokens | tokens / CPU s (best) | (median) | vs int8 v1 | cosine to float32: mean / min |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for name, v in variants.items():
+        gain = f"{v['tokens_per_cpu_s'] / v1['tokens_per_cpu_s']:.2f}x" if v1 else "-"
+        out.append(f"| {name} | {v['padded_tokens']:,} | {v['tokens_per_cpu_s']:,.0f} | {v['tokens_per_cpu_s_median']:,.0f} | "
+                   f"{gain} | {v['cos_mean']:.4f} / {v['cos_min']:.4f} |")
+    return out
