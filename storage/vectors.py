@@ -111,6 +111,14 @@ class VectorIndex(Searching):
             self._alive_bitmap = None
             self._derived = {}
 
+    def reserve(self, more: int) -> None:
+        """Room for ``more`` vectors about to be added in pages (see ``quantized.reserve``)."""
+        with self._lock.write():
+            quantized.reserve(self._index, more)
+            for column in (self._chunk, self._doc, self._alive):
+                column.reserve(more)
+            self._derived = {}          # FAISS's storage and the maps may have moved
+
     def _add_vectors(self, x: np.ndarray) -> None:
         if self.quantization != "none" and self.metric == "ip":
             self._sqnorm.append(np.einsum("ij,ij->i", x, x).astype(np.float32))
