@@ -15,6 +15,13 @@ import apsw
 from . import write_queue
 
 MEMORY = ":memory:"
+#: ``PRAGMA mmap_size`` of a file database: SQLite reads its pages through a memory map of the file (up
+#: to its size; this is only address space) instead of a read() into its page cache per page. It
+#: matters for many random row reads, e.g. a quantized index rescoring ~50 candidates per query from
+#: the float32 vectors in the rows (tests/benchmarks/bench_quantize_index.py measures the read both
+#: ways; docs/benchmarks.md). SQLite maps no more than its compile-time maximum; writes still go
+#: through write() and the WAL. docs/durability.md says what it changes for a user.
+MMAP_BYTES = 1 << 40
 _savepoint_ids = itertools.count(1)
 
 
@@ -75,6 +82,8 @@ class RowStore:
         self.conn.config(apsw.SQLITE_DBCONFIG_DQS_DDL, 0)
         if path != MEMORY and not read_only:
             self.conn.pragma("journal_mode", "wal")
+        if path != MEMORY:
+            self.conn.pragma("mmap_size", MMAP_BYTES)
         self.conn.pragma("synchronous", "full")
         self.conn.pragma("recursive_triggers", True)
         # this process's writers of the file take turns before asking SQLite (storage/write_queue.py)
@@ -114,6 +123,14 @@ class RowStore:
 
     def changes(self) -> int:
         return self.conn.changes()
+
+    def insert_blob(self, sql: str, params: Sequence[Any], table: str, column: str, data: Any) -> None:
+        """Run ``sql``, an INSERT of one row whose ``column`` is ``zeroblob(len(data))``, then write
+        ``data`` (any buffer) into that blob in place: SQLite's incremental blob I/O writes the
+        caller's bytes straight to the pages, where a bound value is copied twice first."""
+        self.execute(sql, params)
+        with self.conn.blob_open("main", table, column, self.conn.last_insert_rowid(), True) as blob:
+            blob.write(data)
 
     # -- transactions ------------------------------------------------------------------------
     @property

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import resource
 import sys
 import tempfile
@@ -48,7 +49,7 @@ import common  # noqa: E402
 from common import CACHE, log, percentile  # noqa: E402
 
 from tesseradb.storage.blobs import pack_vector  # noqa: E402
-from tesseradb.storage import index_cache  # noqa: E402
+from tesseradb.storage import index_cache, rowstore  # noqa: E402
 from tesseradb.storage.chunk_table import ColumnLayout, create_chunk_table  # noqa: E402
 from tesseradb.storage import chunks as chunks_module  # noqa: E402
 from tesseradb.storage.chunks import ColumnIndex  # noqa: E402
@@ -101,7 +102,7 @@ def _scratch(n: int, quantization: str) -> Path:
     return SCRATCH / f"{n}-{quantization}.faiss"
 
 
-def build(store: RowStore, n: int, quantization: str, threads: int = 2) -> tuple[ColumnIndex, dict]:
+def build(store: RowStore, n: int, quantization: str, threads: int = 2, part: int = 0) -> tuple[ColumnIndex, dict]:
     """The column's index as the engine builds it, or the copy an earlier run built and saved."""
     col = ColumnIndex(store, layout(quantization))
     col.name = f"{col.name}-{quantization}"
@@ -122,12 +123,16 @@ def build(store: RowStore, n: int, quantization: str, threads: int = 2) -> tuple
         cpu = resource.getrusage(resource.RUSAGE_SELF)
         started = time.perf_counter()
         with _timing_reads() as read_s:
-            col.rebuild()          # from SQLite (never a copy saved inside the database by an older run)
-        seconds = time.perf_counter() - started
-        info["build_read_s"] = read_s[0]       # of which reading the vectors from SQLite (the rest: FAISS's add)
+            if part:
+                info = _build_in_parts(store, col, n, quantization, part, info)
+            else:
+                col.rebuild()      # from SQLite (never a copy saved inside the database by an older run)
+        seconds = time.perf_counter() - started + info.pop("earlier_s", 0.0)
+        info["build_read_s"] = read_s[0] + info.pop("earlier_read_s", 0.0)  # reading from SQLite (the rest: FAISS)
         after = resource.getrusage(resource.RUSAGE_SELF)
         info.update(build_s=seconds, vectors_per_s=n / seconds,
-                    build_cpu_s=(after.ru_utime + after.ru_stime) - (cpu.ru_utime + cpu.ru_stime),
+                    build_cpu_s=(after.ru_utime + after.ru_stime) - (cpu.ru_utime + cpu.ru_stime)
+                    + info.pop("earlier_cpu_s", 0.0),
                     build_loadavg_end=common.loadavg(), build_peak_rss_mb=after.ru_maxrss / 1024)
         SCRATCH.mkdir(parents=True, exist_ok=True)
         col.index.save(str(path), f"{col.max_id}:{len(col.index)}")
@@ -137,6 +142,55 @@ def build(store: RowStore, n: int, quantization: str, threads: int = 2) -> tuple
     info["footprint_bytes"] = col.index.footprint()
     info["file_bytes"] = path.stat().st_size
     return col, info
+
+
+def _build_in_parts(store: RowStore, col: ColumnIndex, n: int, quantization: str, part: int, info: dict) -> dict:
+    """Build by adding ``part`` rows at a time (the engine's catch-up of rows added in batches), saving
+    the index after each part to ``<n>-<quantization>.partial.faiss``: a build that is stopped (or runs
+    out of time on a shared machine) resumes from its last part; a restart may change ``--threads``."""
+    path = _scratch(n, quantization).with_suffix(".partial.faiss")
+    record = path.with_suffix(".json")
+    cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    earlier = {"earlier_s": 0.0, "earlier_cpu_s": 0.0, "earlier_read_s": 0.0}
+    col.index, col.max_id = col._new(), 0
+    if path.exists() and record.exists():
+        loaded = VectorIndex.load(str(path))
+        assert loaded is not None
+        col.index, mark = loaded
+        col.index.rescore_source = col.exact_vectors
+        col.max_id = int(mark.split(":")[0])
+        saved = json.loads(record.read_text())
+        info = {**saved, "resumed": saved.get("resumed", []) + [[col.max_id, common.loadavg()]]}
+        earlier = {k: saved["partial"][k] for k in earlier}
+        log(f"  {n} {quantization}: resuming after chunk {col.max_id} ({len(col.index)} vectors)")
+    read_s = 0.0
+    while col.max_id < n:
+        hi = min(n, col.max_id + part)
+        started = time.perf_counter()
+        chunk_ids, doc_ids, vectors = chunks_module.read_vectors(
+            store, col.layout, "WHERE c.chunk_id > ? AND c.chunk_id <= ?", (col.max_id, hi))
+        read_s += time.perf_counter() - started
+        col.index.add(chunk_ids, doc_ids, vectors)
+        del chunk_ids, doc_ids, vectors
+        col.max_id = hi
+        col.index.save(str(path), f"{col.max_id}:{len(col.index)}")
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        info["partial"] = {"vectors": len(col.index), "part": part,
+                           "earlier_s": earlier["earlier_s"] + time.perf_counter() - t0,
+                           "earlier_cpu_s": earlier["earlier_cpu_s"] + (used.ru_utime + used.ru_stime)
+                           - (cpu0.ru_utime + cpu0.ru_stime),
+                           "earlier_read_s": earlier["earlier_read_s"] + read_s,
+                           "loadavg": common.loadavg(), "at": time.strftime("%Y-%m-%d %H:%M:%S")}
+        record.write_text(json.dumps(info, indent=1) + "\n")
+        log(f"  {n} {quantization}: {len(col.index):,} vectors after {info['partial']['earlier_s']:,.0f} s "
+            f"({info['partial']['earlier_cpu_s']:,.0f} CPU s), load {common.loadavg()}")
+    col.seen_version = store.data_version()
+    done = info.pop("partial")
+    path.unlink()
+    record.unlink()
+    # this process's own time is measured by build(); what earlier processes spent is added to it
+    return {**info, "build_parts": part, **{k: earlier[k] for k in earlier}} if "resumed" in info else \
+        {**info, "build_parts": part, "build_part_vectors": done["vectors"]}
 
 
 @contextmanager
@@ -187,26 +241,53 @@ def open_database(n: int, queries: int) -> RowStore:
     return database(n, x)
 
 
-def measure(col: ColumnIndex, q: np.ndarray, truth: list[set[int]], **kw) -> dict:
+def measure(col: ColumnIndex, q: np.ndarray, truth: list[set[int]], mmap: bool = True, **kw) -> dict:
+    """k=10 searches of every query: wall and thread-CPU time of each, and of its rescoring read from
+    SQLite (``rescore_source``); involuntary context switches (the thread was made to wait for a core);
+    recall@10. ``mmap=False`` reads the file without the engine's memory map (``PRAGMA mmap_size=0``)."""
     index = col.index
-    index.search(q[0], 10, **kw)  # warm
-    ms, cpu, found = [], [], []
-    for v in q:
+    source, reads = index.rescore_source, []
+
+    def timed(chunk_ids):
         started, used = time.perf_counter(), time.thread_time()
-        hits = index.search(v, 10, **kw)
-        cpu.append((time.thread_time() - used) * 1000)
-        ms.append((time.perf_counter() - started) * 1000)
-        found.append({d - 1 for d, _, _ in hits})        # doc ids are row numbers + 1
-    return {"p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99), "mean_ms": float(np.mean(ms)),
-            "cpu_p50_ms": percentile(cpu, 50), "cpu_mean_ms": float(np.mean(cpu)),
-            "recall@10": float(np.mean([len(f & t) / 10 for f, t in zip(found, truth)])),
-            "plan": index.explain(10, **kw)}
+        try:
+            return source(chunk_ids)
+        finally:
+            reads.append(((time.perf_counter() - started) * 1000, (time.thread_time() - used) * 1000))
+    index.rescore_source = timed
+    if not mmap:
+        col.store.execute("PRAGMA mmap_size = 0")
+    try:
+        index.search(q[0], 10, **kw)  # warm
+        reads.clear()
+        ms, cpu, found, switched = [], [], [], 0
+        for v in q:
+            before = resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw
+            started, used = time.perf_counter(), time.thread_time()
+            hits = index.search(v, 10, **kw)
+            cpu.append((time.thread_time() - used) * 1000)
+            ms.append((time.perf_counter() - started) * 1000)
+            switched += resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw > before
+            found.append({d - 1 for d, _, _ in hits})        # doc ids are row numbers + 1
+    finally:
+        index.rescore_source = source
+        if not mmap:
+            col.store.execute(f"PRAGMA mmap_size = {rowstore.MMAP_BYTES}")
+    out = {"p50_ms": percentile(ms, 50), "p99_ms": percentile(ms, 99), "mean_ms": float(np.mean(ms)),
+           "cpu_p50_ms": percentile(cpu, 50), "cpu_mean_ms": float(np.mean(cpu)),
+           "preempted_share": switched / len(q),
+           "recall@10": float(np.mean([len(f & t) / 10 for f, t in zip(found, truth)])),
+           "plan": index.explain(10, **kw)}
+    if reads:
+        out.update(read_p50_ms=percentile([r[0] for r in reads], 50),
+                   read_cpu_p50_ms=percentile([r[1] for r in reads], 50))
+    return out
 
 
 def modes(quantization: str, args: argparse.Namespace) -> list[tuple[str, dict]]:
     if quantization == "none":
         return MODES[:1]
-    out = list(MODES)
+    out = list(MODES) + [("rescore, file not memory-mapped", {"rescore": True, "mmap": False})]
     factors = [o for o in args.oversampling.split(",") if o]
     for o in factors:
         out.append((f"rescore, oversampling {o}", {"rescore": True, "oversampling": float(o)}))
@@ -224,7 +305,7 @@ def run_size(n: int, args: argparse.Namespace, before: dict) -> dict:
     out: dict = {"n": n, "dims": DIMS, "queries": len(q), "loadavg_start": common.loadavg()}
     for quantization in args.quantizations.split(","):
         log(f"  {n}: building {quantization}")
-        col, info = build(store, n, quantization, args.threads)
+        col, info = build(store, n, quantization, args.threads, args.parts)
         if "build_s" not in info:   # built before the build records: keep the time an earlier run measured
             info.update({k: v for k, v in before.get(quantization, {}).items() if k in ("build_s", "vectors_per_s")})
         if not args.build_only:
@@ -233,7 +314,9 @@ def run_size(n: int, args: argparse.Namespace, before: dict) -> dict:
                 info[name] = measure(col, q, truth, **kw)
                 m = info[name]
                 log(f"  {n} {quantization} {name}: p50 {m['p50_ms']:.3f} ms (CPU {m['cpu_p50_ms']:.3f}) "
-                    f"p99 {m['p99_ms']:.3f} ms recall@10 {m['recall@10']:.3f} ef {m['plan']['ef']}")
+                    f"p99 {m['p99_ms']:.3f} ms recall@10 {m['recall@10']:.3f} ef {m['plan']['ef']}"
+                    + (f", read p50 {m['read_p50_ms']:.3f} ms (CPU {m['read_cpu_p50_ms']:.3f})" if "read_p50_ms" in m else "")
+                    + f", preempted {m['preempted_share']:.0%}")
             log(f"  footprint {json.dumps(info['footprint_bytes'])}")
         out[quantization] = info
         del col
@@ -252,6 +335,8 @@ def main() -> None:
     ap.add_argument("--quantizations", default=",".join(QUANTIZATIONS))
     ap.add_argument("--note", action="append", default=[], help="a note for the size's results (what was tried)")
     ap.add_argument("--threads", type=int, default=2, help="FAISS OpenMP threads while building")
+    ap.add_argument("--parts", type=int, default=0,
+                    help="build by adding this many rows at a time, saving after each (a stopped build resumes)")
     ap.add_argument("--build-only", action="store_true",
                     help="build and save the indexes (to the scratch folder), measure nothing, write no results")
     args = ap.parse_args()
@@ -266,6 +351,7 @@ def main() -> None:
         sized.update(measured)
         sized["rabitq_notes"] = args.note or sized.get("rabitq_notes", [])
         sized["arguments"] = " ".join(a for a in sys.argv[1:] if a != "--note" and a not in args.note)
+        sized["nice"] = os.nice(0)             # the niceness the searches ran at (the command line's nice -n)
         common.save_result("quantize_index", result)
     if not args.build_only:
         log(f"wrote {common.RESULTS / 'quantize_index.json'}")
