@@ -53,6 +53,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_hybrid  # noqa: E402
 import common  # noqa: E402
+import passage_fine  # noqa: E402
 from common import log  # noqa: E402
 
 import tesseradb  # noqa: E402
@@ -242,7 +243,12 @@ RULES = {"nearest chunk (vector)": (None, "body", 0), "best BM25 chunk": ("bm25"
          "similarity + 1 x BM25/max, heading field weighted 2": (1.0, "heading+body", 0),
          "similarity + 1 x BM25/max, widened in its section to 600 chars": (1.0, "body", 600),
          "similarity + 1 x BM25/max, widened in its section to 800 chars": (1.0, "body", 800),
-         "similarity + 1 x BM25/max, widened in its section to 1,000 chars": (1.0, "body", 1000)}
+         "similarity + 1 x BM25/max, widened in its section to 1,000 chars": (1.0, "body", 1000),
+         # passage_fine.py: the best 5 chunks by the engine's rule rescored with their units' vectors
+         "similarity + 1 x BM25/max, its best 5 chunks + 4 x best cosine of their ~200-char windows "
+         "(after the context line)": (("fine", "win200", True, 5, 4.0), "body", 0),
+         "similarity + 1 x BM25/max, its best 5 chunks + 4 x best cosine of their sentences "
+         "(after the context line)": (("fine", "sentence", True, 5, 4.0), "body", 0)}
 WEIGHTS = {"body": (0.0, 1.0), "heading+body": (2.0, 1.0)}
 
 
@@ -338,13 +344,14 @@ def rules(path: str, quotes: list[dict]) -> dict:
     hits = 0
     found = {name: 0 for name in RULES}
     chars = {name: [] for name in RULES}
+    rescore_ms: dict[str, list[float]] = {}
     ranks = {"1": 0, "2": 0, "3": 0, "4+": 0}     # right page: where the answer's chunk is in the engine's order
     for q in quotes:
-        rows = con.execute("SELECT id, path, knn_chunks(100000), CONCAT(title, CHAR(10), CHAR(10), body) FROM docs "
-                           "WHERE hybrid_match(?, chunks) LIMIT 1", (q["question"],)).fetchall()
+        rows = con.execute("SELECT id, path, knn_chunks(100000), CONCAT(title, CHAR(10), CHAR(10), body), title "
+                           "FROM docs WHERE hybrid_match(?, chunks) LIMIT 1", (q["question"],)).fetchall()
         if not rows:
             continue
-        doc, page, listed, full_text = rows[0]
+        doc, page, listed, full_text, title = rows[0]
         chunks = json.loads(listed)
         bm25 = {kind: _bm25(path, q["question"], doc, w) for kind, w in WEIGHTS.items()}
         hits += page == q["page"]
@@ -352,14 +359,27 @@ def rules(path: str, quotes: list[dict]) -> dict:
             at = next((i for i, c in enumerate(chunks, start=1) if _contains(c["text"], q["quote"])), None)
             ranks["1" if at == 1 else "2" if at == 2 else "3" if at == 3 else "4+"] += 1
         for name, (rule, kind, width) in RULES.items():
-            text = _choose(chunks, bm25[kind], rule, width, full_text)
+            if isinstance(rule, tuple):       # rescored by the model (passage_fine.py), timed
+                started = time.perf_counter()
+                text = passage_fine.choose(_model(), q["question"], title, chunks,
+                                           _score(chunks, bm25[kind], 1.0), rule)["text"]
+                rescore_ms.setdefault(name, []).append(1000 * (time.perf_counter() - started))
+            else:
+                text = _choose(chunks, bm25[kind], rule, width, full_text)
             found[name] += _contains(text, q["quote"])
             chars[name].append(len(text))
     con.close()
     n = len(quotes)
     return {"page_recall@1": round(hits / n, 3), **{name: round(v / n, 3) for name, v in found.items()},
             "mean_chars": {name: round(statistics.mean(v), 1) for name, v in chars.items() if v},
-            "answer_chunk_rank": ranks}
+            "answer_chunk_rank": ranks,
+            "rescore_median_ms": {name: round(statistics.median(v), 1) for name, v in rescore_ms.items()}}
+
+
+def _model():
+    """The column's model (tessera index's table: all-MiniLM-L6-v2), for the rules that rescore."""
+    from tesseradb.embed.registry import get_model
+    return get_model("Xenova/all-MiniLM-L6-v2")
 
 
 def main() -> None:
