@@ -160,10 +160,13 @@ def section() -> list[str]:
     int8 = ((common.load_result("int8") or {}) | ({"recall": recall} if recall else {})
             | ({"ingest_quieter": quieter} if quieter else {}) | ({"ingest_3": third} if third else {})
             | ({"ingest_quiet": quiet} if quiet else {}))
-    made = {part: (common.load_result(name) or {}).get("int8_fingerprint")
-            for part, name in (("speed and the first ingest run", "int8"), ("recall", "int8_recall"),
-                               ("the second ingest run", "int8_ingest_quieter"), ("the third", "int8_ingest_3"),
-                               ("the fourth", "int8_ingest_quiet")) if common.load_result(name)}
+    made = {}           # which recipe made each part (a results file keeps older parts when a run adds one)
+    for label, name, part in (("speed", "int8", "speed"), ("the first ingest run", "int8", "ingest"),
+                              ("recall", "int8_recall", "recall"), ("the second ingest run", "int8_ingest_quieter", "ingest"),
+                              ("the third", "int8_ingest_3", "ingest"), ("the fourth", "int8_ingest_quiet", "ingest")):
+        result = common.load_result(name) or {}
+        if isinstance(result.get(part), dict):
+            made[label] = result[part].get("int8_fingerprint")
     if int8:
         int8["made_with"] = made
     return (int8_section(int8 or None) + memory_section(common.load_result("memory"))
