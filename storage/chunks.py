@@ -13,7 +13,7 @@ after COMMIT they are applied to the index (nothing uncommitted ever reaches the
 Catching up reads the new chunk rows and their vectors ``PAGE_ROWS`` at a time and adds each page to
 the graph before reading the next, with room for all of them reserved in FAISS's storage first: what
 a large commit (an INSERT ... SELECT of millions of rows) holds in memory besides the index itself is
-one page, whatever the number of rows (docs/durability.md#memory-of-a-large-commit).
+about one page, plus a few bytes a row (docs/durability.md#memory-of-a-large-commit).
 """
 from __future__ import annotations
 
@@ -199,8 +199,14 @@ class ColumnIndex:
         """Add the chunks with ids in (low, high], ``PAGE_ROWS`` at a time (a page is a range of ids:
         they only grow). Chunks another connection commits meanwhile lie above ``high``: the next
         catch-up adds them; one it deletes meanwhile is either never read or found by the next one."""
-        self.index.reserve(expected)
         chunks = quote(self.layout.chunks)
+        if self.index.untrained and expected > PAGE_ROWS:
+            import numpy as np
+            step = -(-expected // PAGE_ROWS)
+            self._train_on(np.fromiter((r[0] for r in self.store.execute(
+                f"SELECT chunk_id FROM (SELECT chunk_id, row_number() OVER (ORDER BY chunk_id) AS r FROM {chunks} "
+                "WHERE chunk_id > ? AND chunk_id <= ?) WHERE r % ? = 0", (low, high, step))), np.int64))
+        self.index.reserve(expected)
         while low < high:
             row = self.store.one(f"SELECT chunk_id FROM {chunks} WHERE chunk_id > ? AND chunk_id <= ? "
                                  "ORDER BY chunk_id LIMIT 1 OFFSET ?", (low, high, PAGE_ROWS - 1))
@@ -210,10 +216,20 @@ class ColumnIndex:
 
     def _add_ids(self, chunk_ids: np.ndarray) -> None:
         """Add these chunks (sorted ids), ``PAGE_ROWS`` at a time."""
+        if self.index.untrained and len(chunk_ids) > PAGE_ROWS:
+            self._train_on(chunk_ids[::-(-len(chunk_ids) // PAGE_ROWS)])
         self.index.reserve(len(chunk_ids))
         for start in range(0, len(chunk_ids), PAGE_ROWS):
             part = json.dumps(chunk_ids[start:start + PAGE_ROWS].tolist())
             self._add_where("WHERE c.chunk_id IN (SELECT value FROM json_each(?))", (part,))
+
+    def _train_on(self, sample: np.ndarray) -> None:
+        """Train a quantized index that is not trained yet, before more than a page of vectors reaches
+        it, on a page of them spread evenly over all (one read of everything trained on a sample of
+        all too; the first page alone would miss what the later rows hold)."""
+        _, _, vectors = read_vectors(self.store, self.layout, "WHERE c.chunk_id IN (SELECT value FROM json_each(?))",
+                                     (json.dumps(sample.tolist()),))
+        self.index.train(vectors)
 
     def _reconcile(self) -> None:
         import numpy as np

@@ -111,6 +111,26 @@ class VectorIndex(Searching):
             self._alive_bitmap = None
             self._derived = {}
 
+    @property
+    def untrained(self) -> bool:
+        """A quantized index whose quantizer has not been trained yet (its vectors are staged)."""
+        return self.quantization != "none" and not self._index.is_trained
+
+    def train(self, sample: np.ndarray) -> None:
+        """Train the quantizer of an untrained index on ``sample`` (and what it staged), and move the
+        staged vectors into the graph: a large catch-up trains on vectors spread over all it is about
+        to add in pages. Nothing when trained or not quantized; the sample is not added."""
+        with self._lock.write():
+            if not self.untrained or not len(sample):
+                return
+            x = self._check_vectors(sample, len(sample))
+            staged = self._staged
+            quantized.train(self._index, np.concatenate([staged, x]) if len(staged) else x)
+            if len(staged):
+                self._index.add(staged)
+            self._staged = np.empty((0, self.dims), np.float32)
+            self._derived = {}
+
     def reserve(self, more: int) -> None:
         """Room for ``more`` vectors about to be added in pages (see ``quantized.reserve``)."""
         with self._lock.write():

@@ -7,8 +7,8 @@ import common
 PY = ".venv/bin/python tests/benchmarks"
 TARGET_MIB = 100        # issue 37: RssAnon above its level before the statement, for any number of rows
 LABELS = {"before": "before (rows materialised)", "after": "after (streamed in batches)",
-          "paged": "paged (streamed; COMMIT in pages)"}
-ORDER = ["before", "after", "paged"]
+          "paged": "paged (streamed; COMMIT in pages)", "paged-50k": "paged, 50k rows"}
+ORDER = ["before", "after", "paged", "paged-50k"]
 
 
 def _load(x: list[float] | None) -> str:
@@ -48,7 +48,7 @@ def section() -> list[str]:
     any_run = next(iter(runs.values()))
     return [
         "## INSERT ... SELECT streams (issue 37)", "",
-        f"`{PY}/bench_insert_select.py [--label before|after|paged]`: a source table of {any_run['rows']:,} rows, each "
+        f"`{PY}/bench_insert_select.py [--label before|after|paged] [--rows 50000 --label paged-50k]`: a source table of {any_run['rows']:,} rows, each "
         f"about {any_run['text_bytes']:,} bytes of text (a full-text-indexed `text` column) and a "
         f"{any_run['dims']}-d `float_vector` with an HNSW index (no model: it measures the engine); "
         "`copy` inserts them into an empty table of the same shape, `self` into the source table itself "

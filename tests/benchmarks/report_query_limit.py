@@ -45,6 +45,10 @@ def _extras(r: dict) -> str:
     if outside:
         out += (f"; time outside the model's onnxruntime run, p50: model side {outside['model']:.2f} ms, "
                 f"knn {outside['knn']:.2f} ms, hybrid_match {outside['hybrid']:.2f} ms")
+    inside = r.get("inside_model_p50_ms")
+    if inside:
+        out += (f"; time in the model's onnxruntime run itself, p50: model side {inside['model']:.2f} ms, "
+                f"knn {inside['knn']:.2f} ms, hybrid_match {inside['hybrid']:.2f} ms")
     text = r.get("text_side_ms")
     if text:
         out += (f"; hybrid_match's text side itself {text['wall_p50']:.2f} ms wall, {text['cpu_p50']:.2f} ms CPU "
