@@ -9,12 +9,19 @@ corrupt or of another shape. A ``<db>.tessera/`` folder of release 0.2 is read o
 
 Writes inside a transaction are recorded by TEMP triggers (``chunk_table.install_pending_triggers``);
 after COMMIT they are applied to the index (nothing uncommitted ever reaches the index).
+
+Catching up reads the new chunk rows and their vectors ``PAGE_ROWS`` at a time and adds each page to
+the graph before reading the next, with room for all of them reserved in FAISS's storage first: what
+a large commit (an INSERT ... SELECT of millions of rows) holds in memory besides the index itself is
+about one page, plus a few bytes a row (docs/durability.md#memory-of-a-large-commit).
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import apsw
@@ -31,6 +38,7 @@ if TYPE_CHECKING:       # numpy and FAISS load with the first vector read or ind
 
 log = logging.getLogger("tesseradb.storage")
 STALE_TEMP_SECONDS = 3600       # an unfinished index save older than this is removed
+PAGE_ROWS = 16_384              # chunk rows (and their vectors) read and added to the index at a time
 
 
 class ColumnIndex:
@@ -169,8 +177,9 @@ class ColumnIndex:
         if from_file:
             log.info("the saved index of %s.%s is behind the database (saved %d:%d, table %d:%d); catching up",
                      self.layout.table, self.layout.column, self.max_id, len(self.index), max_id, count)
-        if max_id >= self.max_id and count == len(self.index) + self._count_above(self.max_id):
-            self._add_where("WHERE c.chunk_id > ?", (self.max_id,))
+        above = self._count_above(self.max_id) if max_id >= self.max_id else None
+        if above is not None and count == len(self.index) + above:
+            self._add_range(self.max_id, max_id, above)
         else:
             self._reconcile()
         self.max_id = max_id
@@ -186,17 +195,51 @@ class ColumnIndex:
         if len(chunk_ids):
             self.index.add(chunk_ids, doc_ids, vectors)
 
+    def _add_range(self, low: int, high: int, expected: int) -> None:
+        """Add the chunks with ids in (low, high], ``PAGE_ROWS`` at a time (a page is a range of ids:
+        they only grow). Chunks another connection commits meanwhile lie above ``high``: the next
+        catch-up adds them; one it deletes meanwhile is either never read or found by the next one."""
+        chunks = quote(self.layout.chunks)
+        if self.index.untrained and expected > PAGE_ROWS:
+            import numpy as np
+            step = -(-expected // PAGE_ROWS)
+            self._train_on(np.fromiter((r[0] for r in self.store.execute(
+                f"SELECT chunk_id FROM (SELECT chunk_id, row_number() OVER (ORDER BY chunk_id) AS r FROM {chunks} "
+                "WHERE chunk_id > ? AND chunk_id <= ?) WHERE r % ? = 0", (low, high, step))), np.int64))
+        self.index.reserve(expected)
+        while low < high:
+            row = self.store.one(f"SELECT chunk_id FROM {chunks} WHERE chunk_id > ? AND chunk_id <= ? "
+                                 "ORDER BY chunk_id LIMIT 1 OFFSET ?", (low, high, PAGE_ROWS - 1))
+            top = int(row[0]) if row is not None else high
+            self._add_where("WHERE c.chunk_id > ? AND c.chunk_id <= ?", (low, top))
+            low = top
+
+    def _add_ids(self, chunk_ids: np.ndarray) -> None:
+        """Add these chunks (sorted ids), ``PAGE_ROWS`` at a time."""
+        if self.index.untrained and len(chunk_ids) > PAGE_ROWS:
+            self._train_on(chunk_ids[::-(-len(chunk_ids) // PAGE_ROWS)])
+        self.index.reserve(len(chunk_ids))
+        for start in range(0, len(chunk_ids), PAGE_ROWS):
+            part = json.dumps(chunk_ids[start:start + PAGE_ROWS].tolist())
+            self._add_where("WHERE c.chunk_id IN (SELECT value FROM json_each(?))", (part,))
+
+    def _train_on(self, sample: np.ndarray) -> None:
+        """Train a quantized index that is not trained yet, before more than a page of vectors reaches
+        it, on a page of them spread evenly over all (one read of everything trained on a sample of
+        all too; the first page alone would miss what the later rows hold)."""
+        _, _, vectors = read_vectors(self.store, self.layout, "WHERE c.chunk_id IN (SELECT value FROM json_each(?))",
+                                     (json.dumps(sample.tolist()),))
+        self.index.train(vectors)
+
     def _reconcile(self) -> None:
-        live = {r[0] for r in self.store.execute(f"SELECT chunk_id FROM {quote(self.layout.chunks)}")}
-        have = set(self.index.chunk_ids().tolist())
-        gone = have - live
-        if gone:
+        import numpy as np
+        cursor = self.store.execute(f"SELECT chunk_id FROM {quote(self.layout.chunks)} ORDER BY chunk_id")
+        live = np.fromiter((r[0] for r in cursor), np.int64)
+        have = np.sort(self.index.chunk_ids())
+        gone = np.setdiff1d(have, live, assume_unique=True)
+        if len(gone):
             self.index.remove_chunks(gone)
-        missing = sorted(live - have)
-        for start in range(0, len(missing), 500):
-            part = missing[start:start + 500]
-            marks = ",".join("?" * len(part))
-            self._add_where(f"WHERE c.chunk_id IN ({marks})", tuple(part))
+        self._add_ids(np.setdiff1d(live, have, assume_unique=True))
 
     def rebuild(self) -> VectorIndex:
         self.index, self.max_id, self.seen_version = self._new(), 0, None
@@ -208,21 +251,20 @@ class ColumnIndex:
         self.index = index.compact()
         self.dirty_on_disk = True
 
-    def apply_committed(self, added: list[int], removed: list[int]) -> None:
-        """Apply the chunk changes of a transaction that has just committed."""
+    def apply_committed(self, added: Sequence[int] | np.ndarray, removed: Sequence[int] | np.ndarray) -> None:
+        """Apply the chunk changes of a transaction that has just committed (sorted distinct ids)."""
         if self.index is None:
             return  # loaded lazily, from SQLite, at the next search
-        if removed:
+        import numpy as np
+        added, removed = np.asarray(added, np.int64), np.asarray(removed, np.int64)
+        if len(removed):
             self.index.remove_chunks(removed)
-        fresh = [c for c in added if c > self.max_id]
-        for start in range(0, len(fresh), 500):
-            part = fresh[start:start + 500]
-            self._add_where(f"WHERE c.chunk_id IN ({','.join('?' * len(part))})", tuple(part))
+        self._add_ids(added[added > self.max_id])
         # The watermark claims "every live chunk up to max_id is in the index". Chunks committed by
         # other connections since our last catch-up lie below this transaction's (ids only grow):
         # advance past ours only when there are none, else the next catch_up() would miss them.
-        if added and not self._count_between(self.max_id, min(added)):
-            self.max_id = max(self.max_id, max(added))
+        if len(added) and not self._count_between(self.max_id, int(added.min())):
+            self.max_id = max(self.max_id, int(added.max()))
         self.dirty_on_disk = True
 
     def _count_between(self, low: int, high: int) -> int:

@@ -9,7 +9,7 @@ number; ``_tessera_index_cache_head`` names the current generation of each index
     _tessera_index_cache_head(name TEXT PRIMARY KEY, gen INTEGER)
 
 A save writes a new generation part by part, each part in a short write transaction of its own (so
-other writers wait for one part, never for the whole graph), then switches the head to it and
+other writers wait for one part, never for the whole graph), holding one part in memory at a time, then switches the head to it and
 deletes the old generation in one last transaction: a crash keeps the old stream or the new one,
 never a mix (SQLite's WAL gives the atomicity that side files got from temp file + fsync + rename);
 parts of a generation that never became current are deleted by the next save. Two connections may
@@ -37,7 +37,8 @@ from .rowstore import RowStore
 
 TABLE = "_tessera_index_cache"
 HEAD = "_tessera_index_cache_head"
-PART = 16 << 20
+PART = 4 << 20          # bytes of each part (and of the one part a save holds in memory)
+FIRST = 64 << 10        # bytes of part 0, which a save keeps in memory to the end (the prefix is written last)
 _CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (name TEXT NOT NULL, gen INTEGER NOT NULL, "
            "part INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (name, gen, part))",
            f"CREATE TABLE IF NOT EXISTS {HEAD} (name TEXT PRIMARY KEY, gen INTEGER NOT NULL)")
@@ -45,12 +46,20 @@ _CREATE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (name TEXT NOT NULL, gen INTEGER
 
 class CacheWriter:
     """A write-only stream that stores itself as parts; seeks back only into the first part (where
-    ``index_file`` writes its prefix last)."""
+    ``index_file`` writes its prefix last).
+
+    It holds at most one part and the first one in memory, whatever the size of the index: part 0
+    (``FIRST`` bytes, the prefix and header) waits for the prefix until :meth:`finish`, and each
+    later part is filled in one reused buffer and written into a zeroblob in place
+    (``RowStore.insert_blob``), never copied into a bound value. Files saved with other part sizes
+    (16 MB, part 0 included, before) read the same: a reader takes each part's length as stored."""
 
     def __init__(self, store: RowStore, name: str, gen: int):
         self.store, self.name, self.gen = store, name, gen
+        self.first_size = min(FIRST, PART)
         self.first = bytearray()        # part 0 stays in memory until close: the prefix lands in it
-        self.current = bytearray()
+        self.buffer = bytearray(PART)   # the part being filled (parts 1, 2, ...)
+        self.filled = 0
         self.part = 0
         self.pos = 0
         self.written = 0                # parts stored so far
@@ -68,29 +77,30 @@ class CacheWriter:
             raise ValueError("the stream is written in order")
         taken = 0
         while taken < len(data):
-            target = self.first if self.part == 0 else self.current
-            room = PART - len(target)
-            target += data[taken:taken + room]
-            taken += min(room, len(data) - taken)
-            if len(target) == PART:
-                self._next_part()
+            if self.part == 0:
+                piece = data[taken:taken + self.first_size - len(self.first)]
+                self.first += piece
+                if len(self.first) == self.first_size:
+                    self.part = 1
+            else:
+                piece = data[taken:taken + PART - self.filled]
+                self.buffer[self.filled:self.filled + len(piece)] = piece
+                self.filled += len(piece)
+                if self.filled == PART:
+                    self._insert(self.part, self.buffer)
+                    self.part, self.filled = self.part + 1, 0
+            taken += len(piece)
         self.pos += len(data)
         return len(data)
 
     def _size(self) -> int:
-        return len(self.first) if self.part == 0 else PART * self.part + len(self.current)
+        return len(self.first) if self.part == 0 else self.first_size + PART * (self.part - 1) + self.filled
 
-    def _next_part(self) -> None:
-        if self.part > 0:
-            self._insert(self.part, self.current)
-            self.current = bytearray()
-        self.part += 1
-
-    def _insert(self, part: int, data: bytearray) -> None:
+    def _insert(self, part: int, data: bytes | bytearray | memoryview) -> None:
         self.written += 1
         with _writing(self.store):
-            self.store.execute(f"INSERT INTO {TABLE} (name, gen, part, data) VALUES (?, ?, ?, ?)",
-                               (self.name, self.gen, part, bytes(data)))
+            self.store.insert_blob(f"INSERT INTO {TABLE} (name, gen, part, data) VALUES (?, ?, ?, zeroblob(?))",
+                                   (self.name, self.gen, part, len(data)), TABLE, "data", data)
 
     def seek(self, pos: int) -> int:
         if pos > len(self.first):
@@ -105,9 +115,10 @@ class CacheWriter:
         pass
 
     def finish(self) -> None:
-        if self.part > 0 and self.current:
-            self._insert(self.part, self.current)
+        if self.part > 0 and self.filled:
+            self._insert(self.part, memoryview(self.buffer)[:self.filled])
         self._insert(0, self.first)
+        self.buffer = bytearray()
 
 
 class CacheReader:

@@ -36,11 +36,14 @@ MAGIC = b"TSRVIDX\0"
 PREFIX = struct.Struct("<8sIIQ32s")  # magic, version, header length, payload length, sha256
 BLOCK = 1 << 20
 
+#: bytes, or a memoryview of bytes (format "B": its len() is its length in bytes)
+Buffer = bytes | memoryview
+
 #: ``array_sizes(header) -> [bytes of array 0, bytes of array 1, ...]`` for a header being loaded.
 ArraySizes = Callable[[dict[str, Any]], list[int]]
 
 
-def save(path: str, header: dict[str, Any], arrays: list[bytes], graph: Any) -> None:
+def save(path: str, header: dict[str, Any], arrays: list[Buffer], graph: Any) -> None:
     """Write ``header``, ``arrays`` and the FAISS ``graph`` to ``path`` atomically."""
     data = json.dumps(header).encode()
     folder = os.path.dirname(os.path.abspath(path))
@@ -56,17 +59,17 @@ def save(path: str, header: dict[str, Any], arrays: list[bytes], graph: Any) -> 
     _fsync_dir(folder)
 
 
-def save_stream(f: Any, header: dict[str, Any], arrays: list[bytes], graph: Any) -> None:
+def save_stream(f: Any, header: dict[str, Any], arrays: list[Buffer], graph: Any) -> None:
     """Write ``header``, ``arrays`` and ``graph`` to the stream ``f`` (``index_cache.CacheWriter``)."""
     _write(f, json.dumps(header).encode(), arrays, graph)
 
 
-def _write(f: BinaryIO, header: bytes, arrays: list[bytes], graph: Any) -> None:
+def _write(f: BinaryIO, header: bytes, arrays: list[Buffer], graph: Any) -> None:
     f.write(b"\0" * PREFIX.size)
     digest = hashlib.sha256()
     size = 0
 
-    def emit(data: bytes) -> int:
+    def emit(data: Buffer) -> int:
         nonlocal size
         digest.update(data)
         f.write(data)

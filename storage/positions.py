@@ -72,6 +72,14 @@ class Column:
         self._data[self.n : need] = values
         self.n = need
 
+    def reserve(self, more: int) -> None:
+        """Room for ``more`` values, allocated now (growing as appends do: small reservations, one per
+        commit, must not copy the column each time): appends up to it never reallocate."""
+        if self.n + more > len(self._data):
+            grown = np.empty(max(self.n + more, 2 * len(self._data), 1024), self._data.dtype)
+            grown[: self.n] = self._data[: self.n]
+            self._data = grown
+
     @property
     def view(self) -> np.ndarray:
         return self._data[: self.n]

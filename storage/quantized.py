@@ -96,6 +96,23 @@ def train(graph: Any, x: np.ndarray, rng_seed: int = 0) -> None:
     graph.train(np.ascontiguousarray(x, np.float32))
 
 
+def reserve(graph: Any, more: int) -> None:
+    """Allocate room for ``more`` vectors in the graph's codes, links, levels and offsets at once. FAISS grows them as
+    ``std::vector``s do, by doubling: adding page after page would leave up to twice the codes
+    allocated and move them at each growth. Growing to the size needed and back keeps the capacity
+    (the links are estimated from HNSW's levels: 2M at level 0, and M/(M-1) above it on average)."""
+    storage = faiss.downcast_index(graph.storage)
+    hnsw = graph.hnsw
+    if more <= 0 or not graph.is_trained or not storage.codes.is_owned or not hnsw.neighbors.is_owned:
+        return
+    for vector, extra in ((storage.codes, more * int(storage.code_size)),
+                          (hnsw.neighbors, more * (int(hnsw.nb_neighbors(0)) + 2)),
+                          (hnsw.levels, more), (hnsw.offsets, more)):
+        size = vector.size()
+        vector.resize(size + extra)
+        vector.resize(size)
+
+
 def code_bytes(graph: Any) -> int:
     """Bytes of the vectors (codes) the graph holds, without its links."""
     return int(graph.ntotal) * int(faiss.downcast_index(graph.storage).code_size)

@@ -124,6 +124,14 @@ class RowStore:
     def changes(self) -> int:
         return self.conn.changes()
 
+    def insert_blob(self, sql: str, params: Sequence[Any], table: str, column: str, data: Any) -> None:
+        """Run ``sql``, an INSERT of one row whose ``column`` is ``zeroblob(len(data))``, then write
+        ``data`` (any buffer) into that blob in place: SQLite's incremental blob I/O writes the
+        caller's bytes straight to the pages, where a bound value is copied twice first."""
+        self.execute(sql, params)
+        with self.conn.blob_open("main", table, column, self.conn.last_insert_rowid(), True) as blob:
+            blob.write(data)
+
     # -- transactions ------------------------------------------------------------------------
     @property
     def in_transaction(self) -> bool:

@@ -23,15 +23,20 @@ VectorIndex = Any
 def save(index: VectorIndex, target: Any, watermark: str) -> None:
     """Write ``index`` to ``target``: a stream of ``index_cache`` (inside the database), or a file path
     (temp file, fsync, rename, fsync of the folder). The caller holds the index's read lock."""
-    arrays = [index._chunk.view.tobytes(), index._doc.view.tobytes(),
-              np.packbits(index._alive.view, bitorder="little").tobytes(),
-              index._staged.tobytes(), index._sqnorm.view.tobytes()]
+    arrays = [_bytes_of(a) for a in (index._chunk.view, index._doc.view,
+                                     np.packbits(index._alive.view, bitorder="little"),
+                                     index._staged, index._sqnorm.view)]
     header = {"dims": index.dims, "metric": index.metric, "m": index.m,
               "ef_construction": index.ef_construction, "watermark": watermark,
               "count": index._total, "max_norm": index._max_norm, "quantization": index.quantization,
               "staged": len(index._staged), "sqnorms": index._sqnorm.n}
     write = index_file.save if isinstance(target, str) else index_file.save_stream
     write(target, header, arrays, index._index)
+
+
+def _bytes_of(array: np.ndarray) -> memoryview:
+    """The array's bytes, without copying them (they are written while the caller holds the lock)."""
+    return memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8))
 
 
 def load(cls: Any, source: Any) -> tuple[VectorIndex, str] | None:

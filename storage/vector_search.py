@@ -9,6 +9,7 @@ vectors SQLite holds. Every method here runs under the index's read lock.
 """
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import faiss
@@ -40,6 +41,7 @@ class Searching:
     _live_docs: int
     _max_norm: float
     _alive_bitmap: np.ndarray | None
+    _derived: dict[str, Any]
 
     def search(self, query: np.ndarray, k: int, *, allowed_docs: np.ndarray | None = None,
                exclude_doc: int | None = None, ef: int | None = None, rescore: bool = True,
@@ -79,9 +81,12 @@ class Searching:
         if q.size != self.dims or q.ndim > 2:
             raise ValueError(f"expected a query vector of {self.dims} values, got shape {q.shape}")
         q = np.ascontiguousarray(q.reshape(1, self.dims))
-        if not np.isfinite(q).all():
+        sq = float(np.dot(q[0], q[0]))         # not finite when a value is not (or when finite ones overflow)
+        if not math.isfinite(sq) and not np.isfinite(q).all():
             raise ValueError("the query vector must be finite")
-        return self._normalized(q) if self.metric == "cosine" else q
+        if self.metric != "cosine" or abs(math.sqrt(sq) - 1.0) <= 0.5e-4:
+            return q        # a unit vector already: within half of _normalized's tolerance, whatever the rounding
+        return self._normalized(q)
 
     def _plan(self, k: int, allowed_docs: np.ndarray | None, exclude_doc: int | None, ef: int | None,
               oversampling: float | None = None) -> Plan:
@@ -110,11 +115,32 @@ class Searching:
         return pos if plan.excluded is None else np.setdiff1d(pos, plan.excluded, assume_unique=True)
 
     def _search_exact(self, q: np.ndarray, plan: Plan) -> list[tuple[int, float, int]]:
+        if self._float and plan.positions is None and plan.excluded is None:
+            # every live chunk (the common knn() on a table of a few thousand chunks): their grouping by
+            # document is kept between writes, and the scan's distances need no gather when all are live
+            pos, docs, groups = self._live_groups()
+            approx = self._distances32(q, pos)
+            keep = ranking.near_cut(docs, approx, plan.shortlist, vector_plan.RESCORE_TOL, self._scale(q), groups)
+            return self._rank(q, np.flatnonzero(keep) if pos is None else pos[keep], plan.want)
         pos = self._candidates(plan)
         if self._float:
             return self._finish(q, pos, self._distances32(q, pos), plan.shortlist, plan.want)
         raw = quantized.code_distances(self._index, q, pos, self.quantization)
         return self._finish_codes(q, pos, raw, plan)
+
+    def _live_groups(self) -> tuple[np.ndarray | None, np.ndarray, ranking.Grouping]:
+        """(positions of the live chunks, None when every position is live; their doc ids; their
+        ``ranking.grouping``), kept until the next write."""
+        groups = self._derived.get("groups")
+        if groups is None:
+            pos = np.flatnonzero(self._alive.view) if self._live < self._total else None
+            docs = self._doc.view if pos is None else self._doc.view[pos]
+            groups = self._derived["groups"] = (pos, docs, ranking.grouping(docs))
+        return groups
+
+    def _scale(self, q: np.ndarray) -> float:
+        """The length scale of float32 rounding in an inner product with q (0 for l2)."""
+        return 0.0 if self.metric == "l2" else float(np.linalg.norm(q)) * self._max_norm
 
     def _finish(self, q: np.ndarray, pos: np.ndarray, approx: np.ndarray, shortlist: int,
                 k: int) -> list[tuple[int, float, int]]:
@@ -125,21 +151,22 @@ class Searching:
         nor which chunk is a document's closest, and a long document near the cut costs only the
         few chunks of it that are near too.
         """
-        scale = 0.0 if self.metric == "l2" else float(np.linalg.norm(q)) * self._max_norm
-        keep = ranking.near_cut(self._doc.view[pos], approx, shortlist, vector_plan.RESCORE_TOL, scale)
+        keep = ranking.near_cut(self._doc.view[pos], approx, shortlist, vector_plan.RESCORE_TOL, self._scale(q))
         return self._rank(q, pos[keep], k)
 
-    def _distances32(self, q: np.ndarray, pos: np.ndarray) -> np.ndarray:
-        """float32 distances from q to the vectors at ``pos``, read in place (no gathered copy)."""
+    def _distances32(self, q: np.ndarray, pos: np.ndarray | None) -> np.ndarray:
+        """float32 distances from q to the vectors at ``pos`` (None: at every position), read in place
+        (no gathered copy)."""
         xb = self._vectors()
         n = len(xb)
         ip = self.metric != "l2"
-        if 2 * len(pos) >= n:  # most of the index: one contiguous pass, then pick
+        if pos is None or 2 * len(pos) >= n:  # most of the index: one contiguous pass, then pick
             out = np.empty(n, np.float32)
             kernel = faiss.fvec_inner_products_ny if ip else faiss.fvec_L2sqr_ny
             with one_thread():
                 kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), self.dims, n)
-            out = out[pos]
+            if pos is not None:
+                out = out[pos]
         else:
             out = np.empty(len(pos), np.float32)
             ids = np.ascontiguousarray(pos, np.int64)
@@ -147,7 +174,9 @@ class Searching:
             with one_thread():
                 kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), faiss.swig_ptr(ids),
                        self.dims, 1, len(pos))
-        return 1.0 - out if ip else out
+        if ip:
+            np.subtract(1.0, out, out=out)
+        return out
 
     def _search_graph(self, q: np.ndarray, plan: Plan) -> list[tuple[int, float, int]]:
         bitmap = self._selector_bitmap(plan)

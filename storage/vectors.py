@@ -64,6 +64,9 @@ class VectorIndex(Searching):
         self._live_docs = len(distinct(docs[alive]))
         self._max_norm = 0.0
         self._alive_bitmap: np.ndarray | None = None
+        # what searches derive from the state and keep until the next write (vector_search: the
+        # vectors' view on FAISS's storage, the live chunks grouped by document); a write replaces it
+        self._derived: dict[str, Any] = {}
         self._staged = np.empty((0, self.dims), np.float32)   # float32 vectors of an untrained quantized index
         self._sqnorm = Column(np.float32)                     # |x|^2 per position (ip on 1-bit codes only)
 
@@ -91,6 +94,7 @@ class VectorIndex(Searching):
         if len(distinct(chunks)) != len(chunks):
             raise ValueError("duplicate chunk ids in one add()")
         with self._lock.write():
+            self._derived = {}
             self._kill(self._live_positions(self._by_chunk, np.sort(chunks)))
             batch_docs = distinct(docs)
             new_docs = len(batch_docs) - self._by_doc.live(batch_docs, self._alive.view)[1]
@@ -105,6 +109,35 @@ class VectorIndex(Searching):
             self._live_docs += new_docs
             self._max_norm = max(self._max_norm, float(np.linalg.norm(x, axis=1).max()))
             self._alive_bitmap = None
+            self._derived = {}
+
+    @property
+    def untrained(self) -> bool:
+        """A quantized index whose quantizer has not been trained yet (its vectors are staged)."""
+        return self.quantization != "none" and not self._index.is_trained
+
+    def train(self, sample: np.ndarray) -> None:
+        """Train the quantizer of an untrained index on ``sample`` (and what it staged), and move the
+        staged vectors into the graph: a large catch-up trains on vectors spread over all it is about
+        to add in pages. Nothing when trained or not quantized; the sample is not added."""
+        with self._lock.write():
+            if not self.untrained or not len(sample):
+                return
+            x = self._check_vectors(sample, len(sample))
+            staged = self._staged
+            quantized.train(self._index, np.concatenate([staged, x]) if len(staged) else x)
+            if len(staged):
+                self._index.add(staged)
+            self._staged = np.empty((0, self.dims), np.float32)
+            self._derived = {}
+
+    def reserve(self, more: int) -> None:
+        """Room for ``more`` vectors about to be added in pages (see ``quantized.reserve``)."""
+        with self._lock.write():
+            quantized.reserve(self._index, more)
+            for column in (self._chunk, self._doc, self._alive):
+                column.reserve(more)
+            self._derived = {}          # FAISS's storage and the maps may have moved
 
     def _add_vectors(self, x: np.ndarray) -> None:
         if self.quantization != "none" and self.metric == "ip":
@@ -159,6 +192,7 @@ class VectorIndex(Searching):
         self._live -= len(pos)
         self._live_docs -= len(docs) - self._by_doc.live(docs, self._alive.view)[1]
         self._alive_bitmap = None
+        self._derived = {}
 
     # ---- reads --------------------------------------------------------------------------------
 
@@ -190,14 +224,19 @@ class VectorIndex(Searching):
 
     def _vectors(self) -> np.ndarray:
         """All float32 vectors, as a view on FAISS's storage or the staging array (valid under the lock).
-        Only while ``self._float``."""
+        Only while ``self._float``. The view is kept until the next write (FAISS's storage may move
+        when vectors are added)."""
         if self.quantization != "none":
             return self._staged
-        n = self._index.ntotal
-        if not n:
-            return np.empty((0, self.dims), np.float32)
-        flat = faiss.downcast_index(self._index.storage)
-        return faiss.rev_swig_ptr(flat.get_xb(), n * self.dims).reshape(n, self.dims)
+        xb = self._derived.get("xb")
+        if xb is None:
+            n = self._index.ntotal
+            if not n:
+                return np.empty((0, self.dims), np.float32)
+            flat = faiss.downcast_index(self._index.storage)
+            xb = faiss.rev_swig_ptr(flat.get_xb(), n * self.dims).reshape(n, self.dims)
+            self._derived["xb"] = xb
+        return xb
 
     # ---- maintenance and persistence ----------------------------------------------------------
 

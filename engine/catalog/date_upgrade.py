@@ -6,7 +6,9 @@ declares, so no table copy is needed), and every value is converted from Unix se
 text. A table with the layout ``tessera index`` made before issue 32 (``path, title, body, meta,
 modified timestamp`` and its vector column) gets its ``modified`` converted the same way. A log
 record at WARNING level (logger ``tesseradb.dates``) says which columns were converted. A busy or
-read-only file is left as it is and tried again at the next open.
+read-only file is left as it is and tried again at the next open. Only tables whose catalog entry
+predates MySQL dates (no ``mysql_dates`` mark) are looked at: a table made since keeps a ``timestamp``
+column its user declared, whatever its layout.
 """
 from __future__ import annotations
 
@@ -53,7 +55,7 @@ def _index_made(table: Table, col: Column) -> bool:
 
 
 def pending(tables: Iterable[Table]) -> list[tuple[Table, Column, str]]:
-    return [(t, c, kind) for t in tables for c in t.columns
+    return [(t, c, kind) for t in tables if not t.mysql_dates for c in t.columns
             if (kind := _old_kind(c) or ("datetime" if _index_made(t, c) else None)) is not None]
 
 
@@ -88,6 +90,7 @@ def upgrade(store: RowStore, tables: Iterable[Table]) -> int:
         for table, col, kind in todo:
             _convert_column(store, table, col, kind)
         for table in {id(t): t for t, _, _ in todo}.values():
+            table.mysql_dates = True
             catalog.save(store, table.name, table.to_json())
         store.commit()
     except apsw.Error as exc:

@@ -32,6 +32,9 @@ class Table:
     vectors: dict[str, VectorSpec] = field(default_factory=dict)   # column (lower) -> spec, knn columns
     chunk_tables: dict[str, str] = field(default_factory=dict)     # column (lower) -> chunk table name
     options: dict[str, str] = field(default_factory=dict)          # table options (morphology='stem_en')
+    #: False for a table of a release before MySQL dates (its catalog entry has no "mysql_dates"):
+    #: catalog/date_upgrade.py converts such a table once; every table made since is left as declared.
+    mysql_dates: bool = True
 
     def column(self, name: str) -> Column | None:
         low = name.lower()
@@ -64,6 +67,7 @@ class Table:
             "vectors": {k: asdict(v) for k, v in self.vectors.items()},
             "chunk_tables": self.chunk_tables,
             "options": self.options,
+            "mysql_dates": self.mysql_dates,
         }
 
     @classmethod
@@ -73,7 +77,8 @@ class Table:
         vectors = {k: VectorSpec(**{**v, "from_columns": tuple(v["from_columns"]),
                                      "model_options": tuple(tuple(o) for o in v.get("model_options", ()))})
                    for k, v in data["vectors"].items()}
-        return cls(data["name"], columns, vectors, dict(data["chunk_tables"]), dict(data.get("options", {})))
+        return cls(data["name"], columns, vectors, dict(data["chunk_tables"]), dict(data.get("options", {})),
+                   bool(data.get("mysql_dates", False)))
 
 
 ID_COLUMN = Column("id", "bigint", "bigint")

@@ -29,6 +29,8 @@ def embed(call: Callable, texts: str | Sequence[str], model: str | None = None, 
 
 def warn_truncated(warned: list) -> None:
     """One DataTruncatedWarning per column whose documents the model embedded only in part."""
+    if not warned:          # the usual case, after every statement: no Counter built for nothing
+        return
     for column, n in Counter(w.truncated for w in warned if w.truncated).items():
         docs = "1 document" if n == 1 else f"{n:,} documents"
         _warnings.warn(f"column '{column}': the model embedded only part of the text of {docs} (SHOW WARNINGS "

@@ -12,9 +12,9 @@ the float32 graph, under its own name, and keyed by the weights' hash.
 Why this recipe (version 2), measured with tests/benchmarks/bench_int8_cpu.py on the manual's
 recursive 256/32 chunks, one thread, tokens per CPU second against version 1 (per-tensor weights
 on every operator, the embedding layer included, SkipLayerNormalization fused, batches of up to
-2048 padded tokens): the split layer norm +15%, one text per call +12% (a batch's attention scores,
-rows x 12 heads x 258 x 258 floats, leave the cache), per-channel scales the same speed; cosine to
-float32 0.994 on average where version 1 gave 0.934 (docs/benchmarks.md). The vectors differ from
+2048 padded tokens): the split layer norms +12%, one text per call +12% (a batch's attention scores,
+rows x 12 heads x 258 x 258 floats, leave the cache), per-channel scales about the same speed,
+1.22x in all; cosine to float32 0.994 on average where version 1 gave 0.936 (docs/benchmarks.md). The vectors differ from
 version 1's, so the fingerprint does too: chunk reuse and embedding shards never mix the two.
 """
 from __future__ import annotations

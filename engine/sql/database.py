@@ -157,8 +157,7 @@ class Database:
     def commit(self) -> None:
         if not self.store.in_transaction:
             return
-        pending = list(self.store.execute(
-            "SELECT chunks, chunk_id, added FROM temp._tessera_pending")) if self.has_pending() else []
+        pending = self._pending_changes() if self.has_pending() else {}
         self.store.commit()
         if pending:
             self.store.execute("DELETE FROM temp._tessera_pending")
@@ -173,21 +172,33 @@ class Database:
     def has_pending(self) -> bool:
         return self.store.one("SELECT 1 FROM sqlite_temp_master WHERE name = '_tessera_pending'") is not None
 
-    def _apply_pending(self, pending: list[tuple[str, int, int]]) -> None:
-        by_chunks: dict[str, tuple[set[int], set[int]]] = {}
-        for chunks, chunk_id, added in pending:
-            adds, dels = by_chunks.setdefault(chunks, (set(), set()))
-            (adds if added else dels).add(chunk_id)
+    def _pending_changes(self) -> dict[str, tuple[Any, Any]]:
+        """Per chunk table, the chunk ids the open transaction added and removed (a chunk added and
+        removed again is in neither), as sorted int64 arrays: 8 bytes a chunk, not a Python tuple."""
+        import numpy as np
+        pending = "temp._tessera_pending"
+        changes = {}
+        for (chunks,) in list(self.store.execute(f"SELECT DISTINCT chunks FROM {pending}")):
+            both = []
+            for mine, other in ((1, 0), (0, 1)):
+                cursor = self.store.execute(
+                    f"SELECT chunk_id FROM {pending} WHERE chunks = ?1 AND added = ?2 EXCEPT "
+                    f"SELECT chunk_id FROM {pending} WHERE chunks = ?1 AND added = ?3 ORDER BY 1",
+                    (chunks, mine, other))
+                both.append(np.fromiter((r[0] for r in cursor), np.int64))
+            changes[chunks] = (both[0], both[1])
+        return changes
+
+    def _apply_pending(self, pending: dict[str, tuple[Any, Any]]) -> None:
         for table in list(self.tables.values()):
             for layout in table.layouts():
-                if layout.chunks not in by_chunks:
+                if layout.chunks not in pending:
                     continue
                 idx = self.column_index(table, layout.column)
                 if idx.index is None:
                     idx.catch_up()      # build (or load and catch up) now, not at the first query
                 else:
-                    adds, dels = by_chunks[layout.chunks]
-                    idx.apply_committed(sorted(adds - dels), sorted(dels - adds))
+                    idx.apply_committed(*pending[layout.chunks])
 
     def save_indexes(self, *, force: bool = False) -> None:
         for idx in self.indexes.values():

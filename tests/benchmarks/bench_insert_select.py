@@ -1,7 +1,7 @@
 """INSERT ... SELECT of a large table: anonymous memory (RssAnon) above its level before the statement,
 time and rows per second (issue 37, item 4).
 
-    .venv/bin/python tests/benchmarks/bench_insert_select.py                     # 200k rows, label "after"
+    .venv/bin/python tests/benchmarks/bench_insert_select.py --label paged       # 200k rows
     .venv/bin/python tests/benchmarks/bench_insert_select.py --label before      # run under the old engine
 
 The source table has ``--rows`` rows of about ``--text-bytes`` of text and a ``--dims``-d float_vector
@@ -11,14 +11,18 @@ the next case's growth):
 
 - ``copy``: ``INSERT INTO dst (body, v) SELECT body, v FROM src`` (another table: streams directly);
 - ``self``: ``INSERT INTO src (body, v) SELECT body, v FROM src`` (its own table: doubles it, through
-  a TEMP copy of what the SELECT read).
+  a TEMP copy of what the SELECT read);
+- ``autocommit``: the ``copy`` statement on a connection in autocommit mode: the statement's figures
+  include its COMMIT, as a user of autocommit sees them.
 
 The statement and its COMMIT are measured apart: the COMMIT applies the new chunk rows to the column's
-FAISS HNSW index (built then, if this connection had not loaded it) and saves it, which is the index's
-own memory and time, not the statement's. A thread samples RssAnon from /proc/self/status every few
-milliseconds (the kernel keeps no peak of it); a figure is the largest sample minus the one taken just
-before the statement. The results (one entry per ``--label``) go to
-results/insert_select.json and its section of docs/benchmarks.md.
+FAISS HNSW index (built then, if this connection had not loaded it) and saves it. A thread samples
+RssAnon from /proc/self/status every few milliseconds (the kernel keeps no peak of it); a figure is the
+largest sample minus the one taken just before the statement (for the COMMIT too: the level before the
+statement). Part of what the COMMIT adds is the index itself, which stays in memory to answer
+searches: its footprint (vectors, links, id maps: ``VectorIndex.footprint()``) is recorded after the
+COMMIT, and the peak above the index is the COMMIT's own transient memory. The results (one entry per
+``--label``) go to results/insert_select.json and its section of docs/benchmarks.md.
 """
 from __future__ import annotations
 
@@ -41,7 +45,9 @@ import tesseradb  # noqa: E402
 
 DDL = "CREATE TABLE {name} (body text, v float_vector knn_type='hnsw' knn_dims='{dims}' hnsw_similarity='l2')"
 STATEMENTS = {"copy": "INSERT INTO dst (body, v) SELECT body, v FROM src",
-              "self": "INSERT INTO src (body, v) SELECT body, v FROM src"}
+              "self": "INSERT INTO src (body, v) SELECT body, v FROM src",
+              "autocommit": "INSERT INTO dst (body, v) SELECT body, v FROM src"}
+TARGETS = {"copy": "dst", "self": "src", "autocommit": "dst"}
 
 
 def rss_anon_mib() -> float:
@@ -93,12 +99,22 @@ def build_source(path: Path, rows: int, text_bytes: int, dims: int) -> None:
     con.close()
 
 
+def index_mib(con, table: str) -> float:
+    """Memory the column's FAISS index holds (vectors or codes, links, id maps), 0 when not loaded."""
+    index = con.db.column_index(con.db.table(table), "v").index
+    return 0.0 if index is None else sum(index.footprint().values()) / 2**20
+
+
 def measure(path: Path, case: str) -> dict:
-    con = tesseradb.connect(str(path))
-    count = "SELECT COUNT(*) FROM dst" if case == "copy" else "SELECT COUNT(*) FROM src"
+    autocommit = case == "autocommit"
+    con = tesseradb.connect(str(path), autocommit=autocommit)
+    target = TARGETS[case]
+    count = f"SELECT COUNT(*) FROM {target}"
     before_rows = con.execute(count).fetchone()[0]
-    con.execute(STATEMENTS[case] + " LIMIT 1")     # warm-up: the modules the statement loads
-    con.rollback()
+    con.execute("BEGIN")
+    con.execute(STATEMENTS[case] + " LIMIT 1")         # warm-up: the modules the statement loads
+    con.execute("ROLLBACK")
+    index_before = index_mib(con, target)
     gc.collect()
     sampler = Sampler()
     base = sampler.peak
@@ -114,14 +130,24 @@ def measure(path: Path, case: str) -> dict:
     con.commit()
     commit_s = time.perf_counter() - t0
     commit_peak = committer.stop()
+    index = index_mib(con, target) - index_before
+    gc.collect()
+    after = rss_anon_mib()
     after_rows = con.execute(count).fetchone()[0]
     con.close()
     assert after_rows == before_rows + copied, (before_rows, copied, after_rows)
-    return {"statement": STATEMENTS[case], "rows": copied, "seconds": round(elapsed, 2),
-            "rows_per_s": round(copied / elapsed), "rss_anon_before_mib": round(base, 1),
-            "rss_anon_peak_mib": round(peak, 1), "rss_anon_above_mib": round(peak - base, 1),
-            "commit_seconds": round(commit_s, 2), "commit_rss_anon_above_mib": round(commit_peak - base, 1),
-            "samples": sampler.samples}
+    figures = {"statement": STATEMENTS[case], "autocommit": autocommit, "rows": copied,
+               "seconds": round(elapsed, 2), "rows_per_s": round(copied / elapsed),
+               "rss_anon_before_mib": round(base, 1), "rss_anon_peak_mib": round(peak, 1),
+               "rss_anon_above_mib": round(peak - base, 1), "index_mib": round(index, 1),
+               "rss_anon_after_commit_mib": round(after - base, 1), "samples": sampler.samples}
+    if autocommit:          # the statement's own figures are its COMMIT's too
+        figures.update({"commit_seconds": None, "commit_rss_anon_above_mib": None,
+                        "transient_above_index_mib": round(peak - base - index, 1)})
+    else:
+        figures.update({"commit_seconds": round(commit_s, 2), "commit_rss_anon_above_mib": round(commit_peak - base, 1),
+                        "transient_above_index_mib": round(max(peak, commit_peak) - base - index, 1)})
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,8 +155,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--text-bytes", type=int, default=1000)
     ap.add_argument("--dims", type=int, default=64)
-    ap.add_argument("--label", default="after", help="the entry of the results this run writes (before/after)")
-    ap.add_argument("--cases", default="copy,self")
+    ap.add_argument("--label", default="paged",
+                    help="the entry of the results this run writes (before, after: streamed; paged: and its COMMIT paged)")
+    ap.add_argument("--cases", default="copy,self,autocommit")
     ap.add_argument("--out", default="insert_select")
     ap.add_argument("--no-report", action="store_true", help="do not rewrite the docs/benchmarks.md section")
     ap.add_argument("--measure", help=argparse.SUPPRESS)     # the child: measure one case on this file

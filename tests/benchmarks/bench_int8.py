@@ -127,11 +127,11 @@ def main() -> None:
     i8.embed(["warm up"])
     out = (common.load_result(args.out) or {}) | {"loadavg_start": common.loadavg(), "int8_fingerprint": i8.fingerprint}
     if not args.no_speed:
-        out["speed"] = speed(f32, i8, docs, args.chunks, args.repeat)
+        out["speed"] = speed(f32, i8, docs, args.chunks, args.repeat) | {"int8_fingerprint": i8.fingerprint}
     if args.recall:
-        out["recall"] = recall(i8, docs)
+        out["recall"] = recall(i8, docs) | {"int8_fingerprint": i8.fingerprint}
     if args.ingest_every:
-        out["ingest"] = ingest(docs, args.ingest_every)
+        out["ingest"] = ingest(docs, args.ingest_every) | {"int8_fingerprint": i8.fingerprint}
     out["loadavg_end"] = common.loadavg()
     common.save_result(args.out, (common.load_result(args.out) or {}) | out)
 

@@ -1,6 +1,6 @@
 """The int8 model's CPU cost per token, recipe by recipe (issue 37 item 5), on the same texts.
 
-    TESSERA_BENCH_CORPUS=$MANUAL nice .venv/bin/python tests/benchmarks/bench_int8_cpu.py [--chunks 300] [--rounds 3]
+    TESSERA_BENCH_CORPUS=$MANUAL nice .venv/bin/python tests/benchmarks/bench_int8_cpu.py [--chunks 300] [--rounds 2]
 
 Recursive 256/32 chunks of every 7th page of the manual (the chunks the whole-manual load embeds),
 embedded by ``Model.embed`` on one single-thread session (``threads=1, workers=1``: the batches run
@@ -64,7 +64,7 @@ def padded_tokens(model: Model, texts: list[str]) -> tuple[int, int]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chunks", type=int, default=300)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
     base = common.model()
     texts: list[str] = []

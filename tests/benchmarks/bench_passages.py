@@ -1,37 +1,41 @@
 """Passage-level retrieval (issue 32): does the FIRST passage hold the answer, not just the right page?
 
-    TESSERA_BENCH_CORPUS=path/to/manticore_manual nice .venv/bin/python tests/benchmarks/bench_passages.py
+    TESSERA_BENCH_CORPUS=path/to/manticore_manual nice .venv/bin/python tests/benchmarks/bench_passages.py [--trials]
 
-Two sets of questions, each question with a **quote**: a short verbatim span of its page that answers it.
+Three sets of questions, each question with a **quote**: a short verbatim span of its page that answers it.
 
-* **tuning** (passage_quotes.jsonl, the rows whose ``review`` is ``kept`` or ``corrected``): 63 questions
-  of questions.jsonl on 37 pages (every 4th page it asks about, sorted by path). Their quotes were first
-  picked automatically (``--make-quotes``: the page sentence sharing the most words with the question),
-  then reviewed by reading each question and its page: 32 kept, 31 replaced by the span that answers
-  (the automatic pick was often a sentence that repeats the question's words but does not answer it).
-  The 180 other rows are still unreviewed and are not measured. The passage rule was chosen on this set.
-* **held-out** (passage_quotes_heldout.jsonl): 57 questions written by reading 30 other pages (none of
-  the tuning set's), in a user's words rather than the page's, each with the span that answers it.
-  Never used to choose anything; the issue's targets are judged on it.
+* **tuning** (passage_quotes.jsonl, the rows whose ``review`` is ``kept`` or ``corrected``): 96 questions
+  of questions.jsonl on 53 pages. Their quotes were first picked automatically (``--make-quotes``: the
+  page sentence sharing the most words with the question), then reviewed by reading each question and
+  its page (51 replaced by the span that answers, 45 kept). The other rows are still unreviewed and are
+  not measured. Passage rules and chunk layouts are chosen on this set only.
+* **held-out** (passage_quotes_heldout.jsonl): 57 questions written by reading 30 other pages, in a
+  user's words rather than the page's, each with the span that answers it. Looked at once, when the
+  previous rule was compared.
+* **held-out 2** (passage_quotes_heldout2.jsonl): 79 questions written the same way from 19 pages no
+  other set uses, before the rules and layouts below were tried; never used to choose anything.
 
-The pages of both sets (``--subset all``: the whole manual) are copied to a scratch folder and loaded
-twice, the way ``tessera index`` loads a folder: ``LOAD DATA INFILE 'DIR/**/*' SYNC`` into its table
-(``path, title, body, meta, modified``, ``chunk_strategy='markdown' max_tokens='256' overlap_tokens='32'``,
-``from='title,body'``), and into the same layout with ``chunk_strategy='recursive'`` 256/32. The
-databases are kept (tessera_passages_bench_*.db under tempfile.gettempdir()) and reused with ``--reuse``.
+A tuning quote on a held-out page stops the run. The pages of the three sets (``--subset all``: the
+whole manual) are copied to a scratch folder and loaded the way ``tessera index`` loads a folder:
+``LOAD DATA INFILE 'DIR/**/*' SYNC`` into the table it creates (``index_cmd.create_table_sql``), and into
+the same columns chunked ``recursive`` 256/32. The databases are kept under the bench cache
+(``~/.cache/tesseradb-bench/passages``, ``TESSERA_BENCH_CACHE``), named by a hash of the DDL and of the
+chunking code: a later run SYNCs them (only pages added since are embedded; ``--fresh`` loads again),
+and a change to the chunking gives a new database, while a change to the passage rule, applied at
+query time, needs none.
 
 For each layout, set and each of ``hybrid_match(?, chunks)`` and ``knn(chunks, 5, ?)``, over the top five
 documents with their passage each (``knn_chunk_text()``, what MCP ``search`` and ``chunks_per_doc=1``
 return): passage@1 (the first passage holds the quote, whitespace and case folded), passage@5 (one of
 the five does), page recall@1, the mean first-passage length in characters and the share of first
-passages that are a bare title; the median query time with and without ``knn_chunk_text()`` (what
-choosing the passages costs). Then the rules tried for choosing the first document's passage among
-its chunks, on the same hits (``hybrid_match``, the ``tessera index`` layout): the nearest chunk by
-vector (the rule before), the best BM25 chunk, reciprocal-rank fusion of the two, and similarity plus
-w x BM25 / (the document's best BM25) for w in 0.5, 1, 2 with the BM25 of the chunk's own text, and
-w = 1 with the heading field weighted 2 as hybrid_match() ranks documents (the engine's rule: w = 1,
-the chunk's own text, engine/vectors/passage_words.py). Results go to results/passages.json and the section "passages" of
-docs/benchmarks.md.
+passages that are a bare title; the median query time with and without ``knn_chunk_text()``. Then the
+rules tried for choosing the first document's passage among its chunks, on the same hits
+(``hybrid_match``, the ``tessera index`` layout): the nearest chunk by vector, the best BM25 chunk,
+reciprocal-rank fusion of the two, similarity plus w x BM25 / (the document's best BM25) for w in 0.5,
+1, 2 (w = 1 is the engine's rule, engine/vectors/passage_words.py), w = 1 with the heading field
+weighted 2, and the engine's chunk widened with its neighbours of the same section up to 600, 800 and
+1,000 characters (:func:`widen`). ``--trials`` also loads TRIALS (other chunk sizes) and compares the
+rules there. Results go to results/passages.json and the section "passages" of docs/benchmarks.md.
 """
 from __future__ import annotations
 
@@ -52,13 +56,28 @@ import common  # noqa: E402
 from common import log  # noqa: E402
 
 import tesseradb  # noqa: E402
+from tesseradb.clients.shell import index_cmd  # noqa: E402
 
 QUOTES = Path(__file__).resolve().parent / "passage_quotes.jsonl"
 HELD_OUT = Path(__file__).resolve().parent / "passage_quotes_heldout.jsonl"
-TABLE = ("CREATE TABLE docs (path string UNIQUE, title text, body text, meta json, modified datetime, "
-         "chunks float_vector_array knn_type='hnsw' hnsw_similarity='cosine' model_name='Xenova/all-MiniLM-L6-v2' "
-         "from='title,body' chunk_strategy='{strategy}' max_tokens='256' overlap_tokens='32')")
-LAYOUTS = {"tessera index (markdown 256/32)": "markdown", "recursive 256/32": "recursive"}
+HELD_OUT_2 = Path(__file__).resolve().parent / "passage_quotes_heldout2.jsonl"
+# the code whose output the kept databases hold: a change to it builds them again (a passage rule
+# change does not: it is applied at query time)
+CHUNKING_CODE = ("embed/chunking.py", "embed/markdown_chunks.py", "embed/spans.py", "embed/chunk_context.py",
+                 "embed/texts.py", "io/documents.py")
+RECURSIVE = ("CREATE TABLE docs (path string UNIQUE, title text, body text, meta json, modified datetime, "
+             "chunks float_vector_array knn_type='hnsw' hnsw_similarity='cosine' "
+             "model_name='Xenova/all-MiniLM-L6-v2' from='title,body' chunk_strategy='recursive' max_tokens='256' "
+             "overlap_tokens='32')")
+# layout -> (its CREATE TABLE, a short name for its kept database): `tessera index`'s own table, and the
+# same columns chunked recursive 256/32
+LAYOUTS = {"tessera index": (index_cmd.create_table_sql("docs"), "markdown"),
+           "recursive 256/32": (RECURSIVE, "recursive")}
+# --trials: other chunk sizes for `tessera index`'s table, tried for the rules only (smaller chunks rank
+# more finely, and a passage widened in its section gives the reader the text around them)
+TRIALS = {f"markdown {size}/{size // 8}": (RECURSIVE.replace("'recursive' max_tokens='256' overlap_tokens='32'",
+                                                           f"'markdown' max_tokens='{size}' overlap_tokens='{size // 8}'"),
+                                            f"markdown{size}") for size in (128,)}
 METHODS = {
     "hybrid_match": "SELECT path, title, knn_chunk_text() FROM docs WHERE hybrid_match(?, chunks) LIMIT 5",
     "knn": "SELECT path, title, knn_chunk_text() FROM docs WHERE knn(chunks, 5, ?) LIMIT 5",
@@ -123,23 +142,42 @@ def _count(pages_dir: Path) -> int:
     return sum(1 for f in pages_dir.rglob("*") if f.is_file())
 
 
-def build(strategy: str, pages_dir: Path, reuse: bool) -> dict:
-    path = os.path.join(tempfile.gettempdir(), f"tessera_passages_bench_{strategy}.db")
+def _key(ddl: str) -> str:
+    """What a kept database depends on: the table's DDL and the chunking code."""
+    import hashlib
+    h = hashlib.sha256(ddl.encode())
+    engine = Path(tesseradb.__file__).resolve().parent
+    for name in CHUNKING_CODE:
+        f = engine / name
+        h.update(name.encode() + (f.read_bytes() if f.exists() else b"-"))
+    return h.hexdigest()[:12]
+
+
+def build(ddl: str, short: str, pages_dir: Path, fresh: bool) -> dict:
+    """The layout's database under the bench cache, keyed by :func:`_key`: made by ``LOAD DATA ... SYNC``
+    of the pages folder once, then SYNCed again on later runs (only pages added since are embedded)."""
+    folder = common.CACHE / "passages"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = str(folder / f"{short}-{_key(ddl)}.db")
     done = Path(path + ".built.json")
-    if reuse and done.exists() and json.loads(done.read_text()).get("pages") == _count(pages_dir):
-        return {"path": path, **json.loads(done.read_text())}
-    for leftover in (path, path + "-wal", path + "-shm", done):
-        if os.path.exists(leftover):
-            os.remove(leftover)
+    if fresh or not done.exists():
+        for leftover in (path, path + "-wal", path + "-shm", done):
+            if os.path.exists(leftover):
+                os.remove(leftover)
+    first = not os.path.exists(path)
     con = tesseradb.connect(path, autocommit=True)
-    con.execute(TABLE.format(strategy=strategy))
+    if first:
+        con.execute(ddl)
     started = time.perf_counter()
     con.execute("LOAD DATA INFILE ? SYNC INTO TABLE docs", (os.path.join(str(pages_dir), "**", "*"),))
     seconds = time.perf_counter() - started
     chunks = con.execute("SHOW CHUNKS FROM docs.chunks").fetchall()
     con.close()
-    built = {"load_s": round(seconds, 1), "chunks": len(chunks), "pages": _count(pages_dir),
-             "mean_chunk_chars": round(statistics.mean(len(c[5]) for c in chunks), 1)}
+    built = json.loads(done.read_text()) if done.exists() else {}
+    if first:
+        built["load_s"] = round(seconds, 1)
+    built.update({"last_sync_s": round(seconds, 1), "chunks": len(chunks), "pages": _count(pages_dir),
+                  "mean_chunk_chars": round(statistics.mean(len(c[5]) for c in chunks), 1)})
     done.write_text(json.dumps(built))
     return {"path": path, **built}
 
@@ -150,7 +188,13 @@ def _quotes(path: Path) -> list[dict]:
 
 
 def sets() -> dict[str, list[dict]]:
-    return {"tuning": _quotes(QUOTES), "held-out": _quotes(HELD_OUT)}
+    held = {"held-out": _quotes(HELD_OUT), "held-out 2": _quotes(HELD_OUT_2)}
+    held_pages = {q["page"] for quotes in held.values() for q in quotes}
+    tuning = _quotes(QUOTES)
+    mixed = sorted({q["page"] for q in tuning} & held_pages)
+    if mixed:     # a reviewed tuning quote on a held-out page would let the tuning see that page
+        raise SystemExit(f"tuning quotes on held-out pages: {mixed}")
+    return {"tuning": tuning, **held}
 
 
 def _contains(passage: str | None, quote: str) -> bool:
@@ -190,12 +234,15 @@ def measure(path: str, quotes: list[dict]) -> dict:
 
 
 # rule name -> (how to choose, which BM25: "body" the chunk's own text, "heading+body" the heading
-# field weighted 2 as hybrid_match() ranks documents)
-RULES = {"nearest chunk (vector)": (None, "body"), "best BM25 chunk": ("bm25", "body"),
-         "RRF of the two (k=60)": ("rrf", "body"),
-         "similarity + 0.5 x BM25/max": (0.5, "body"), "similarity + 1 x BM25/max (engine)": (1.0, "body"),
-         "similarity + 2 x BM25/max": (2.0, "body"),
-         "similarity + 1 x BM25/max, heading field weighted 2": (1.0, "heading+body")}
+# field weighted 2 as hybrid_match() ranks documents, widened to how many characters: 0 not widened)
+RULES = {"nearest chunk (vector)": (None, "body", 0), "best BM25 chunk": ("bm25", "body", 0),
+         "RRF of the two (k=60)": ("rrf", "body", 0),
+         "similarity + 0.5 x BM25/max": (0.5, "body", 0), "similarity + 1 x BM25/max": (1.0, "body", 0),
+         "similarity + 2 x BM25/max": (2.0, "body", 0),
+         "similarity + 1 x BM25/max, heading field weighted 2": (1.0, "heading+body", 0),
+         "similarity + 1 x BM25/max, widened in its section to 600 chars": (1.0, "body", 600),
+         "similarity + 1 x BM25/max, widened in its section to 800 chars": (1.0, "body", 800),
+         "similarity + 1 x BM25/max, widened in its section to 1,000 chars": (1.0, "body", 1000)}
 WEIGHTS = {"body": (0.0, 1.0), "heading+body": (2.0, 1.0)}
 
 
@@ -233,45 +280,85 @@ class _NoOptions:
 _NO_OPTIONS = _NoOptions()
 
 
-def _choose(chunks: list[dict], bm25: dict[int, float], rule) -> dict:
-    by_vector = sorted(chunks, key=lambda c: (c["dist"], c["chunk"]))
+def _score(chunks: list[dict], bm25: dict[int, float], rule) -> dict[int, float]:
+    """chunk number -> the rule's score (higher is better)."""
     if rule is None or not bm25:
-        return by_vector[0]
+        return {c["chunk"]: -c["dist"] for c in chunks}
     if rule == "bm25":
-        return max(chunks, key=lambda c: (bm25.get(c["chunk"], 0.0), -c["dist"], -c["chunk"]))
+        return {c["chunk"]: bm25.get(c["chunk"], 0.0) - 1e-6 * c["dist"] for c in chunks}
     if rule == "rrf":
+        by_vector = sorted(chunks, key=lambda c: (c["dist"], c["chunk"]))
         rv = {c["chunk"]: i for i, c in enumerate(by_vector, start=1)}
         by_words = sorted((c for c in chunks if c["chunk"] in bm25), key=lambda c: (-bm25[c["chunk"]], c["chunk"]))
         rw = {c["chunk"]: i for i, c in enumerate(by_words, start=1)}
-        return max(chunks, key=lambda c: (1 / (60 + rv[c["chunk"]]) + (1 / (60 + rw[c["chunk"]]) if c["chunk"] in rw else 0),
-                                          -c["chunk"]))
+        return {c["chunk"]: 1 / (60 + rv[c["chunk"]]) + (1 / (60 + rw[c["chunk"]]) if c["chunk"] in rw else 0)
+                for c in chunks}
     top = max(bm25.values())
-    return max(chunks, key=lambda c: (1 - c["dist"] + rule * bm25.get(c["chunk"], 0.0) / top, -c["chunk"]))
+    return {c["chunk"]: 1 - c["dist"] + rule * bm25.get(c["chunk"], 0.0) / top for c in chunks}
+
+
+def widen(best: int, rows: dict[int, tuple], score: list[float], limit: int) -> tuple[int, int]:
+    """(first, last) chunk of a passage widened from chunk ``best`` (a rule tried, not the engine's): of
+    the chunk just before and the one just after the span, those with the same heading path that keep
+    the span within ``limit`` characters, the higher-scoring one joins (ties: the one after), until
+    neither fits. ``rows``: chunk -> (chunk, start, end, heading)."""
+    first = last = best
+    heading = rows[best][3]
+    while True:
+        options = []
+        for n in (first - 1, last + 1):
+            row = rows.get(n)
+            if row is None or row[3] != heading:
+                continue
+            start, end = (rows[first][1], row[2]) if n > last else (row[1], rows[last][2])
+            if end - start <= limit:
+                options.append((score[n], n))
+        if not options:
+            return first, last
+        _, n = max(options)
+        first, last = min(first, n), max(last, n)
+
+
+def _choose(chunks: list[dict], bm25: dict[int, float], rule, chars: int, full_text: str) -> str:
+    """The passage text the rule gives: the best chunk (ties to the lower number), with ``chars``
+    widened in its section (:func:`widen`)."""
+    score = _score(chunks, bm25, rule)
+    best = max(chunks, key=lambda c: (score[c["chunk"]], -c["chunk"]))
+    if not chars:
+        return best["text"]
+    rows = {c["chunk"] - 1: (c["chunk"] - 1, c["start"], c["end"], c["heading"]) for c in chunks}
+    scores = [score.get(i + 1, float("-inf")) for i in range(max(rows) + 1)]
+    first, last = widen(best["chunk"] - 1, rows, scores, chars)
+    return full_text[rows[first][1]:rows[last][2]]
 
 
 def rules(path: str, quotes: list[dict]) -> dict:
-    """passage@1 of each rule in RULES on the same first documents (hybrid_match)."""
+    """passage@1 (and mean passage length) of each rule in RULES on the same first documents (hybrid_match)."""
     con = tesseradb.connect(path, read_only=True)
     hits = 0
     found = {name: 0 for name in RULES}
+    chars = {name: [] for name in RULES}
     ranks = {"1": 0, "2": 0, "3": 0, "4+": 0}     # right page: where the answer's chunk is in the engine's order
     for q in quotes:
-        rows = con.execute("SELECT id, path, knn_chunks(100000) FROM docs WHERE hybrid_match(?, chunks) LIMIT 1",
-                           (q["question"],)).fetchall()
+        rows = con.execute("SELECT id, path, knn_chunks(100000), CONCAT(title, CHAR(10), CHAR(10), body) FROM docs "
+                           "WHERE hybrid_match(?, chunks) LIMIT 1", (q["question"],)).fetchall()
         if not rows:
             continue
-        doc, page, listed = rows[0]
+        doc, page, listed, full_text = rows[0]
         chunks = json.loads(listed)
         bm25 = {kind: _bm25(path, q["question"], doc, w) for kind, w in WEIGHTS.items()}
         hits += page == q["page"]
         if page == q["page"]:
             at = next((i for i, c in enumerate(chunks, start=1) if _contains(c["text"], q["quote"])), None)
             ranks["1" if at == 1 else "2" if at == 2 else "3" if at == 3 else "4+"] += 1
-        for name, (rule, kind) in RULES.items():
-            found[name] += _contains(_choose(chunks, bm25[kind], rule)["text"], q["quote"])
+        for name, (rule, kind, width) in RULES.items():
+            text = _choose(chunks, bm25[kind], rule, width, full_text)
+            found[name] += _contains(text, q["quote"])
+            chars[name].append(len(text))
     con.close()
     n = len(quotes)
     return {"page_recall@1": round(hits / n, 3), **{name: round(v / n, 3) for name, v in found.items()},
+            "mean_chars": {name: round(statistics.mean(v), 1) for name, v in chars.items() if v},
             "answer_chunk_rank": ranks}
 
 
@@ -279,7 +366,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--subset", choices=("sets", "all"), default="sets",
                     help="sets: the pages the two question sets ask about; all: the whole manual")
-    ap.add_argument("--reuse", action="store_true", help="reuse the databases a previous run built")
+    ap.add_argument("--trials", action="store_true", help="also load the TRIALS layouts and compare the rules on them")
+    ap.add_argument("--fresh", action="store_true",
+                    help="build the databases again (by default the kept ones are SYNCed with the pages)")
     ap.add_argument("--make-quotes", action="store_true", help="(re)write passage_quotes.jsonl and stop")
     args = ap.parse_args()
     docs = common.pages()
@@ -292,20 +381,29 @@ def main() -> None:
     pages_dir = folder_of(docs)
     load_before = common.loadavg()
     results = {}
-    for name, strategy in LAYOUTS.items():
+    for name, (ddl, short) in LAYOUTS.items():
         log(f"loading {len(docs)} pages as '{name}'")
-        built = build(strategy, pages_dir, args.reuse)
+        built = build(ddl, short, pages_dir, args.fresh)
         log(f"  {built['chunks']} chunks, {built['load_s']} s")
         results[name] = {"build": {k: v for k, v in built.items() if k != "path"},
                          "quality": {label: measure(built["path"], quotes) for label, quotes in measured.items()}}
-        if strategy == "markdown":
+        if short == "markdown":
             results[name]["rules"] = {label: rules(built["path"], quotes) for label, quotes in measured.items()}
         log(f"  {json.dumps(results[name])}")
+    trials = {}
+    for name, (ddl, short) in (TRIALS.items() if args.trials else ()):
+        log(f"loading {len(docs)} pages as '{name}' (a trial)")
+        built = build(ddl, short, pages_dir, args.fresh)
+        trials[name] = {"build": {k: v for k, v in built.items() if k != "path"},
+                        "rules": {label: rules(built["path"], quotes) for label, quotes in measured.items()}}
     shutil.rmtree(pages_dir, ignore_errors=True)
-    common.save_result("passages", {"subset": args.subset, "pages": len(docs),
+    m = re.search(r"chunk_strategy='(\w+)' max_tokens='(\d+)' overlap_tokens='(\d+)'(?: passage_chars='(\d+)')?",
+                  LAYOUTS["tessera index"][0])
+    layout = f"{m[1]} {m[2]}/{m[3]}" + (f", passage_chars {m[4]}" if m[4] else "")
+    common.save_result("passages", {"subset": args.subset, "pages": len(docs), "index_layout": layout,
                                     "questions": {label: len(q) for label, q in measured.items()},
                                     "loadavg_before": load_before, "loadavg": common.loadavg(),
-                                    "layouts": results})
+                                    "layouts": results, "trials": trials})
     import sections
     sections.write_sections("passages")
 

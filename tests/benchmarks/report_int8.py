@@ -27,6 +27,16 @@ def int8_section(r: dict | None) -> list[str]:
            f"`{PY}/bench_int8.py --recall --ingest-every 3`: the shipped `all-MiniLM-L6-v2-int8` "
            "(onnxruntime `quantize_dynamic` of the fused float32 graph, every operator; docs/models.md) against "
            "float32, same chunks, same process, the order alternating.", ""]
+    made = r.get("made_with") or {}
+    if made:
+        from tesseradb.embed import int8
+        shipped = [part for part, fp in made.items() if fp == int8.FINGERPRINT]
+        older = [part for part, fp in made.items() if fp != int8.FINGERPRINT]
+        if older:
+            out += [f"Made with the shipped recipe (version {int8.QUANT_VERSION}, [models.md](models.md#the-int8-variant)): "
+                    f"{', '.join(shipped) or 'none'}. Made with an earlier recipe (another fingerprint: per-tensor "
+                    f"weights, batches of many texts): {', '.join(older)}; "
+                    "[the int8 model's CPU per token](#the-int8-models-cpu-per-token-issue-37) compares the two.", ""]
     sp = r.get("speed")
     if sp:
         t = sp["tokens_per_s"]
@@ -150,5 +160,14 @@ def section() -> list[str]:
     int8 = ((common.load_result("int8") or {}) | ({"recall": recall} if recall else {})
             | ({"ingest_quieter": quieter} if quieter else {}) | ({"ingest_3": third} if third else {})
             | ({"ingest_quiet": quiet} if quiet else {}))
+    made = {}           # which recipe made each part (a results file keeps older parts when a run adds one)
+    for label, name, part in (("speed", "int8", "speed"), ("the first ingest run", "int8", "ingest"),
+                              ("recall", "int8_recall", "recall"), ("the second ingest run", "int8_ingest_quieter", "ingest"),
+                              ("the third", "int8_ingest_3", "ingest"), ("the fourth", "int8_ingest_quiet", "ingest")):
+        result = common.load_result(name) or {}
+        if isinstance(result.get(part), dict):
+            made[label] = result[part].get("int8_fingerprint")
+    if int8:
+        int8["made_with"] = made
     return (int8_section(int8 or None) + memory_section(common.load_result("memory"))
             + ray_section(common.load_result("ray_ingest")))

@@ -7,6 +7,7 @@ import common
 PY = ".venv/bin/python tests/benchmarks"
 ANCHOR = "## The manual in a minute (issue 37)"
 COMMAND = f"TESSERA_BENCH_CORPUS=$MANUAL nice {PY}/bench_manual_minute.py"
+TARGET_SECONDS = 60.0
 
 
 def _load(x: list[float] | None) -> str:
@@ -70,6 +71,15 @@ def section() -> list[str]:
     out += ["", f"{r['chunks_embedded']:,} chunk texts embedded ({r['tokens']:,} model tokens) in "
             f"{len(rounds[0]['calls'])} `Model.embed` call(s); stored vs bare: {c['rows']} rows, {c.get('chunks', 0):,} chunks, "
             f"same chunks {c['same_chunks']}, max |stored - bare| {c.get('max_abs_diff')}."]
+    cores = max(1, r["workers"])
+    per_cpu_s = r["tokens"] / s["bare_cpu"]
+    needed = r["tokens"] * (1 + s["share_cpu"]) / (TARGET_SECONDS * cores)
+    out += ["", f"By CPU time, which the other work on the machine moves much less than wall time: the bare model ran "
+            f"**{per_cpu_s:,.0f} model tokens per CPU second** (median); the engine's {s['engine_cpu']:.1f} CPU s are "
+            f"**{s['engine_cpu'] / cores:.1f} s on {cores} free cores** if its work were spread evenly over them. "
+            f"{TARGET_SECONDS:.0f} s on {cores} cores needs about {needed:,.0f} tokens per CPU second at this engine share "
+            "(the model's recipe, measured step by step: [the int8 model's CPU per token]"
+            "(#the-int8-models-cpu-per-token-issue-37))."]
     prof = r.get("profile")
     if prof:
         total = prof["total_seconds"]

@@ -45,6 +45,10 @@ def _extras(r: dict) -> str:
     if outside:
         out += (f"; time outside the model's onnxruntime run, p50: model side {outside['model']:.2f} ms, "
                 f"knn {outside['knn']:.2f} ms, hybrid_match {outside['hybrid']:.2f} ms")
+    inside = r.get("inside_model_p50_ms")
+    if inside:
+        out += (f"; time in the model's onnxruntime run itself, p50: model side {inside['model']:.2f} ms, "
+                f"knn {inside['knn']:.2f} ms, hybrid_match {inside['hybrid']:.2f} ms")
     text = r.get("text_side_ms")
     if text:
         out += (f"; hybrid_match's text side itself {text['wall_p50']:.2f} ms wall, {text['cpu_p50']:.2f} ms CPU "
@@ -79,14 +83,26 @@ NOTES = [
     "- A lone query text is tokenized with `encode()` on the calling thread, not `encode_batch`, which "
     "hands even one text to the tokenizer's thread pool and waits for it.",
     "- **knn on the whole manual** scans every chunk exactly (`fvec_inner_products_ny` in its profile). That "
-    "is the plan's choice, not a filter or a threshold gone wrong: 10 documents of ~29 chunks each need "
-    "~290 chunks from the graph at efSearch 574, more distance computations than a scan of the 5,414 "
-    "chunks. The scan reads 8.3 MB of float32 vectors that the model's run has just pushed out of the "
-    "cache, so it costs several times more right after the model than back to back; on the 32 pages "
-    "(1.4 MB) it is small. The time outside the model's run above is the engine's share: knn's minus the "
-    "model side's (tokenizing, pooling) is what a knn adds, about 1 ms on 32 pages and 1.5 ms on the "
-    "whole manual on this loaded machine; the rest of it is planning a cached statement again with the "
-    "new parameter, the float64 rescoring near the cut, and numpy on a cold cache.",
+    "is the plan's choice, not a filter or a threshold gone wrong: 10 documents of ~27 chunks each need "
+    "~270 chunks from the graph at efSearch 540, more distance computations than a scan of the table's "
+    "5,097 chunks. Timed in pieces right after a model run (issue 37, session 41; load 5-11), the index "
+    "search took 0.70 ms p50: the scan itself 0.26-0.31 ms (7.8 MB of float32 at about the L3 cache's "
+    "speed; 0.22 ms back to back, so the model's run does not push it out of the cache much), the rest "
+    "numpy on small arrays run cold: sorting the 5,097 chunks' doc ids to group them per query, "
+    "gathering the distances of the live positions, fetching FAISS's storage through SWIG twice, the "
+    "rescoring of ~10 chunks near the cut. The grouping, the positions and the storage view are now kept "
+    "until the next write (`VectorIndex._derived`): 0.55 ms, with results identical to the last bit (every "
+    "heading query, k 10 and 50, with and without deleted chunks). A compact first pass (FAISS's fp16 or "
+    "8-bit scalar-quantizer codes, a quarter to a half of the bytes, then the float rescoring) was "
+    "measured and not built. Right after a model run its scans (`IndexScalarQuantizer`, top 256 chunks) took "
+    "0.25-0.28 ms (8-bit uniform), 0.28-0.33 (fp16) against the float32 scan's 0.26 at load 5 and 0.38 at "
+    "load 17 (0.22 back to back): decoding costs about what the smaller reads save, and at most ~0.1 ms "
+    "is to be had under heavy load, before the wider float rescoring that the codes' error bound "
+    "(half a code step times the query's L1 norm, ~0.015 in cosine distance) would need to stay exact, "
+    "and a second copy of the codes to keep in step with every write. With the query vector cached (no model run), "
+    "a knn statement right after the model costs ~1.0-1.3 ms in all at load ~10: the search ~0.6, "
+    "planning it again with the new parameter ~0.13, the hits' TEMP table ~0.08, the statement's "
+    "bracket (catalog check, passes, commit) ~0.1, SQLite's join and the rows the rest.",
     "- The check that a statement names none of the engine's own tables walked the whole parsed tree on "
     "every execute; it runs once per cached statement now.",
     "- **Over the wire** a query crosses threads twice (event loop to the connection's thread and back: "

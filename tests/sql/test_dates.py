@@ -76,6 +76,7 @@ def _as_previous_release(path: str) -> None:
     definition = json.loads(text)
     for col in definition["columns"]:
         col[2] = {"created_at": "datetime", "day": "date"}.get(col[0], col[2])
+    del definition["mysql_dates"]                    # that release did not mark its tables
     raw.execute("UPDATE _tessera_catalog SET definition = ? WHERE name = 'ev'", (json.dumps(definition),))
     raw.close()
 

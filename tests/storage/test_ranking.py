@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tesseradb.storage.ranking import near_cut
+from tesseradb.storage.ranking import grouping, near_cut
 
 
 def _by_definition(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale: float) -> np.ndarray:
@@ -34,6 +34,8 @@ def test_near_cut_keeps_exactly_the_chunks_its_definition_keeps(seed):
     rel_tol, scale = (1e-4, 1.0) if seed % 2 else (5e-2, 0.0)
     got = near_cut(docs, approx, k, rel_tol, scale)
     assert got.dtype == bool and np.array_equal(got, _by_definition(docs, approx, k, rel_tol, scale))
+    # with the grouping an index keeps between writes (VectorIndex._live_groups): the same chunks
+    assert np.array_equal(near_cut(docs, approx, k, rel_tol, scale, grouping(docs)), got)
 
 
 def test_near_cut_of_nothing_is_empty():
