@@ -15,19 +15,21 @@ EF_PER_CHUNK = 2  # efSearch >= this many times the chunks asked for
 # On multi-bit RaBitQ codes the graph is built and walked on approximate distances and needs a wider
 # search: at 1M clustered 384-d vectors, rabitq2 at oversampling 5 (fetch 50) found 0.726 of the true top
 # 10 at ef 100 (2 x fetch), 0.887 at 200, 0.969 at 400, 0.988 at 800; at 50k 0.992 already at 100
-# (bench_quantize_index.py, docs/benchmarks.md's RaBitQ section). 1bit/rabitq1 keep 2 x fetch (their
-# default oversampling 20 makes that ef 400 already; not measured wider at 1M).
-EF_PER_CHUNK_CODES = {f"rabitq{n}": 8 for n in range(2, 9)}
+# (bench_quantize_index.py, docs/benchmarks.md's RaBitQ section). On 1-bit codes (1bit, rabitq1) 4 x fetch:
+# at 1M the true top 10 found at oversampling 10 rose from 0.890 (ef 200 = 2 x fetch) to 0.977 at ef 400
+# (4 x), what oversampling 20 at ef 400 found with twice the rows read for rescoring; 0.993 at ef 800.
+EF_PER_CHUNK_CODES = {**{f"rabitq{n}": 8 for n in range(2, 9)}, "1bit": 4, "rabitq1": 4}
 EF_MAX = 1 << 16
 RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 rescoring
 # Quantized indexes: candidate documents = k * this. 8bit keeps Manticore's 3.0; 1-bit codes rank too
 # coarsely for that (recall@10 0.75 at 100k, 0.44 at 1M): 10 gave 0.995 at 100k (bench_quantize_index.py).
-# 1bit: 20 finds 0.961 of the true top 10 at 1M x 384 (10: 0.879, 3: 0.44; docs/benchmarks.md#one-file)
+# 1bit: 20 finds 0.961 of the true top 10 at 1M x 384 at ef 2 x fetch (10: 0.879, 3: 0.44; docs/benchmarks.md#one-file);
+# with ef 4 x fetch (above) 10 finds 0.977 at 1M (15: 0.943 and 5: 0.643 at 2 x; bench_quantize_index.py), so 10
 # rabitqN (FAISS's multi-bit RaBitQ), at 50k clustered 384-d vectors (bench_quantize_index.py): 5 finds
 # 0.995 of the true top 10 at 2 bits and 0.990 at 4 (3.0 found 0.970 at 4 bits: the graph's breadth, ef =
 # 2 x the candidates, was too narrow), 1 bit as 1bit; from 5 bits Manticore's 3.0 (not measured: the
 # codes are closer to 8bit's than to 4 bits')
-OVERSAMPLING = {"none": 1.0, "8bit": 3.0, "1bit": 20.0, "1bitsimple": 10.0, "rabitq1": 20.0,
+OVERSAMPLING = {"none": 1.0, "8bit": 3.0, "1bit": 10.0, "1bitsimple": 10.0, "rabitq1": 10.0,
                 **{f"rabitq{n}": 5.0 for n in range(2, 5)}, **{f"rabitq{n}": 3.0 for n in range(5, 9)}}
 
 
