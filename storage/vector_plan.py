@@ -18,7 +18,10 @@ EF_PER_CHUNK = 2  # efSearch >= this many times the chunks asked for
 # (bench_quantize_index.py, docs/benchmarks.md's RaBitQ section). On 1-bit codes (1bit, rabitq1) 4 x fetch:
 # at 1M the true top 10 found at oversampling 10 rose from 0.890 (ef 200 = 2 x fetch) to 0.977 at ef 400
 # (4 x), what oversampling 20 at ef 400 found with twice the rows read for rescoring; 0.993 at ef 800.
-EF_PER_CHUNK_CODES = {**{f"rabitq{n}": 8 for n in range(2, 9)}, "1bit": 4, "rabitq1": 4}
+# From 4 bits 16 x fetch: at 1M rabitq4 found the same 0.969 as rabitq2 at ef 400 (the graph's breadth,
+# not the codes, was the limit) and 0.987 at ef 800 (p50 4.1 ms), 0.991 at 1600 (6.9 ms).
+EF_PER_CHUNK_CODES = {"rabitq2": 8, "rabitq3": 8, **{f"rabitq{n}": 16 for n in range(4, 9)},
+                      "1bit": 4, "rabitq1": 4}
 EF_MAX = 1 << 16
 RESCORE_TOL = 1e-4  # relative float32 error allowed for before the float64 rescoring
 # Quantized indexes: candidate documents = k * this. 8bit keeps Manticore's 3.0; 1-bit codes rank too

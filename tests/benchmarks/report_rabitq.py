@@ -154,7 +154,7 @@ def _grid(n: int, sized: dict) -> list[str]:
     cols = [f"{o:g}" for o in sorted(factors)]
     out = [f"{n:,} vectors, rescored; each cell: p50 ms (the search thread's CPU ms) / recall@10, and the efSearch the "
            "plan used (the `ef` column is what the search asked for; by default the plan takes max(48, 2 × the "
-           "candidates fetched), 8 × on rabitq codes of 2 bits or more, 4 × on 1-bit codes: storage/vector_plan.py; an "
+           "candidates fetched), 8 × on rabitq codes of 2 or 3 bits, 16 × from 4 bits, 4 × on 1-bit codes: storage/vector_plan.py; an "
            "`ef` below that is widened to it):", "",
            "| quantization | ef | " + " | ".join(f"oversampling {c}" for c in cols) + " |",
            "|---|---|" + "---:|" * len(cols)]

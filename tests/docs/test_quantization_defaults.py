@@ -39,11 +39,11 @@ def test_vector_index_page_states_the_default_oversampling():
 def test_the_documented_search_breadth_on_rabitq_codes_is_the_engines():
     factors = vector_plan.EF_PER_CHUNK_CODES
     assert set(factors) == {f"rabitq{n}" for n in range(1, 9)} | {"1bit"} and vector_plan.EF_PER_CHUNK == 2
-    assert {factors[f"rabitq{n}"] for n in range(2, 9)} == {8}
+    assert factors["rabitq2"] == factors["rabitq3"] == 8 and {factors[f"rabitq{n}"] for n in range(4, 9)} == {16}
     assert factors["1bit"] == factors["rabitq1"] == 4 and "1bitsimple" not in factors
     index_page = " ".join((ROOT / "docs" / "vector_index.md").read_text(encoding="utf-8").split())
-    assert "on `rabitq` codes of 2 bits or more 8 × fetch instead of 2 × fetch" in index_page
+    assert "on `rabitq` codes of 2 or 3 bits 8 × fetch and of 4 bits or more 16 × fetch instead of 2 × fetch" in index_page
     assert "on 1-bit codes (`1bit`, `rabitq` at 1 bit) 4 × fetch" in index_page
     knn_page = " ".join((ROOT / "docs" / "knn.md").read_text(encoding="utf-8").split())
-    assert "eight times on a `rabitq` column of 2 bits or more" in knn_page
+    assert "eight times on a `rabitq` column of 2 or 3 bits, sixteen times from 4 bits" in knn_page
     assert "four times on a 1-bit one (`1bit`, `rabitq_bits='1'`)" in knn_page
