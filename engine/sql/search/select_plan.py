@@ -13,7 +13,7 @@ from tesseradb.errors import UserError
 from tesseradb.sql.search import text_search
 from tesseradb.sql.database import Database
 from tesseradb.vectors.knn_options import limit_k
-from tesseradb.vectors.search import KnnRequest, run_knn
+from tesseradb.vectors.search import KnnCall, KnnRequest, run_knn
 from tesseradb.vectors import knn_rank, passages
 from tesseradb.sql.search import passage_calls
 from tesseradb.sql.search.planned import Planned, check_internal, rewrite_lengths, rewrite_to_string  # noqa: F401
@@ -119,10 +119,13 @@ def _remaker(call: exp.Anonymous, tables: dict[str, Any], select: exp.Select,
     """How a cached plan gets its knn() request for another execute's parameters (the query text or
     vector, k, the options may all be parameters); the tables are looked up again by name."""
     names = {alias: table.name.lower() for alias, table in tables.items()}
+    held: list[tuple[dict[str, Any], KnnCall]] = []     # the call read against these very tables
 
     def remake(db: Database, bound: dict[str, Any]) -> KnnRequest:
         current = {alias: db.table(name) for alias, name in names.items()}
-        request = KnnRequest.from_call(db, call, current, bound, default_k=limit_k(select, bound))
+        if not held or any(held[0][0][a] is not t for a, t in current.items()):
+            held[:] = [(current, KnnCall(call, current))]
+        request = held[0][1].request(db, bound, default_k=limit_k(select, bound))
         request.filter_sql = filter_sql
         request.passages = needs           # what knn_chunk*() read (tesseradb.vectors.passages.Needs)
         return request
@@ -149,7 +152,7 @@ def fill_knn(db: Database, request: KnnRequest) -> None:
     hits = run_knn(db, request)
     db.store.execute(CREATE_KNN_TABLE)
     db.store.execute(f"DELETE FROM temp.{KNN_TABLE}")
-    scores, metric = request.scores or {}, request.table.layout(request.column).metric
+    scores, metric = request.scores or {}, request.layout.metric
     db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?, ?, ?)",
                          [(d, dist, c, scores.get(d, knn_rank.similarity(dist, metric)), pos)
                           for pos, (d, dist, c) in enumerate(hits)])
