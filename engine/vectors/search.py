@@ -5,7 +5,9 @@ Committed vectors are searched in the column's FAISS index; vectors written by t
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -80,9 +82,9 @@ class KnnCall:
         if self.layout is None:
             self.layout = self.table.layout(spec.column)
         req._layout = self.layout
-        req.query, req.exclude_doc = _query_vectors(db, self.table, spec, args.query, bound, self)
-        text = literal(args.query, bound)[1]
-        req.text = text if isinstance(text, str) else None
+        read = literal(args.query, bound)
+        req.query, req.exclude_doc = _query_vectors(db, self.table, spec, args.query, bound, self, read)
+        req.text = read[1] if isinstance(read[1], str) else None
         if req.exclude_doc is not None and args.k is None:     # as in Manticore: knn(col, k, doc_id)
             raise UserError("knn() expects (column, [k,] query [, {options}]); a document id needs k",
                             errors.SqlSyntaxError)
@@ -104,8 +106,9 @@ def _int_arg(node: exp.Expression, bound: dict[str, Any], what: str) -> int:
 
 
 def _query_vectors(db: Context, table: Table, spec, node: exp.Expression, bound: dict[str, Any],
-                   held: KnnCall | None = None) -> tuple[np.ndarray, int | None]:
-    ok, value = literal(node, bound)
+                   held: KnnCall | None = None, read: tuple[bool, Any] | None = None) -> tuple[np.ndarray, int | None]:
+    """``read``: ``literal(node, bound)``, when the caller has it already."""
+    ok, value = literal(node, bound) if read is None else read
     if not ok:
         raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?",
                         errors.SqlSyntaxError)
@@ -194,10 +197,18 @@ def _as_float32(d: float) -> float:
     return float(np.float32(d)) if abs(d) <= _F32_MAX else float(d)
 
 
+_BY_DIST_DOC = itemgetter(1, 0)
+
+
 def _collapse(best: dict[int, tuple[float, int]], k: int) -> list[tuple[int, float, int]]:
     # distances are float32 arithmetic (FAISS or numpy on float32 vectors): report them as float32
     # values whichever path found them, so equal distances compare equal and print alike
-    ranked = sorted(((doc, _as_float32(d), c) for doc, (d, c) in best.items()), key=lambda h: (h[1], h[0]))
+    dists = [h[0] for h in best.values()]
+    if dists and max(map(abs, dists)) <= _F32_MAX:     # all of them at once (array 'f' rounds as float32 does)
+        narrow = array("f", dists).tolist()
+    else:
+        narrow = [_as_float32(d) for d in dists]
+    ranked = sorted(zip(best, narrow, [h[1] for h in best.values()]), key=_BY_DIST_DOC)
     return ranked[:k]
 
 
