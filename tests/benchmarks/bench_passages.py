@@ -279,11 +279,12 @@ RULES = {"nearest chunk (vector)": (None, "body", 0), "best BM25 chunk": ("bm25"
          "similarity + 1 x BM25/max, widened in its section to 600 chars": (1.0, "body", 600),
          "similarity + 1 x BM25/max, widened in its section to 800 chars": (1.0, "body", 800),
          "similarity + 1 x BM25/max, widened in its section to 1,000 chars": (1.0, "body", 1000),
-         # passage_fine.py: the best 5 chunks by the engine's rule rescored with their units' vectors
-         "similarity + 1 x BM25/max, its best 5 chunks + 4 x best cosine of their ~200-char windows "
-         "(after the context line)": (("fine", "win200", True, 5, 4.0), "body", 0),
-         "similarity + 1 x BM25/max, its best 5 chunks + 4 x best cosine of their sentences "
-         "(after the context line)": (("fine", "sentence", True, 5, 4.0), "body", 0)}
+         # the engine's own choice, knn_chunks(n)'s first: with passage_units='windows' (tessera index's
+         # table), its best 8 chunks by similarity + 1 x BM25/max rescored + 6 x the best cosine of their
+         # stored units (engine/vectors/passage_units.py). (A query-time twin, passage_fine.py: the best 5
+         # + 4 x the units embedded per query, measured in session 41, 1.6-1.8 s a query; not rerun.)
+         "similarity + 1 x BM25/max, its best 8 chunks + 6 x best cosine of their stored ~200-char "
+         "windows (the engine with passage_units='windows')": ("engine", "body", 0)}
 WEIGHTS = {"body": (0.0, 1.0), "heading+body": (2.0, 1.0)}
 
 
@@ -394,7 +395,9 @@ def rules(path: str, quotes: list[dict]) -> dict:
             at = next((i for i, c in enumerate(chunks, start=1) if _contains(c["text"], q["quote"])), None)
             ranks["1" if at == 1 else "2" if at == 2 else "3" if at == 3 else "4+"] += 1
         for name, (rule, kind, width) in RULES.items():
-            if isinstance(rule, tuple):       # rescored by the model (passage_fine.py), timed
+            if rule == "engine":              # the engine's first passage (knn_chunks order)
+                text = chunks[0]["text"]
+            elif isinstance(rule, tuple):     # rescored by the model (passage_fine.py), timed
                 started = time.perf_counter()
                 text = passage_fine.choose(_model(), q["question"], title, chunks,
                                            _score(chunks, bm25[kind], 1.0), rule)["text"]

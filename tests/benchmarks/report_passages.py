@@ -75,6 +75,24 @@ def _rescored(rules: dict, n: dict, timed: dict) -> list[str]:
             "both held-out sets, and a model call of this size per query costs more than the whole query."]
 
 
+def _units_cost(u: dict | None) -> list[str]:
+    """What passage_units='windows' costs (bench_passage_units.py), when it was measured."""
+    if not u:
+        return []
+    b, q = u["build"], u["query"]
+    return ["", f"`passage_units='windows'` (`tessera index`'s table; {PY}/bench_passage_units.py): its units were "
+            f"added to the kept table of the same pages without them by `ALTER TABLE docs MODIFY COLUMN` (every chunk "
+            f"vector reused), so the model ran on the units alone: {b['units_model_texts']:,} texts of "
+            f"{b['units_model_tokens']:,} model tokens, against {u['chunks']:,} chunks of {u['chunk_model_tokens']:,} "
+            f"tokens ({b['units_model_tokens'] / max(u['chunk_model_tokens'], 1):.1f} x), in {b['units_s']:,.0f} s "
+            f"({b['units_cpu_s']:,.0f} CPU s; load average {_load(b.get('loadavg_before'))} before, "
+            f"{_load(b.get('loadavg_after'))} after, niced, on a machine shared with other jobs). Query time, median of "
+            f"`hybrid_match(...) LIMIT 5` with `knn_chunk_text()` over the {q['questions']} tuning questions (two "
+            f"rounds, alternating; load {_load(q['loadavg'])}): {q['before']['median_ms']:.1f} ms without units, "
+            f"{q['after']['median_ms']:.1f} ms with (without `knn_chunk_text()`: {q['before']['median_ms_without_passage']:.1f} / "
+            f"{q['after']['median_ms_without_passage']:.1f} ms)."]
+
+
 def section() -> list[str]:
     r = common.load_result("passages")
     if r is None:
@@ -107,6 +125,7 @@ def section() -> list[str]:
         b = lay[name]["build"]
         load = f"{b['load_s']:.1f}" if b.get("load_s") is not None else "kept from earlier runs"
         out.append(f"| {name} | {b['chunks']:,} | {b['mean_chunk_chars']:.0f} | {load} |")
+    out += _units_cost(common.load_result("passage_units"))
     if "rules" in lay[INDEX]:
         out += ["", "How a found document's passage is chosen, the rules tried on the same first documents "
                 "(`hybrid_match`, `tessera index`'s table), passage@1 and the mean passage length; the engine's rule "

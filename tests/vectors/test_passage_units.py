@@ -218,3 +218,23 @@ def test_a_chunk_without_units_counts_its_own_vector(db):
     raw.close()
     chunk, text = passage(con, "fine")
     assert chunk >= 1 and text
+
+
+def test_repair_of_a_lost_chunk_table_drops_stale_units_and_rebuild_makes_them_again(db):
+    """REPAIR rebuilds chunk rows from the stored vectors (no model run): the old units, keyed by the
+    lost table's chunk ids, are dropped; REBUILD EMBEDDINGS makes them again."""
+    con, path = db
+    con.close()
+    raw = apsw.Connection(path)
+    chunks = next(r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                            "AND name LIKE '_tessera_chunks_fine_%'"))
+    raw.execute(f'DROP TABLE "{chunks}"')
+    raw.close()
+    con = tesseradb.connect(path, autocommit=True)
+    con.execute("REPAIR TABLE fine")
+    assert unit_rows(path) == {} and chunk_count(con) > 2
+    assert passage(con, "fine")[0] >= 1          # chunks without units: their own vectors count
+    con.execute("ALTER TABLE fine REBUILD EMBEDDINGS chunks")
+    assert len(unit_rows(path)) == chunk_count(con)           # unit_rows checks that none is orphaned
+    assert ANSWER in passage(con, "fine")[1]
+    con.close()
