@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np     # imported where used: plain SQL does not load numpy (start-up)
 
+from . import unit_table
 from .blobs import unpack
 from .catalog import quote
 from .rowstore import RowStore
@@ -56,6 +57,7 @@ def create_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
 
 
 def drop_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
+    unit_table.drop(store, layout)
     store.execute(f"DROP TABLE IF EXISTS {quote(layout.chunks)}")
     store.execute(f"DROP TRIGGER IF EXISTS {quote(layout.chunks + '_del')}")
 

@@ -18,7 +18,7 @@ from tesseradb.io.file_access import FileAccess
 from tesseradb.results import Warn
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
-from tesseradb.storage.chunk_table import committed_changes, install_pending_triggers
+from tesseradb.storage.chunk_table import ColumnLayout, committed_changes, install_pending_triggers
 from tesseradb.storage.chunks import ColumnIndex, legacy_index_directory
 from tesseradb.storage.rowstore import MEMORY, RowStore
 
@@ -84,11 +84,13 @@ class Database:
             raise errors.no_such_table(name)
         return table
 
-    def column_index(self, table: Table, column: str) -> ColumnIndex:
+    def column_index(self, table: Table, column: str, layout: ColumnLayout | None = None) -> ColumnIndex:
+        """The index of ``table.column`` (``layout``: its layout, when the caller has it already)."""
         key = (table.name.lower(), column.lower())
         idx = self.indexes.get(key)
-        if idx is None or idx.layout != table.layout(column):
-            idx = self.indexes[key] = ColumnIndex(self.store, table.layout(column), self.legacy_index_dir)
+        layout = table.layout(column) if layout is None else layout
+        if idx is None or (idx.layout is not layout and idx.layout != layout):
+            idx = self.indexes[key] = ColumnIndex(self.store, layout, self.legacy_index_dir)
         return idx
 
     def record_error(self, error: errors.Error) -> None:

@@ -9,6 +9,7 @@ mysql-mimic reads them, so the protocol code stays mysql-mimic's.
 from __future__ import annotations
 
 import asyncio
+import socket
 import struct
 
 from mysql_mimic import packets
@@ -57,7 +58,10 @@ class GuardedReader(asyncio.StreamReader):
             return b""
 
     async def readexactly(self, n: int) -> bytes:
-        data = await self._bounded(super().readexactly(n))
+        if len(self._buffer) >= n:      # already here: no wait to bound (a packet's payload, mostly)
+            data = await super().readexactly(n)
+        else:
+            data = await self._bounded(super().readexactly(n))
         if n == 4:
             self._check_header(data)
         return data
@@ -71,13 +75,37 @@ class GuardedReader(asyncio.StreamReader):
             self._packet_bytes = 0
 
 
-async def listen(loop: asyncio.AbstractEventLoop, on_client, host: str, port: int, *,
-                 idle_timeout: float | None, max_packet: int) -> asyncio.base_events.Server:
-    """``asyncio.start_server`` with :class:`GuardedReader` as every client's reader."""
-    def protocol():
-        reader = GuardedReader(idle_timeout=idle_timeout, max_packet=max_packet, limit=2 ** 16, loop=loop)
-        return asyncio.StreamReaderProtocol(reader, on_client, loop=loop)
-    return await loop.create_server(protocol, host, port, reuse_address=True)
+def listening_sockets(host: str, port: int, backlog: int = 100) -> list[socket.socket]:
+    """Sockets listening on every address ``host`` resolves to, as ``loop.create_server`` binds them
+    (SO_REUSEADDR, IPv6 sockets IPv6-only). Their connections are accepted on the server's event loop
+    and each served on a thread and event loop of its own (app.py)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(backlog)
+            sock.setblocking(False)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+async def open_stream(sock: socket.socket, *, idle_timeout: float | None, max_packet: int
+                      ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """An accepted connection as a stream on the running loop, :class:`GuardedReader` its reader."""
+    loop = asyncio.get_running_loop()
+    reader = GuardedReader(idle_timeout=idle_timeout, max_packet=max_packet, limit=2 ** 16, loop=loop)
+    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+    transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock)
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
 class GuardedStream:
