@@ -179,8 +179,9 @@ class Searching:
         if pos is None or 2 * len(pos) >= n:  # most of the index: one contiguous pass, then pick
             out = np.empty(n, np.float32)
             kernel = faiss.fvec_inner_products_ny if ip else faiss.fvec_L2sqr_ny
-            with one_thread():
-                kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), self.dims, n)
+            # a plain loop in FAISS (no OpenMP team to keep to one thread); the vectors' pointer is
+            # kept with their view until the next write
+            kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), self._vectors_ptr(xb), self.dims, n)
             if pos is not None:
                 out = out[pos]
         else:
@@ -193,6 +194,12 @@ class Searching:
         if ip:
             np.subtract(1.0, out, out=out)
         return out
+
+    def _vectors_ptr(self, xb: np.ndarray) -> Any:
+        kept = self._derived.get("xb_ptr")
+        if kept is None or kept[0] is not xb:
+            kept = self._derived["xb_ptr"] = (xb, faiss.swig_ptr(xb))
+        return kept[1]
 
     def _search_graph(self, q: np.ndarray, plan: Plan) -> list[tuple[int, float, int]]:
         bitmap = self._selector_bitmap(plan)
