@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from tesseradb.storage.chunk_table import ColumnLayout
 from tesseradb.storage.chunks import ColumnIndex
 from tesseradb.storage.rowstore import RowStore
 
@@ -21,7 +22,7 @@ class Context(Protocol):
 
     def table(self, name: str) -> Table: ...
 
-    def column_index(self, table: Table, column: str) -> ColumnIndex: ...
+    def column_index(self, table: Table, column: str, layout: ColumnLayout | None = None) -> ColumnIndex: ...
 
     def has_pending(self) -> bool: ...
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np     # imported where used: plain SQL does not load numpy (start-up)
 
+from . import unit_table
 from .blobs import unpack
 from .catalog import quote
 from .rowstore import RowStore
@@ -55,8 +57,84 @@ def create_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
 
 
 def drop_chunk_table(store: RowStore, layout: ColumnLayout) -> None:
+    unit_table.drop(store, layout)
     store.execute(f"DROP TABLE IF EXISTS {quote(layout.chunks)}")
     store.execute(f"DROP TRIGGER IF EXISTS {quote(layout.chunks + '_del')}")
+
+
+class PendingIds:
+    """The chunk ids one chunk table gained (``added``) or lost in the transaction this connection has
+    just committed, read from ``temp._tessera_pending`` in sorted pages (a chunk added and removed
+    again is in neither): what the COMMIT of a large INSERT ... SELECT holds of them is one page,
+    not 8 bytes a row. Read before the TEMP rows are deleted (``committed_changes``)."""
+
+    def __init__(self, store: RowStore, chunks: str, added: bool):
+        self.store, self.chunks, self.added = store, chunks, int(added)
+
+    def _query(self, select: str, above: int) -> str:
+        return (f"SELECT {select} FROM (SELECT chunk_id FROM {PENDING} WHERE chunks = ?1 AND added = ?2 "
+                f"AND chunk_id > ?4 EXCEPT SELECT chunk_id FROM {PENDING} WHERE chunks = ?1 AND added = ?3 "
+                "AND chunk_id > ?4)")
+
+    def count(self, above: int = -2**63) -> int:
+        """How many ids there are above ``above``."""
+        return int(self.store.one(self._query("COUNT(*)", above), self._params(above))[0])
+
+    def bounds(self) -> tuple[int, int] | None:
+        """(smallest, largest) id, None when there are none."""
+        row = self.store.one(self._query("MIN(chunk_id), MAX(chunk_id)", -2**63), self._params(-2**63))
+        return None if row is None or row[0] is None else (int(row[0]), int(row[1]))
+
+    def pages(self, rows: int, above: int = -2**63) -> Iterator[np.ndarray]:
+        """The ids above ``above``, ascending, as int64 arrays of at most ``rows`` (one query, streamed:
+        SQLite's EXCEPT sorts in its temp store, which spills to a file past its page cache)."""
+        import itertools
+
+        import numpy as np
+        cursor = self.store.execute(self._query("chunk_id", above) + " ORDER BY 1", self._params(above))
+        while len(page := np.fromiter(itertools.islice((r[0] for r in cursor), rows), np.int64)):
+            yield page
+
+    def sample(self, every: int, above: int = -2**63) -> np.ndarray:
+        """Every ``every``-th id above ``above`` (a training sample spread over all of them)."""
+        import numpy as np
+        sql = (f"SELECT chunk_id FROM (SELECT chunk_id, row_number() OVER (ORDER BY chunk_id) AS r FROM "
+               f"({self._query('chunk_id', above)})) WHERE r % ?5 = 0")
+        return np.fromiter((r[0] for r in self.store.execute(sql, (*self._params(above), every))), np.int64)
+
+    def _params(self, above: int) -> tuple:
+        return self.chunks, self.added, 1 - self.added, above
+
+
+class ArrayIds:
+    """Sorted distinct chunk ids already in memory, with the reading methods of :class:`PendingIds`."""
+
+    def __init__(self, ids: np.ndarray):
+        self.ids = ids
+
+    def _above(self, above: int) -> np.ndarray:
+        return self.ids[self.ids > above] if len(self.ids) and self.ids[0] <= above else self.ids
+
+    def count(self, above: int = -2**63) -> int:
+        return len(self._above(above))
+
+    def bounds(self) -> tuple[int, int] | None:
+        return (int(self.ids[0]), int(self.ids[-1])) if len(self.ids) else None
+
+    def pages(self, rows: int, above: int = -2**63) -> Iterator[np.ndarray]:
+        ids = self._above(above)
+        for start in range(0, len(ids), rows):
+            yield ids[start:start + rows]
+
+    def sample(self, every: int, above: int = -2**63) -> np.ndarray:
+        return self._above(above)[every - 1::every]
+
+
+def committed_changes(store: RowStore) -> dict[str, tuple[PendingIds, PendingIds]]:
+    """Per chunk table the transaction changed: (ids added, ids removed), read on demand from the TEMP
+    pending rows (call after COMMIT, before deleting them)."""
+    return {chunks: (PendingIds(store, chunks, True), PendingIds(store, chunks, False))
+            for (chunks,) in list(store.execute(f"SELECT DISTINCT chunks FROM {PENDING}"))}
 
 
 def install_pending_triggers(store: RowStore, layout: ColumnLayout) -> None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from .catalog import quote
-from .chunk_table import ColumnLayout, read_chunk_vectors, read_vectors
+from .chunk_table import ArrayIds, ColumnLayout, PendingIds, read_chunk_vectors, read_vectors
 from .errors import StorageError
 from .rowstore import MEMORY, RowStore
 
@@ -214,14 +214,17 @@ class ColumnIndex:
             self._add_where("WHERE c.chunk_id > ? AND c.chunk_id <= ?", (low, top))
             low = top
 
-    def _add_ids(self, chunk_ids: np.ndarray) -> None:
-        """Add these chunks (sorted ids), ``PAGE_ROWS`` at a time."""
-        if self.index.untrained and len(chunk_ids) > PAGE_ROWS:
-            self._train_on(chunk_ids[::-(-len(chunk_ids) // PAGE_ROWS)])
-        self.index.reserve(len(chunk_ids))
-        for start in range(0, len(chunk_ids), PAGE_ROWS):
-            part = json.dumps(chunk_ids[start:start + PAGE_ROWS].tolist())
-            self._add_where("WHERE c.chunk_id IN (SELECT value FROM json_each(?))", (part,))
+    def _add_ids(self, ids: ArrayIds | PendingIds, above: int = -2**63) -> None:
+        """Add these chunks (those with ids above ``above``), ``PAGE_ROWS`` at a time, with room for
+        all of them reserved first."""
+        total = ids.count(above)
+        if not total:
+            return
+        if self.index.untrained and total > PAGE_ROWS:
+            self._train_on(ids.sample(-(-total // PAGE_ROWS), above))
+        self.index.reserve(total)
+        for page in ids.pages(PAGE_ROWS, above):
+            self._add_where("WHERE c.chunk_id IN (SELECT value FROM json_each(?))", (json.dumps(page.tolist()),))
 
     def _train_on(self, sample: np.ndarray) -> None:
         """Train a quantized index that is not trained yet, before more than a page of vectors reaches
@@ -239,7 +242,7 @@ class ColumnIndex:
         gone = np.setdiff1d(have, live, assume_unique=True)
         if len(gone):
             self.index.remove_chunks(gone)
-        self._add_ids(np.setdiff1d(live, have, assume_unique=True))
+        self._add_ids(ArrayIds(np.setdiff1d(live, have, assume_unique=True)))
 
     def rebuild(self) -> VectorIndex:
         self.index, self.max_id, self.seen_version = self._new(), 0, None
@@ -251,20 +254,22 @@ class ColumnIndex:
         self.index = index.compact()
         self.dirty_on_disk = True
 
-    def apply_committed(self, added: Sequence[int] | np.ndarray, removed: Sequence[int] | np.ndarray) -> None:
-        """Apply the chunk changes of a transaction that has just committed (sorted distinct ids)."""
+    def apply_committed(self, added: Sequence[int] | np.ndarray | PendingIds,
+                        removed: Sequence[int] | np.ndarray | PendingIds) -> None:
+        """Apply the chunk changes of a transaction that has just committed: sorted distinct ids, or
+        ``PendingIds`` (read from the TEMP pending rows a page at a time)."""
         if self.index is None:
             return  # loaded lazily, from SQLite, at the next search
-        import numpy as np
-        added, removed = np.asarray(added, np.int64), np.asarray(removed, np.int64)
-        if len(removed):
-            self.index.remove_chunks(removed)
-        self._add_ids(added[added > self.max_id])
+        added, removed = ids_of(added), ids_of(removed)
+        for page in removed.pages(PAGE_ROWS):
+            self.index.remove_chunks(page)
+        self._add_ids(added, self.max_id)
         # The watermark claims "every live chunk up to max_id is in the index". Chunks committed by
         # other connections since our last catch-up lie below this transaction's (ids only grow):
         # advance past ours only when there are none, else the next catch_up() would miss them.
-        if len(added) and not self._count_between(self.max_id, int(added.min())):
-            self.max_id = max(self.max_id, int(added.max()))
+        bounds = added.bounds()
+        if bounds is not None and not self._count_between(self.max_id, bounds[0]):
+            self.max_id = max(self.max_id, bounds[1])
         self.dirty_on_disk = True
 
     def _count_between(self, low: int, high: int) -> int:
@@ -317,6 +322,14 @@ class ColumnIndex:
         self.has_saved = False
         if self.legacy_path and os.path.isfile(self.legacy_path):
             os.remove(self.legacy_path)
+
+
+def ids_of(ids: Sequence[int] | np.ndarray | PendingIds | ArrayIds) -> PendingIds | ArrayIds:
+    """Chunk ids as something that reads them in pages (a list or array: sorted distinct)."""
+    if isinstance(ids, (PendingIds, ArrayIds)):
+        return ids
+    import numpy as np
+    return ArrayIds(np.asarray(ids, np.int64))
 
 
 def legacy_index_directory(path: str) -> str | None:

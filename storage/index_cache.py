@@ -145,6 +145,21 @@ class CacheReader:
             n -= len(piece)
         return b"".join(out)
 
+    def readinto(self, target: memoryview | bytearray) -> int:
+        """Fill ``target`` (up to its length) from the stream; the bytes read (0 at the end)."""
+        target = memoryview(target).cast("B")
+        done = 0
+        while done < len(target) and self.pos < self.size:
+            part, offset = self._locate(self.pos)
+            data = self._load(part)
+            piece = memoryview(data)[offset:offset + len(target) - done]
+            if not len(piece):
+                raise IndexCorrupt(self.name, f"the saved stream lacks part {part} of generation {self.gen}")
+            target[done:done + len(piece)] = piece
+            done += len(piece)
+            self.pos += len(piece)
+        return done
+
     def _locate(self, pos: int) -> tuple[int, int]:
         for part, length in enumerate(self.lengths):
             if pos < length:

@@ -88,7 +88,7 @@ def _write(f: BinaryIO, header: bytes, arrays: list[Buffer], graph: Any) -> None
         os.fsync(f.fileno())
 
 
-def load(path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytes], Any] | None:
+def load(path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytearray], Any] | None:
     """``(header, arrays, graph)``, or None when no file exists; IndexCorrupt when it cannot be trusted.
 
     ``array_sizes(header)`` gives the byte length of each array stored after the header.
@@ -100,9 +100,10 @@ def load(path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytes
         return load_stream(f, os.fstat(f.fileno()).st_size, path, array_sizes)
 
 
-def load_stream(f: Any, size: int, path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytes], Any]:
+def load_stream(f: Any, size: int, path: str, array_sizes: ArraySizes) -> tuple[dict[str, Any], list[bytearray], Any]:
     """``(header, arrays, graph)`` from the stream ``f`` of ``size`` bytes; IndexCorrupt when it
-    cannot be trusted (``path`` names the index in the error)."""
+    cannot be trusted (``path`` names the index in the error). Each array is read straight into a
+    writable buffer of its own, which the caller may keep as its numpy array's memory (no copy)."""
     header, payload_len = _read_verified(f, size, path)
     try:
         sizes = array_sizes(header)
@@ -110,7 +111,7 @@ def load_stream(f: Any, size: int, path: str, array_sizes: ArraySizes) -> tuple[
         raise IndexCorrupt(path, f"bad header: {e}") from e
     if any(s < 0 for s in sizes) or sum(sizes) > payload_len:
         raise IndexCorrupt(path, "count does not fit the file")
-    arrays = [read_exactly(f, size, path) for size in sizes]
+    arrays = [read_into(f, size, path) for size in sizes]
     reader = faiss.PyCallbackIOReader(f.read)
     try:
         graph = faiss.read_index(reader)
@@ -153,6 +154,18 @@ def open_regular(path: str) -> BinaryIO | None:
         raise IndexCorrupt(path, f"is {kind}, not an index file")
     os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
+
+
+def read_into(f: Any, n: int, path: str) -> bytearray:
+    """``n`` bytes of ``f`` read into a new bytearray (``readinto``: no intermediate bytes object)."""
+    data = bytearray(n)
+    view, got = memoryview(data), 0
+    while got < n:
+        step = f.readinto(view[got:])
+        if not step:
+            raise IndexCorrupt(path, "file is truncated")
+        got += step
+    return data
 
 
 def read_exactly(f: BinaryIO, n: int, path: str) -> bytes:

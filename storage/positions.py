@@ -80,6 +80,13 @@ class Column:
             grown[: self.n] = self._data[: self.n]
             self._data = grown
 
+    @classmethod
+    def owning(cls, data: np.ndarray) -> Column:
+        """A column holding ``data`` itself (a writable 1-d array nobody else keeps), not a copy."""
+        column = cls(data.dtype)
+        column._data, column.n = data, len(data)
+        return column
+
     @property
     def view(self) -> np.ndarray:
         return self._data[: self.n]
@@ -96,22 +103,47 @@ INT32_POSITIONS = 2**31 - 1    # positions below this are kept as int32
 class KeyIndex:
     """Positions grouped by an int64 key (doc id, chunk id): a sorted part plus a short unsorted tail.
 
-    Appends go to the tail; the tail is merged into the sorted part once it reaches 1/16 of it, so an
-    append costs O(1) amortised and a lookup O(m log n + tail).
+    Keys that arrive in ascending order (chunk and doc ids only grow, so a batch of new rows nearly
+    always does) are appended to the sorted part in place, into room :meth:`reserve` made or that
+    grows as :class:`Column` does: no copy of the sorted part. Others go to the tail, merged into the
+    sorted part once it reaches 1/16 of it (a copy of it), so an append costs O(1) amortised and a
+    lookup O(m log n + tail).
     """
 
     def __init__(self, keys: np.ndarray) -> None:
-        order = np.argsort(keys, kind="stable")
         dtype = np.int32 if len(keys) < INT32_POSITIONS else np.int64   # 4 bytes a position saved
-        self._keys, self._pos = keys[order], order.astype(dtype)
+        if ascending(keys):             # what a saved index of rows added in order holds: no sort
+            sorted_keys, sorted_pos = np.array(keys, np.int64), np.arange(len(keys), dtype=dtype)
+        else:
+            order = np.argsort(keys, kind="stable")
+            sorted_keys, sorted_pos = keys[order].astype(np.int64, copy=False), order.astype(dtype)
+        self._sorted_keys, self._sorted_pos = Column.owning(sorted_keys), Column.owning(sorted_pos)
         self._tail_keys = Column(np.int64)
         self._tail_pos = Column(dtype)
+
+    @property
+    def _keys(self) -> np.ndarray:
+        return self._sorted_keys.view
+
+    @property
+    def _pos(self) -> np.ndarray:
+        return self._sorted_pos.view
+
+    def reserve(self, more: int) -> None:
+        """Room for ``more`` keys appended in ascending order (see :meth:`Column.reserve`)."""
+        self._sorted_keys.reserve(more)
+        self._sorted_pos.reserve(more)
 
     def append(self, keys: np.ndarray, start: int) -> None:
         if start + len(keys) >= INT32_POSITIONS and self._pos.dtype != np.int64:
             self._merge()
-            self._pos = self._pos.astype(np.int64)
+            self._sorted_pos = Column.owning(self._pos.astype(np.int64))
             self._tail_pos = Column(np.int64)
+        if not self._tail_keys.n and len(keys) and ascending(keys) and (
+                not self._sorted_keys.n or keys[0] >= self._keys[-1]):
+            self._sorted_keys.append(keys)          # in place: the sorted part stays sorted
+            self._sorted_pos.append(np.arange(start, start + len(keys), dtype=self._pos.dtype))
+            return
         self._tail_keys.append(keys)
         self._tail_pos.append(np.arange(start, start + len(keys), dtype=np.int64))
         if self._tail_keys.n > max(1024, len(self._keys) // 16):
@@ -119,14 +151,15 @@ class KeyIndex:
 
     @property
     def nbytes(self) -> int:
-        return self._keys.nbytes + self._pos.nbytes + self._tail_keys.nbytes + self._tail_pos.nbytes
+        return (self._sorted_keys.nbytes + self._sorted_pos.nbytes + self._tail_keys.nbytes
+                + self._tail_pos.nbytes)
 
     def _merge(self) -> None:
         keys, pos = self._tail_keys.view, self._tail_pos.view
         order = np.argsort(keys, kind="stable")
         at = np.searchsorted(self._keys, keys[order], side="right")
-        self._keys = np.insert(self._keys, at, keys[order])
-        self._pos = np.insert(self._pos, at, pos[order])
+        self._sorted_keys = Column.owning(np.insert(self._keys, at, keys[order]))
+        self._sorted_pos = Column.owning(np.insert(self._pos, at, pos[order].astype(self._pos.dtype)))
         self._tail_keys, self._tail_pos = Column(np.int64), Column(self._pos.dtype)
 
     def live(self, wanted: np.ndarray, alive: np.ndarray) -> tuple[np.ndarray, int]:
@@ -172,6 +205,31 @@ def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return np.empty(0, np.int64)
     starts = np.repeat(lo - np.cumsum(counts) + counts, counts)
     return starts + np.arange(total, dtype=np.int64)
+
+
+def ascending(values: np.ndarray) -> bool:
+    """Are the values in non-decreasing order? (Checked in blocks: no full-size temporary.)"""
+    block = 1 << 16
+    for start in range(0, max(len(values) - 1, 0), block):
+        part = values[start:start + block + 1]
+        if not bool(np.all(part[1:] >= part[:-1])):
+            return False
+    return True
+
+
+def count_distinct(values: np.ndarray, where: np.ndarray) -> int:
+    """How many distinct values there are where ``where`` is True. Values in ascending order (doc ids
+    of rows added in order) are counted in blocks, without a sorted copy of them all."""
+    if not ascending(values):
+        return len(distinct(values[where]))
+    block, count, last = 1 << 16, 0, None
+    for start in range(0, len(values), block):
+        part = values[start:start + block][where[start:start + block]]
+        if not len(part):
+            continue
+        count += int(np.count_nonzero(part[1:] != part[:-1])) + int(part[0] != last)
+        last = part[-1]
+    return count
 
 
 def distinct(values: np.ndarray) -> np.ndarray:

@@ -23,19 +23,24 @@ Grouping = tuple  # (order, starts, firsts): see ``grouping``
 
 def grouping(docs: np.ndarray) -> Grouping:
     """``(order, starts, firsts)``: chunk indexes ordered by doc, where each doc's run starts in that
-    order, and each run's doc id (ascending). It depends only on ``docs``: an index keeps the grouping
-    of its live chunks between writes (``VectorIndex._live_groups``), so a search does not sort again."""
-    order = np.argsort(docs, kind="stable")
-    docs_sorted = docs[order]
+    order, and each run's doc id (ascending). ``order`` is None when ``docs`` is in order already (a
+    table written in id order: its chunks need no gather). It depends only on ``docs``: an index keeps
+    the grouping of its live chunks between writes (``VectorIndex._live_groups``), so a search does
+    not sort again."""
+    in_order = len(docs) < 2 or bool((docs[1:] >= docs[:-1]).all())
+    order = None if in_order else np.argsort(docs, kind="stable")
+    docs_sorted = docs if order is None else docs[order]
     starts = np.flatnonzero(first_of_runs(docs_sorted))
     return order, starts, docs_sorted[starts]
 
 
-def doc_best(docs: np.ndarray, dist: np.ndarray, groups: Grouping | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(order, starts, best)``: chunks ordered by doc, where each doc's run starts, its best distance."""
+def doc_best(docs: np.ndarray, dist: np.ndarray, groups: Grouping | None = None) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """``(order, starts, best)``: chunks ordered by doc (None: in order already), where each doc's
+    run starts, its best distance."""
     order, starts, _ = grouping(docs) if groups is None else groups
-    best = np.minimum.reduceat(dist[order], starts) if len(order) else np.empty(0, dist.dtype)
-    return order, starts, best
+    if not len(starts):
+        return order, starts, np.empty(0, dist.dtype)
+    return order, starts, np.minimum.reduceat(dist if order is None else dist[order], starts)
 
 
 def near_cut(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale: float,
@@ -50,28 +55,40 @@ def near_cut(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale
     (below). Every other chunk is kept for exact rescoring. ``groups``: ``grouping(docs)``, when the
     caller has it already.
     """
+    keep = np.zeros(len(docs), bool)
+    keep[near_positions(docs, approx, k, rel_tol, scale, groups)] = True
+    return keep
+
+
+def near_positions(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale: float,
+                   groups: Grouping | None = None) -> np.ndarray:
+    """The indexes of ``near_cut``'s chunks, ascending (what a search rescores: one mask fewer)."""
     if not len(docs):
-        return np.ones(0, bool)
+        return np.empty(0, np.int64)
     groups = grouping(docs) if groups is None else groups
     _, _, best = doc_best(docs, approx, groups)
     # Within a document, only the chunks near its own closest can be its closest exactly: with every error
     # at most ``rel_tol * (1 + |d| + scale)``, a chunk farther than the document's best by twice the
     # largest such error is not. (When every document makes the cut, as on a small table or a hybrid
     # search's wide window, this is what keeps the float64 rescoring to a few chunks per document.)
-    widest = 2.0 * rel_tol * (1.0 + float(np.abs(approx).max()) + scale)
+    # the largest |distance|, without an array of them (NaN propagates through max and min alike); ufuncs
+    # and array methods directly, not numpy's Python wrappers (np.flatnonzero, np.partition): per query
+    # they are called once each on a few thousand values, and their wrappers cost as much
+    widest = 2.0 * rel_tol * (1.0 + max(float(np.maximum.reduce(approx)), -float(np.minimum.reduce(approx))) + scale)
     if len(best) <= k:
-        return approx <= _own_best(docs, groups[2], best, np.arange(len(docs))) + widest
-    kth = float(np.partition(best, k - 1)[k - 1])
-    keep = approx <= kth + 2.0 * rel_tol * (1.0 + abs(kth) + scale)
-    near = np.flatnonzero(keep)         # the few chunks near the cut: only they need their document's best
-    keep[near] = approx[near] <= _own_best(docs, groups[2], best, near) + widest
-    return keep
+        return (approx <= _own_best(docs, groups[2], best, np.arange(len(docs))) + widest).nonzero()[0]
+    part = best.copy()
+    part.partition(k - 1)
+    kth = float(part[k - 1])
+    near = (approx <= kth + 2.0 * rel_tol * (1.0 + abs(kth) + scale)).nonzero()[0]
+    # the few chunks near the cut: only they need their document's best
+    return near[approx[near] <= _own_best(docs, groups[2], best, near) + widest]
 
 
 def _own_best(docs: np.ndarray, firsts: np.ndarray, best: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The best distance of the document of each chunk at ``at`` (``firsts``: the doc id of each of
     ``best``'s runs, ascending)."""
-    return best[np.searchsorted(firsts, docs[at])]
+    return best[firsts.searchsorted(docs[at])]
 
 
 def top_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) -> np.ndarray:
@@ -83,12 +100,29 @@ def top_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) -> 
     return firsts[np.lexsort((docs[firsts], dist[firsts]))][:k]
 
 
+SMALL = 64      # at most this many chunks: ``best_docs`` ranks them in Python (fewer numpy calls)
+
+
+def best_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) -> list[tuple[int, float, int]]:
+    """``(doc, dist, chunk)`` of the best chunk of each of the k best documents, best first: what
+    ``top_docs`` picks, as Python values (a search's result)."""
+    if len(docs) > SMALL:
+        return [(int(docs[i]), float(dist[i]), int(chunks[i])) for i in top_docs(docs, chunks, dist, k)]
+    best: dict[int, tuple[float, int]] = {}
+    for d, x, c in zip(docs.tolist(), dist.tolist(), chunks.tolist()):
+        b = best.get(d)
+        if b is None or x < b[0] or (x == b[0] and c < b[1]):
+            best[d] = (x, c)
+    ranked = sorted((x, d, c) for d, (x, c) in best.items())     # by distance, then doc id (distinct)
+    return [(d, x, c) for x, d, c in ranked[:k]]
+
+
 def distances64(x: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
     """Exact distances in float64: l2 squared, or 1 - dot for ip and cosine."""
     x64, q64 = x.astype(np.float64), q.astype(np.float64).ravel()
     if metric == "l2":
-        return ((x64 - q64) ** 2).sum(axis=1)
-    return 1.0 - (x64 * q64).sum(axis=1)
+        return np.add.reduce((x64 - q64) ** 2, axis=1)      # ndarray.sum(axis=1), without its wrapper
+    return 1.0 - np.add.reduce(x64 * q64, axis=1)
 
 
 def locate(keys: np.ndarray, found: np.ndarray) -> np.ndarray:

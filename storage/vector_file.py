@@ -58,13 +58,14 @@ def load(cls: Any, source: Any) -> tuple[VectorIndex, str] | None:
     except (KeyError, TypeError, ValueError) as e:
         raise IndexCorrupt(path, f"bad header: {e}") from e
     n = int(header["count"])
-    chunks = np.frombuffer(arrays[0], np.int64).copy()
-    docs = np.frombuffer(arrays[1], np.int64).copy()
-    alive = np.unpackbits(np.frombuffer(arrays[2], np.uint8), count=n, bitorder="little").astype(bool)
+    # each array keeps the buffer it was read into (index_file.read_into): no copy of the id maps
+    chunks = np.frombuffer(arrays[0], np.int64)
+    docs = np.frombuffer(arrays[1], np.int64)
+    alive = np.unpackbits(np.frombuffer(arrays[2], np.uint8), count=n, bitorder="little").view(bool)
     index._adopt(graph, chunks, docs, alive, float(header.get("max_norm", 0.0)), path)
     if len(arrays) > 3:
-        index._staged = np.frombuffer(arrays[3], np.float32).reshape(-1, index.dims).copy()
-        index._sqnorm = Column(np.float32, np.frombuffer(arrays[4], np.float32))
+        index._staged = np.frombuffer(arrays[3], np.float32).reshape(-1, index.dims)
+        index._sqnorm = Column.owning(np.frombuffer(arrays[4], np.float32))
     if index._index.ntotal + len(index._staged) != n or index._sqnorm.n not in (0, n):
         raise IndexCorrupt(path, "the vectors do not match the header")
     return index, watermark

@@ -92,6 +92,19 @@ class Searching:
               oversampling: float | None = None) -> Plan:
         """The candidates (every live chunk, or the allowed documents' ones, less ``exclude_doc``'s),
         then the search sized for them (``vector_plan.size``)."""
+        if allowed_docs is None and exclude_doc is None:
+            # the common knn(): the same sizing for every query until the next write, which clears it
+            key = ("plan", k, ef, oversampling)
+            kept = self._derived.get(key)
+            if kept is None:
+                kept = self._derived[key] = self._sized(k, None, None, ef, oversampling)
+            plan = Plan()
+            plan.__dict__.update(kept.__dict__)     # a copy: the search sets its own rescore
+            return plan
+        return self._sized(k, allowed_docs, exclude_doc, ef, oversampling)
+
+    def _sized(self, k: int, allowed_docs: np.ndarray | None, exclude_doc: int | None, ef: int | None,
+               oversampling: float | None) -> Plan:
         vector_plan.check(k, ef, oversampling)
         plan = Plan()
         if allowed_docs is None:
@@ -120,8 +133,8 @@ class Searching:
             # document is kept between writes, and the scan's distances need no gather when all are live
             pos, docs, groups = self._live_groups()
             approx = self._distances32(q, pos)
-            keep = ranking.near_cut(docs, approx, plan.shortlist, vector_plan.RESCORE_TOL, self._scale(q), groups)
-            return self._rank(q, np.flatnonzero(keep) if pos is None else pos[keep], plan.want)
+            near = ranking.near_positions(docs, approx, plan.shortlist, vector_plan.RESCORE_TOL, self._scale(q), groups)
+            return self._rank(q, near if pos is None else pos[near], plan.want)
         pos = self._candidates(plan)
         if self._float:
             return self._finish(q, pos, self._distances32(q, pos), plan.shortlist, plan.want)
@@ -140,7 +153,10 @@ class Searching:
 
     def _scale(self, q: np.ndarray) -> float:
         """The length scale of float32 rounding in an inner product with q (0 for l2)."""
-        return 0.0 if self.metric == "l2" else float(np.linalg.norm(q)) * self._max_norm
+        if self.metric == "l2":
+            return 0.0
+        x = q.ravel()
+        return float(np.sqrt(x.dot(x))) * self._max_norm     # np.linalg.norm(q), without its checks
 
     def _finish(self, q: np.ndarray, pos: np.ndarray, approx: np.ndarray, shortlist: int,
                 k: int) -> list[tuple[int, float, int]]:
@@ -163,8 +179,9 @@ class Searching:
         if pos is None or 2 * len(pos) >= n:  # most of the index: one contiguous pass, then pick
             out = np.empty(n, np.float32)
             kernel = faiss.fvec_inner_products_ny if ip else faiss.fvec_L2sqr_ny
-            with one_thread():
-                kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(xb), self.dims, n)
+            # a plain loop in FAISS (no OpenMP team to keep to one thread); the vectors' pointer is
+            # kept with their view until the next write
+            kernel(faiss.swig_ptr(out), faiss.swig_ptr(q), self._vectors_ptr(xb), self.dims, n)
             if pos is not None:
                 out = out[pos]
         else:
@@ -177,6 +194,12 @@ class Searching:
         if ip:
             np.subtract(1.0, out, out=out)
         return out
+
+    def _vectors_ptr(self, xb: np.ndarray) -> Any:
+        kept = self._derived.get("xb_ptr")
+        if kept is None or kept[0] is not xb:
+            kept = self._derived["xb_ptr"] = (xb, faiss.swig_ptr(xb))
+        return kept[1]
 
     def _search_graph(self, q: np.ndarray, plan: Plan) -> list[tuple[int, float, int]]:
         bitmap = self._selector_bitmap(plan)
@@ -222,8 +245,7 @@ class Searching:
     def _rank(self, q: np.ndarray, pos: np.ndarray, k: int) -> list[tuple[int, float, int]]:
         """Rescore ``pos`` in float64, keep each document's closest chunk, return the k best."""
         dist = ranking.distances64(self._vectors()[pos], q[0], self.metric)
-        docs, chunks = self._doc.view[pos], self._chunk.view[pos]
-        return [(int(docs[i]), float(dist[i]), int(chunks[i])) for i in ranking.top_docs(docs, chunks, dist, k)]
+        return ranking.best_docs(self._doc.view[pos], self._chunk.view[pos], dist, k)
 
     def _finish_codes(self, q: np.ndarray, pos: np.ndarray, raw: np.ndarray,
                       plan: Plan) -> list[tuple[int, float, int]]:
@@ -243,5 +265,4 @@ class Searching:
         at = ranking.locate(chunks, found)
         ok = at >= 0
         dist = ranking.distances64(x[ok], q[0], self.metric)
-        d, c = docs[at[ok]], found[ok]
-        return [(int(d[i]), float(dist[i]), int(c[i])) for i in ranking.top_docs(d, c, dist, k)]
+        return ranking.best_docs(docs[at[ok]], found[ok], dist, k)

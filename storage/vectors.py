@@ -30,7 +30,7 @@ import numpy as np
 
 from . import quantized, ranking, vector_file
 from .errors import IndexCorrupt
-from .positions import Column, KeyIndex, RWLock, distinct, int_array
+from .positions import Column, KeyIndex, RWLock, count_distinct, distinct, int_array
 from .vector_search import Searching
 
 METRICS = {"l2": faiss.METRIC_L2, "ip": faiss.METRIC_INNER_PRODUCT, "cosine": faiss.METRIC_INNER_PRODUCT}
@@ -58,10 +58,11 @@ class VectorIndex(Searching):
         self._bitmap_lock = threading.Lock()
 
     def _set_maps(self, chunks: np.ndarray, docs: np.ndarray, alive: np.ndarray) -> None:
-        self._chunk, self._doc, self._alive = Column(np.int64, chunks), Column(np.int64, docs), Column(bool, alive)
+        """Take these arrays (writable, int64, int64, bool, nobody else's: kept, not copied) as the maps."""
+        self._chunk, self._doc, self._alive = Column.owning(chunks), Column.owning(docs), Column.owning(alive)
         self._by_chunk, self._by_doc = KeyIndex(self._chunk.view), KeyIndex(self._doc.view)
-        self._live = int(alive.sum())
-        self._live_docs = len(distinct(docs[alive]))
+        self._live = int(np.count_nonzero(alive))
+        self._live_docs = count_distinct(docs, alive)
         self._max_norm = 0.0
         self._alive_bitmap: np.ndarray | None = None
         # what searches derive from the state and keep until the next write (vector_search: the
@@ -135,7 +136,7 @@ class VectorIndex(Searching):
         """Room for ``more`` vectors about to be added in pages (see ``quantized.reserve``)."""
         with self._lock.write():
             quantized.reserve(self._index, more)
-            for column in (self._chunk, self._doc, self._alive):
+            for column in (self._chunk, self._doc, self._alive, self._by_chunk, self._by_doc):
                 column.reserve(more)
             self._derived = {}          # FAISS's storage and the maps may have moved
 

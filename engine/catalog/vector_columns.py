@@ -24,7 +24,10 @@ MULTI_VECTOR_STRATEGIES = ("fixed", "recursive", "sentence", "markdown")
 CHUNK_CONTEXTS = ("none", "heading")
 SIMILARITIES = ("l2", "ip", "cosine")
 
-CHUNK_OPTIONS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks", "chunk_context")
+CHUNK_OPTIONS = ("chunk_strategy", "max_tokens", "overlap_tokens", "max_chunks", "chunk_context", "passage_units")
+#: passage_units: vectors of each chunk's small pieces, made when the row is embedded, that help a text
+#: query choose a found document's passage (docs/passages.md#passage_units)
+PASSAGE_UNITS = ("none", "windows")
 CHUNK_NUMBERS = ("max_tokens", "overlap_tokens", "max_chunks")
 #: Options that mean something only on a KNN-indexed vector column, in the order they are named.
 KNN_OPTIONS = ("knn_dims", "hnsw_similarity", "hnsw_m", "hnsw_ef_construction", "model_name", "from",
@@ -97,6 +100,7 @@ class VectorSpec:
     # the model options given (name, value as written), in MODEL_OPTIONS order: prefixes, pooling, dims,
     # the remote endpoint's settings (the api_key stored, never shown: render_options redacts it)
     model_options: tuple[tuple[str, str], ...] = ()
+    passage_units: str = "none"              # 'none' or 'windows' (embed/units.py)
 
 
 #: resolve_model(name, model options) -> (canonical name, fingerprint, dims)
@@ -156,6 +160,8 @@ def render_options(spec: VectorSpec) -> str:
             parts.append(("max_chunks", str(spec.max_chunks)))
         if spec.chunk_strategy == "markdown" or spec.chunk_context != "none":
             parts.append(("chunk_context", spec.chunk_context))
+        if spec.passage_units != "none":
+            parts.append(("passage_units", spec.passage_units))
         parts += [(k, REDACTED_KEY if k == "api_key" and not v.startswith("env:") else v)
                   for k, v in spec.model_options]
     return " ".join(f"{key}={quote(value)}" for key, value in parts)
@@ -233,6 +239,7 @@ def _validate_column(
         max_chunks=numbers.get("max_chunks", 0),
         quantization=quantization, model_text=options["model_name"], from_text=options.get("from"),
         chunk_context=_chunk_context(options), model_options=model_options,
+        passage_units=options.get("passage_units", "none").strip().lower(),
     )
 
 
@@ -267,6 +274,7 @@ def _check_chunk_rules(type_: str, options: Mapping[str, str]) -> None:
     context = options.get("chunk_context")
     if context is not None and context.strip().lower() not in CHUNK_CONTEXTS:
         raise UserError(f"unknown chunk_context '{context}'; expected none or heading", errors.SqlSyntaxError)
+    _check_passage_units(options)
     has_numbers = any(key in options for key in CHUNK_NUMBERS)
     if has_numbers and strategy is None:
         raise UserError("max_tokens, overlap_tokens and max_chunks require chunk_strategy", errors.SqlSyntaxError)
@@ -282,6 +290,18 @@ def _check_chunk_rules(type_: str, options: Mapping[str, str]) -> None:
         )
     if "overlap_tokens" in options and _is_zero_or_missing(options.get("max_tokens")):
         raise UserError("overlap_tokens requires an explicit non-zero max_tokens", errors.SqlSyntaxError)
+
+
+def _check_passage_units(options: Mapping[str, str]) -> None:
+    units = options.get("passage_units")
+    if units is None:
+        return
+    if units.strip().lower() not in PASSAGE_UNITS:
+        raise UserError(f"unknown passage_units '{units}'; expected none or windows", errors.SqlSyntaxError)
+    strategy = options.get("chunk_strategy", "truncate").strip().lower()
+    if units.strip().lower() != "none" and strategy not in MULTI_VECTOR_STRATEGIES:
+        raise UserError(f"passage_units='{units.strip().lower()}' requires a chunk_strategy that cuts a document into "
+                        "several chunks (fixed, recursive, sentence or markdown)", errors.SqlSyntaxError)
 
 
 def _chunk_context(options: Mapping[str, str]) -> str:

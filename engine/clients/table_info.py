@@ -30,6 +30,7 @@ class Chunking:
     overlap_tokens: int
     max_chunks: int               # 0: no limit
     context: str                  # chunk_context: none or heading
+    passage_units: str = "none"   # none or windows: each chunk's pieces embedded too (docs/passages.md)
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,7 @@ def _column(table: catalog_tables.Table, col: catalog_tables.Column, info: schem
 def _vector(spec: VectorSpec) -> VectorInfo:
     model = spec.model_text or spec.model_name
     chunking = None if model is None else Chunking(spec.chunk_strategy, spec.max_tokens, spec.overlap_tokens,
-                                                   spec.max_chunks, spec.chunk_context)
+                                                   spec.max_chunks, spec.chunk_context, spec.passage_units)
     return VectorInfo(is_array=spec.is_array, knn_type=spec.knn_type, dims=spec.dims, similarity=spec.similarity,
                       hnsw_m=spec.hnsw_m, hnsw_ef_construction=spec.hnsw_ef_construction,
                       quantization=spec.quantization, model=model, model_name=spec.model_name,

@@ -8,7 +8,7 @@ import numpy as np
 
 from tesseradb import embed
 from tesseradb.embed import chunking
-from tesseradb.embed import reuse
+from tesseradb.embed import reuse, units
 from tesseradb.embed.chunk_context import Cut, Located, cut_document
 from tesseradb.embed.model import Model
 from tesseradb.embed.planning import plan_document
@@ -29,6 +29,7 @@ class Embedded:
     spans: list[tuple[int | None, int | None]]   # one character span per vector
     keys: list[str | None] | None = None         # per vector: the key of the text it embeds (embed.reuse)
     located: list[Located] | None = None         # per vector: heading path, section, context line
+    units: list[bytes] | None = None             # per vector: its passage units (embed/units.py), packed
 
 
 def location_row(emb: Embedded, ordinal: int) -> tuple:
@@ -83,7 +84,25 @@ def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[Pl
     result = reuse.embed_pieces(db, model, pieces, on_progress=db.on_progress, should_stop=db.check_cancelled)
     _note_reuse(db, spec, result)
     out = assemble(spec.chunk_strategy, texts, [c.plan for c in cuts], result.vectors, result.keys)
-    return [_with_location(e, cut, text, located) for e, cut, text, located in zip(out, cuts, texts, where)]
+    out = [_with_location(e, cut, text, located) for e, cut, text, located in zip(out, cuts, texts, where)]
+    return _with_units(db, model, spec, texts, out) if spec.passage_units != "none" else out
+
+
+def _with_units(db: Context, model: embed.Model, spec: VectorSpec, texts: list[str],
+                out: list[Embedded]) -> list[Embedded]:
+    """Each chunk's passage units (``passage_units``, embed/units.py), made or reused."""
+    chunks, keys = [], []
+    for text, emb in zip(texts, out):
+        for n, (start, end) in enumerate(emb.spans):
+            chunks.append((text[start:end], emb.located[n].context if emb.located else None))
+            keys.append(emb.keys[n] if emb.keys else None)
+    blobs = units.embed_units(db, model, spec.passage_units, chunks, keys)
+    done, at = [], 0
+    for emb in out:
+        n = len(emb.spans)
+        done.append(Embedded(emb.vectors, emb.spans, emb.keys, emb.located, blobs[at:at + n]))
+        at += n
+    return done
 
 
 def _cut_all(db: Context, model: embed.Model, spec: VectorSpec, texts: list[str],
@@ -128,7 +147,7 @@ def _with_location(emb: Embedded, cut: Cut, text: str, located: list[Located]) -
     if len(emb.spans) != len(located):
         whole = cut.locate(text, 0, len(text))
         located = [Located(whole.heading, whole.section, None)]
-    return Embedded(emb.vectors, emb.spans, emb.keys, located)
+    return Embedded(emb.vectors, emb.spans, emb.keys, located, emb.units)
 
 
 def _note_reuse(db: Context, spec: VectorSpec, result: reuse.Reuse) -> None:

@@ -18,7 +18,7 @@ from tesseradb.io.file_access import FileAccess
 from tesseradb.results import Warn
 from tesseradb.sql.statement_cache import StatementCache
 from tesseradb.storage import catalog
-from tesseradb.storage.chunk_table import install_pending_triggers
+from tesseradb.storage.chunk_table import ColumnLayout, committed_changes, install_pending_triggers
 from tesseradb.storage.chunks import ColumnIndex, legacy_index_directory
 from tesseradb.storage.rowstore import MEMORY, RowStore
 
@@ -84,11 +84,13 @@ class Database:
             raise errors.no_such_table(name)
         return table
 
-    def column_index(self, table: Table, column: str) -> ColumnIndex:
+    def column_index(self, table: Table, column: str, layout: ColumnLayout | None = None) -> ColumnIndex:
+        """The index of ``table.column`` (``layout``: its layout, when the caller has it already)."""
         key = (table.name.lower(), column.lower())
         idx = self.indexes.get(key)
-        if idx is None or idx.layout != table.layout(column):
-            idx = self.indexes[key] = ColumnIndex(self.store, table.layout(column), self.legacy_index_dir)
+        layout = table.layout(column) if layout is None else layout
+        if idx is None or (idx.layout is not layout and idx.layout != layout):
+            idx = self.indexes[key] = ColumnIndex(self.store, layout, self.legacy_index_dir)
         return idx
 
     def record_error(self, error: errors.Error) -> None:
@@ -157,11 +159,12 @@ class Database:
     def commit(self) -> None:
         if not self.store.in_transaction:
             return
-        pending = self._pending_changes() if self.has_pending() else {}
         self.store.commit()
-        if pending:
-            self.store.execute("DELETE FROM temp._tessera_pending")
-            self._apply_pending(pending)
+        if self.has_pending():
+            try:        # the committed TEMP rows are read a page at a time as they are applied
+                self._apply_pending(committed_changes(self.store))
+            finally:
+                self.store.execute("DELETE FROM temp._tessera_pending")
         for idx in self.indexes.values():
             idx.save(only_if_far_behind=True)
 
@@ -171,23 +174,6 @@ class Database:
 
     def has_pending(self) -> bool:
         return self.store.one("SELECT 1 FROM sqlite_temp_master WHERE name = '_tessera_pending'") is not None
-
-    def _pending_changes(self) -> dict[str, tuple[Any, Any]]:
-        """Per chunk table, the chunk ids the open transaction added and removed (a chunk added and
-        removed again is in neither), as sorted int64 arrays: 8 bytes a chunk, not a Python tuple."""
-        import numpy as np
-        pending = "temp._tessera_pending"
-        changes = {}
-        for (chunks,) in list(self.store.execute(f"SELECT DISTINCT chunks FROM {pending}")):
-            both = []
-            for mine, other in ((1, 0), (0, 1)):
-                cursor = self.store.execute(
-                    f"SELECT chunk_id FROM {pending} WHERE chunks = ?1 AND added = ?2 EXCEPT "
-                    f"SELECT chunk_id FROM {pending} WHERE chunks = ?1 AND added = ?3 ORDER BY 1",
-                    (chunks, mine, other))
-                both.append(np.fromiter((r[0] for r in cursor), np.int64))
-            changes[chunks] = (both[0], both[1])
-        return changes
 
     def _apply_pending(self, pending: dict[str, tuple[Any, Any]]) -> None:
         for table in list(self.tables.values()):

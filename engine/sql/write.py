@@ -20,6 +20,7 @@ from tesseradb.errors import UserError
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.storage.catalog import quote
+from tesseradb.storage import unit_table
 from tesseradb.storage.chunk_table import delete_doc_chunks, write_chunks
 
 
@@ -228,6 +229,9 @@ def _write_chunk_rows(db: Database, table: Table, ids: list[int],
                 for doc_id, emb in zip(ids, per_row) if emb is not None for ord_, (s, e) in enumerate(emb.spans)]
         if rows:
             write_chunks(db.store, layout, rows)
+        unit_table.write(db.store, layout, [(doc_id, ord_, emb.keys[ord_] if emb.keys else None, blob)
+                                            for doc_id, emb in zip(ids, per_row) if emb is not None and emb.units
+                                            for ord_, blob in enumerate(emb.units)])
 
 
 def store_vectors(db: Database, table: Table, col: Column, ids: list[int],

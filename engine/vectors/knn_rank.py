@@ -49,14 +49,14 @@ def similarity(dist: float, metric: str) -> float:
 
 
 def _chunk_counts(db: Context, req: KnnRequest, docs: list[int]) -> dict[int, int]:
-    chunks = req.table.layout(req.column).chunks
+    chunks = req.layout.chunks
     marks = ",".join("?" * len(docs))
     return {int(d): int(n) for d, n in db.store.execute(
         f"SELECT doc_id, COUNT(*) FROM {quote(chunks)} WHERE doc_id IN ({marks}) GROUP BY doc_id", docs)}
 
 
 def _best_vectors(db: Context, req: KnnRequest, hits: Hits) -> np.ndarray:
-    layout = req.table.layout(req.column)
+    layout = req.layout
     marks = ",".join("?" * len(hits))
     chunk_ids, _, vectors = read_vectors(db.store, layout, f"WHERE c.chunk_id IN ({marks})",
                                          tuple(int(c) for _, _, c in hits))
@@ -73,7 +73,7 @@ def rank(db: Context, req: KnnRequest, run) -> tuple[Hits, dict[int, float]]:
     hits = run(db, replace(req, k=max(candidates(req), req.k)))
     if not hits:
         return [], {}
-    metric = req.table.layout(req.column).metric
+    metric = req.layout.metric
     score = np.array([similarity(d, metric) for _, d, _ in hits])
     if penalised(req):
         counts = _chunk_counts(db, req, [h[0] for h in hits])

@@ -29,7 +29,7 @@ from tesseradb.storage.blobs import unpack
 from tesseradb import embed
 from tesseradb.context import Context
 from tesseradb.embed.spans import kept_end, may_be_cut
-from tesseradb.vectors import mmr, passage_words
+from tesseradb.vectors import mmr, passage_units, passage_words
 from tesseradb.vectors.knn_rank import similarity
 
 if TYPE_CHECKING:
@@ -98,12 +98,14 @@ def _spans(db: Context, chunks_table: str, picks: list[tuple[int, int]]) -> dict
 
 def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
                 limit: int | None = None, diversity: float | None = None,
-                words: passage_words.Words | None = None) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
+                words: passage_words.Words | None = None,
+                units: bool = False) -> dict[int, tuple[list[tuple[float, _ChunkRow]], int]]:
     """doc id -> (its ``limit`` best chunks as (distance, (ord, start, end)), best first, ties to the
     lower ordinal; its number of chunks). Best: nearest, or with ``words`` (the query's BM25 per chunk,
-    ``passage_words.scores``) the highest ``passage_words.relevance``. Every vector of the document is
-    scored; only the chunk rows of the chosen ones are read (a document's vector i is its chunk of
-    ordinal i)."""
+    ``passage_words.scores``) the highest ``passage_words.relevance``; with ``units`` (a text query on
+    a column with passage units) that score rescored by the units (``passage_units.rescore``). Every
+    vector of the document is scored; only the chunk rows of the chosen ones are read (a document's
+    vector i is its chunk of ordinal i)."""
     layout = table.layout(column)
     docs = sorted({int(d) for d in doc_ids})
     if not docs or queries is None or not len(queries):
@@ -111,24 +113,30 @@ def rank_chunks(db: Context, table: "Table", column: str, queries: np.ndarray, d
     sql = (f"SELECT id, {quote(layout.column)} FROM {quote(layout.table)} "
            "WHERE id IN (SELECT value FROM json_each(?))")
     queries = queries.astype(np.float32)
-    chosen: dict[int, tuple[np.ndarray, list[int], int]] = {}
+    found: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for doc, blob in db.store.execute(sql, (json.dumps(docs),)):
         vectors = unpack(blob, layout.is_array)
         if len(vectors) and vectors.shape[1] == layout.dims:
-            dist = distances(vectors, queries, layout.metric)
-            chosen[doc] = (dist, _pick(vectors, dist, layout.metric, limit, diversity, (words or {}).get(doc)),
-                           len(vectors))
+            found[doc] = (vectors, distances(vectors, queries, layout.metric))
+    scored: dict[int, np.ndarray | None] = {
+        doc: passage_words.relevance(dist, layout.metric, (words or {}).get(doc))
+        if units or (words or {}).get(doc) else None
+        for doc, (_, dist) in found.items()}
+    if units and found:
+        scored.update(passage_units.rescore(db, layout, queries[0], {d: s for d, s in scored.items() if s is not None},
+                                            {d: v for d, (v, _) in found.items()}))
+    chosen = {doc: (dist, _pick(vectors, dist, layout.metric, limit, diversity, scored[doc]), len(vectors))
+              for doc, (vectors, dist) in found.items()}
     spans = _spans(db, layout.chunks, [(doc, i) for doc, (_, best, _) in chosen.items() for i in best])
     return {doc: ([(_as_float32(float(dist[i])), spans[doc, i]) for i in best if (doc, i) in spans], count)
             for doc, (dist, best, count) in chosen.items()}
 
 
 def _pick(vectors: np.ndarray, dist: np.ndarray, metric: str, limit: int | None, diversity: float | None,
-          words: dict[int, float] | None = None) -> list[int]:
-    """The chunks to report: the nearest ``limit`` (with ``words``: the most relevant, vector and
-    words together, passage_words.py), or with ``diversity`` the ``limit`` MMR picks among the
-    document's chunks (relevance = knn's similarity, vectors/knn_rank.py, plus the words' part)."""
-    scored = passage_words.relevance(dist, metric, words) if words else None
+          scored: np.ndarray | None = None) -> list[int]:
+    """The chunks to report: the nearest ``limit`` (with ``scored``: the highest scores, words and
+    units counted, passage_words.py and passage_units.py), or with ``diversity`` the ``limit`` MMR
+    picks among the document's chunks (relevance = knn's similarity, vectors/knn_rank.py, or the score)."""
     order = np.argsort(dist if scored is None else -scored, kind="stable")
     if diversity is None or limit is None:
         return order[:limit].tolist()
@@ -180,11 +188,11 @@ def _with_text(db: Context, table: "Table", spec: "VectorSpec", rows: list[tuple
 
 
 def ranked(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids: Sequence[int],
-           needs: Needs, limit: int, words: passage_words.Words | None = None) -> list[Passage]:
+           needs: Needs, limit: int, words: passage_words.Words | None = None, units: bool = False) -> list[Passage]:
     """The ``limit`` best chunks of each of ``doc_ids``, every chunk scored exactly (``rank_chunks``)."""
     spec = table.vectors[column.lower()]
     scored = rank_chunks(db, table, column, queries, doc_ids, limit, needs.mmr if limit == needs.limit else None,
-                         words)
+                         words, units)
     rows = [(doc, rank, row[0], dist, row[1], row[2], row[3]) for doc, (chunks, _) in scored.items()
             for rank, (dist, row) in enumerate(chunks, start=1)]
     return _with_text(db, table, spec, rows, {doc: n for doc, (_, n) in scored.items()}, needs)
@@ -210,18 +218,20 @@ def fill(db: Context, table: "Table", column: str, queries: np.ndarray, doc_ids:
          hits: Sequence[tuple[int, float, int]] | None = None, text: str | None = None) -> None:
     """Write the TEMP tables the rewritten query reads, for the documents ``doc_ids``: each one's best
     chunk and, for ``knn_chunks(n)``, its ranked chunks. With the query's ``text``, best means vector
-    and words together (passage_words.py); without, the nearest: the matched chunk of the search's
-    ``hits``, else every chunk scored exactly."""
+    and words together (passage_words.py), and on a column with passage units the units too
+    (passage_units.py); without, the nearest: the matched chunk of the search's ``hits``, else every
+    chunk scored exactly."""
     words = passage_words.scores(db, table, column, text, doc_ids) if text else None
+    units = bool(text) and table.vectors[column.lower()].passage_units != "none"
     if needs.best:
-        best = matched(db, table, column, hits, needs) if hits is not None and not words else \
-            ranked(db, table, column, queries, doc_ids, needs, 1, words)
+        best = matched(db, table, column, hits, needs) if hits is not None and not words and not units else \
+            ranked(db, table, column, queries, doc_ids, needs, 1, words, units)
         db.store.execute(CREATE_BEST_TABLE)
         db.store.execute(f"DELETE FROM temp.{BEST_TABLE}")
         db.store.executemany(f"INSERT INTO temp.{BEST_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?)",
                              [(p.doc_id, p.chunk, p.dist, p.start, p.end, p.text, p.heading) for p in best])
     if needs.limit:
-        rows = ranked(db, table, column, queries, doc_ids, needs, needs.limit, words)
+        rows = ranked(db, table, column, queries, doc_ids, needs, needs.limit, words, units)
         db.store.execute(CREATE_TABLE)
         db.store.execute(f"DELETE FROM temp.{TABLE}")
         db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

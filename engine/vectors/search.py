@@ -5,13 +5,15 @@ Committed vectors are searched in the column's FAISS index; vectors written by t
 """
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 from sqlglot import exp
 
-from tesseradb.storage.chunk_table import read_vectors
+from tesseradb.storage.chunk_table import ColumnLayout, read_vectors
 
 from tesseradb import embed, errors
 from tesseradb.errors import UserError
@@ -39,25 +41,50 @@ class KnnRequest:
     passages: Any = None                     # passages.Needs: what knn_chunk*() read, or None
     scores: dict[int, float] | None = None   # knn_score() of the last run, when it ranks otherwise
     text: str | None = None                  # the query's text, when it was one: its words help pick passages
+    _layout: ColumnLayout | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_call(cls, db: Context, call: exp.Anonymous, tables: dict[str, Table],
                   bound: dict[str, Any], default_k: int = MANTICORE_DEFAULT_LIMIT) -> "KnnRequest":
         """``default_k``: k when the call has none (the query's LIMIT + OFFSET, see knn_options)."""
-        args = split_arguments(call)
-        alias, table = _owner(args.column, tables)
-        spec = table.vectors.get(args.column.name.lower())
-        if spec is None:
+        return KnnCall(call, tables).request(db, bound, default_k)
+
+    @property
+    def layout(self) -> ColumnLayout:
+        """The searched column's layout (the table does not change while a statement runs)."""
+        if self._layout is None:
+            self._layout = self.table.layout(self.column)
+        return self._layout
+
+
+class KnnCall:
+    """What a ``knn(...)`` call says before its parameters are bound: the arguments, the searched table
+    and column, and (read on first use) the column's layout and local model. A cached plan keeps one
+    (select_plan's remaker) for every execute until the catalog changes, which drops the plan."""
+
+    def __init__(self, call: exp.Anonymous, tables: dict[str, Table]) -> None:
+        self.args = args = split_arguments(call)
+        self.alias, self.table = _owner(args.column, tables)
+        self.spec = self.table.vectors.get(args.column.name.lower())
+        if self.spec is None:
             raise UserError(f"KNN index not enabled for attribute '{args.column.name}'", errors.SqlSyntaxError)
+        self.layout: ColumnLayout | None = None
+        self.model: Any = None          # a local model, once resolved (a remote one is asked each time)
+
+    def request(self, db: Context, bound: dict[str, Any], default_k: int = MANTICORE_DEFAULT_LIMIT) -> KnnRequest:
+        args, spec = self.args, self.spec
         positional = None if args.k is None else _int_arg(args.k, bound, "k")
         if positional is not None and positional <= 0:
             raise UserError("k parameter must be positive", errors.SqlSyntaxError)
         options = parse_options(args.options, bound) if args.options is not None else KnnOptions()
         k = resolve_k(positional, options, default_k)
-        req = cls(table, alias, spec.column, k, None, ef=options.ef, bound=bound, options=options)
-        req.query, req.exclude_doc = _query_vectors(db, table, spec, args.query, bound)
-        text = literal(args.query, bound)[1]
-        req.text = text if isinstance(text, str) else None
+        req = KnnRequest(self.table, self.alias, spec.column, k, None, ef=options.ef, bound=bound, options=options)
+        if self.layout is None:
+            self.layout = self.table.layout(spec.column)
+        req._layout = self.layout
+        read = literal(args.query, bound)
+        req.query, req.exclude_doc = _query_vectors(db, self.table, spec, args.query, bound, self, read)
+        req.text = read[1] if isinstance(read[1], str) else None
         if req.exclude_doc is not None and args.k is None:     # as in Manticore: knn(col, k, doc_id)
             raise UserError("knn() expects (column, [k,] query [, {options}]); a document id needs k",
                             errors.SqlSyntaxError)
@@ -78,9 +105,10 @@ def _int_arg(node: exp.Expression, bound: dict[str, Any], what: str) -> int:
     return int(value)
 
 
-def _query_vectors(db: Context, table: Table, spec, node: exp.Expression,
-                   bound: dict[str, Any]) -> tuple[np.ndarray, int | None]:
-    ok, value = literal(node, bound)
+def _query_vectors(db: Context, table: Table, spec, node: exp.Expression, bound: dict[str, Any],
+                   held: KnnCall | None = None, read: tuple[bool, Any] | None = None) -> tuple[np.ndarray, int | None]:
+    """``read``: ``literal(node, bound)``, when the caller has it already."""
+    ok, value = literal(node, bound) if read is None else read
     if not ok:
         raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?",
                         errors.SqlSyntaxError)
@@ -89,7 +117,7 @@ def _query_vectors(db: Context, table: Table, spec, node: exp.Expression,
         if not spec.model_name:
             raise UserError("Embeddings generation string specified, but embeddings are not loaded",
                             errors.SqlSyntaxError)
-        return embed.spec_model(spec, db.remote_access).embed_query(value).reshape(1, -1).astype(np.float32), None
+        return _model(db, spec, held).embed_query(value).reshape(1, -1).astype(np.float32), None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return _document_vectors(db, table, spec, int(value)), int(value)
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -104,6 +132,17 @@ def _query_vectors(db: Context, table: Table, spec, node: exp.Expression,
                             f"{vec.shape[1]} entries specified", errors.SqlSyntaxError)
         return vec, None
     raise UserError("knn() query must be a text, a vector in parentheses, a document id or ?", errors.SqlSyntaxError)
+
+
+def _model(db: Context, spec, held: KnnCall | None) -> Any:
+    """The column's model: a local one is kept by the call's plan (``held``); a remote one is resolved
+    each time (the operator's allow-list is asked on every use)."""
+    if held is not None and held.model is not None:
+        return held.model
+    model = embed.spec_model(spec, db.remote_access)
+    if held is not None and not embed.is_remote(spec.model_name):
+        held.model = model
+    return model
 
 
 def _document_vectors(db: Context, table: Table, spec, doc_id: int) -> np.ndarray:
@@ -140,7 +179,7 @@ def distances(vectors: np.ndarray, query: np.ndarray, metric: str) -> np.ndarray
 
 
 def _exact(db: Context, req: KnnRequest, where: str, params: tuple) -> dict[int, tuple[float, int]]:
-    layout = req.table.layout(req.column)
+    layout = req.layout
     chunk_ids, doc_ids, vectors = read_vectors(db.store, layout, where, params)
     best: dict[int, tuple[float, int]] = {}
     for q in req.query:
@@ -158,10 +197,18 @@ def _as_float32(d: float) -> float:
     return float(np.float32(d)) if abs(d) <= _F32_MAX else float(d)
 
 
+_BY_DIST_DOC = itemgetter(1, 0)
+
+
 def _collapse(best: dict[int, tuple[float, int]], k: int) -> list[tuple[int, float, int]]:
     # distances are float32 arithmetic (FAISS or numpy on float32 vectors): report them as float32
     # values whichever path found them, so equal distances compare equal and print alike
-    ranked = sorted(((doc, _as_float32(d), c) for doc, (d, c) in best.items()), key=lambda h: (h[1], h[0]))
+    dists = [h[0] for h in best.values()]
+    if dists and max(map(abs, dists)) <= _F32_MAX:     # all of them at once (array 'f' rounds as float32 does)
+        narrow = array("f", dists).tolist()
+    else:
+        narrow = [_as_float32(d) for d in dists]
+    ranked = sorted(zip(best, narrow, [h[1] for h in best.values()]), key=_BY_DIST_DOC)
     return ranked[:k]
 
 
@@ -178,9 +225,9 @@ def _nearest(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
     if req.query is None or len(req.query) == 0:
         return []
     allowed = _allowed(db, req)
-    layout = req.table.layout(req.column)
+    layout = req.layout
     added, touched = _pending(db, layout.chunks)
-    idx = db.column_index(req.table, req.column)
+    idx = db.column_index(req.table, req.column, layout)
     best: dict[int, tuple[float, int]] = {}
     if req.options.fullscan or (touched and idx.index is None):
         best = _exact(db, req, "", ())         # {fullscan=1}, or the index is not loaded yet

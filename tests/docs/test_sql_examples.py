@@ -28,6 +28,8 @@ EXPECT = {
                       r"0 added, 0 changed, 4 unchanged, 0 removed, 0 skipped",
                       r"SYNC 'sql_examples/data/vault/runbooks/\*\*/\*': 0 added, 0 changed, 2 unchanged, 0 removed",
                       r"\| files \|\n\+-+\+\n\|\s+4 \|", r"\| runbooks/certificates\.md \| "],
+    "passage_units.sql": [r"\|\s+1 \|\s+4 \| Backups > Restores\s+\|", r"\|\s+1 \|\s+2 \| Backups > Operations \|",
+                          r"passage_units='windows'"],
     "describe_probes.sql": [r"\| user_id \| int\s+\| primary key auto_increment \|",
                             r"\| name\s+\| varchar\(255\) \| not null default ''\s+\|",
                             r"\| v\s+\| float_vector \| knn\s+\|",

@@ -95,6 +95,18 @@ def test_a_statement_stops_when_its_client_disconnects(unlimited):
     wait_for(lambda: all(r[1] != "leaver" for r in _processes(unlimited.port)), timeout=30)
 
 
+def test_a_statement_stops_when_its_client_quits_behind_it(unlimited):
+    """The close is seen on the socket even behind a command the server has not read: the
+    connection's own thread is busy running the statement, and the client sent COM_QUIT, then left."""
+    gone = connect(unlimited.port, user="quitter")
+    gone._execute_command(3, FOREVER)                 # COM_QUERY, never read the answer
+    wait_for(lambda: any(r[7] == FOREVER for r in _processes(unlimited.port)))
+    gone._execute_command(1, "")                      # COM_QUIT behind it
+    gone._sock.shutdown(socket.SHUT_RDWR)
+    gone._sock.close()
+    wait_for(lambda: all(r[1] != "quitter" for r in _processes(unlimited.port)), timeout=30)
+
+
 def test_max_execution_time_default_session_and_hint(db_file):
     srv = tesseradb.serve(db_file, port=0, max_execution_time=400, background=True)
     try:

@@ -146,7 +146,7 @@ def test_ctrl_c_during_a_sync_rolls_it_back(shell_env, tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = Lines(proc.stdout)
     try:
-        lines.wait_for("overlap_tokens='32');")     # the table exists; the sync is running
+        lines.wait_for("passage_units='windows');")     # the table exists; the sync is running
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=120) == 130

@@ -125,3 +125,56 @@ def test_text_queries_embed_each_new_text(tmp_path):
     assert con.execute(sql, ("certificate renewal",)).fetchall() == [(1,)]
     assert con.execute(sql, ("cluster replication",)).fetchall() == [(3,)]
     con.close()
+
+
+def _fresh_rows(path, sql, params):
+    other = tesseradb.connect(path)
+    try:
+        return other.execute(sql, params).fetchall()
+    finally:
+        other.close()
+
+
+def test_a_cached_knn_plan_returns_what_a_fresh_plan_returns(con):
+    """Many executes of one knn statement (its plan, table, layout kept between them) return exactly
+    the rows a connection that never planned it returns."""
+    rng = np.random.default_rng(7)
+    sql = "SELECT id, knn_dist() FROM t WHERE knn(v, ?, ?)"
+    for _ in range(25):
+        params = (int(rng.integers(1, 12)), rng.standard_normal(4).tolist())
+        assert con.execute(sql, params).fetchall() == _fresh_rows(con.db.path, sql, params)
+    assert con.db.statements.plan_for(con.db.statements.parse(sql).expr) is not None
+
+
+@pytest.mark.parametrize("change", ["this connection", "another connection"])
+def test_a_table_made_again_with_another_metric_is_searched_with_it(con, change):
+    """DROP + CREATE of the same name between two identical knn statements: the second is planned
+    again, against the new table's layout (cosine, not l2), whoever made the change."""
+    sql = "SELECT id, knn_dist() FROM t WHERE knn(v, 5, ?)"
+    q = [0.3, -0.2, 0.9, 0.1]
+    before = con.execute(sql, (q,)).fetchall()
+    actor = con if change == "this connection" else tesseradb.connect(con.db.path)
+    actor.execute("DROP TABLE t")
+    actor.execute("CREATE TABLE t (tag int, v float_vector knn_type='hnsw' knn_dims='4' hnsw_similarity='cosine')")
+    rng = np.random.default_rng(4)                  # the same vectors as make(): only the metric changed
+    actor.executemany("INSERT INTO t (id, tag, v) VALUES (?, ?, ?)",
+                      [(i, i % 3, rng.standard_normal(4).tolist()) for i in range(1, 60)])
+    actor.commit()
+    if actor is not con:
+        actor.close()
+    after = con.execute(sql, (q,)).fetchall()
+    assert after == _fresh_rows(con.db.path, sql, (q,))
+    assert all(0.0 <= d <= 2.0 for _, d in after) and after != before     # cosine distances now
+
+
+def test_alter_and_rebuild_between_two_identical_knn_statements(con):
+    sql = "SELECT * FROM t WHERE knn(v, 3, ?)"
+    q = [0.5, 0.5, -0.5, 0.1]
+    assert len(con.execute(sql, (q,)).fetchall()[0]) == 4            # id, tag, v, @knn_dist
+    con.execute("ALTER TABLE t ADD COLUMN note text")
+    rows = con.execute(sql, (q,)).fetchall()
+    assert len(rows[0]) == 5 and rows == _fresh_rows(con.db.path, sql, (q,))
+    con.execute("ALTER TABLE t REBUILD KNN")
+    assert con.execute(sql, (q,)).fetchall() == rows
+    con.execute("ALTER TABLE t DROP COLUMN note")
+    assert len(con.execute(sql, (q,)).fetchall()[0]) == 4

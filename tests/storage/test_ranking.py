@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tesseradb.storage.ranking import grouping, near_cut
+from tesseradb.storage.ranking import SMALL, best_docs, grouping, near_cut, near_positions, top_docs
 
 
 def _by_definition(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale: float) -> np.ndarray:
@@ -40,3 +40,35 @@ def test_near_cut_keeps_exactly_the_chunks_its_definition_keeps(seed):
 
 def test_near_cut_of_nothing_is_empty():
     assert near_cut(np.zeros(0, np.int64), np.zeros(0, np.float32), 3, 1e-4, 0.0).shape == (0,)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_near_cut_of_a_table_in_doc_order_needs_no_gather_and_keeps_the_same_chunks(seed):
+    """Chunks written in doc id order (the usual table): the grouping keeps no order array, and the
+    chunks kept are still exactly the definition's."""
+    rng = np.random.default_rng(100 + seed)
+    n = int(rng.integers(1, 400))
+    docs = np.sort(rng.integers(0, int(rng.integers(1, 60)), n)).astype(np.int64)
+    approx = np.round(rng.normal(0.5, 0.2, n), 2 if seed % 2 else 6).astype(np.float32)
+    k = int(rng.integers(1, 25))
+    groups = grouping(docs)
+    assert groups[0] is None
+    want = _by_definition(docs, approx, k, 1e-4, 1.0)
+    assert np.array_equal(near_cut(docs, approx, k, 1e-4, 1.0, groups), want)
+    assert np.array_equal(near_positions(docs, approx, k, 1e-4, 1.0, groups), np.flatnonzero(want))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_best_docs_ranks_as_top_docs(seed):
+    """A search's result: each document's closest chunk (ties to the smaller chunk id), documents by
+    distance then id, the k first; the same in Python (few chunks) as through numpy (many)."""
+    rng = np.random.default_rng(200 + seed)
+    n = int(rng.integers(1, 3 * SMALL if seed % 4 == 0 else SMALL + 1))     # mostly the Python path
+    docs = rng.integers(0, int(rng.integers(1, 40)), n).astype(np.int64)
+    chunks = rng.permutation(10 * n)[:n].astype(np.int64)
+    dist = np.round(rng.normal(0.5, 0.2, n), 1 if seed % 3 == 0 else 12)     # ties when rounded hard
+    k = int(rng.integers(1, 20))
+    want = [(int(docs[i]), float(dist[i]), int(chunks[i])) for i in top_docs(docs, chunks, dist, k)]
+    got = best_docs(docs, chunks, dist, k)
+    assert got == want
+    assert all(type(d) is int and type(x) is float and type(c) is int for d, x, c in got)

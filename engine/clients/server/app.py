@@ -1,4 +1,11 @@
-"""The server: listens, gives every client its own session and engine connection, stops cleanly.
+"""The server: listens, gives every client its own thread, event loop, session and engine connection.
+
+The server's own event loop accepts connections, serves the HTTP API (when asked) and watches for
+clients that have gone (processes.watch). Each accepted connection is served on a thread of its own
+running an event loop of its own (mysql-mimic's protocol code is asyncio), and its statements run
+inline on that loop: nothing else waits on it, so a long statement stalls only its own client, and a
+statement costs no hand-off between threads (two wake-ups through the OS scheduler per query when
+statements ran on a worker thread beside one shared loop; docs/benchmarks.md).
 
 ``serve()`` blocks until SIGTERM or Ctrl-C (then every open transaction rolls back, every engine
 connection closes and saves the vector indexes it loaded, and it returns 0). ``serve(...,
@@ -15,12 +22,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mysql_mimic.stream import MysqlStream
 from mysql_mimic.variables import GlobalVariables, SYSTEM_VARIABLES
 
-from tesseradb.clients.server import config, wire
+from tesseradb.clients.server import config, processes, wire
 from tesseradb.clients.server.auth import Accounts
 from tesseradb.clients.server.config import ServerOptions
 from tesseradb.clients.server.processes import EngineControl
@@ -30,6 +38,8 @@ from tesseradb.clients.server.session import EngineSession, Shared
 log = logging.getLogger("tesseradb.server")
 
 SHUTDOWN_GRACE = 30.0       # seconds a running statement gets to notice the interrupt at shutdown
+REFUSED = {"full": (1040, "08004", "Too many connections"),
+           "stopping": (1053, "08S01", "Server shutdown in progress")}
 
 
 def server_variables(options: ServerOptions) -> GlobalVariables:
@@ -65,9 +75,14 @@ class Server:
                              allow_env=options.allow_env, redact=redact)
         self.accounts = Accounts(options.user, options.password)
         self.control = EngineControl()
-        self.clients: dict[asyncio.Task, Any] = {}
+        self.clients: dict[int, Client] = {}        # by thread id; each client's thread adds and removes itself
+        self._admit = threading.Lock()              # max_connections: the count and the add, together
+        self._starting: set[threading.Thread] = set()   # accepted, not yet among the clients (the watch waits for them)
+        self._stopping = False
         self.port: int | None = None
-        self._listener: asyncio.base_events.Server | None = None
+        self._sockets: list[Any] = []
+        self._accepting: list[asyncio.Task] = []
+        self._watch: asyncio.Task | None = None
         self.http: Any = None                   # the HTTP JSON API (tesseradb.clients.http), when asked for
         # the HTTP side's connections: the same operator allow-list for remote models (docs/models.md)
         self._connect = functools.partial(connect, allow_remote=options.allow_remote, allow_env=options.allow_env)
@@ -75,10 +90,9 @@ class Server:
     async def start(self) -> None:
         self.shared.connect(self.options.database).close()   # create it now; report a bad path at once
         loop = asyncio.get_running_loop()
-        self._listener = await wire.listen(loop, self._on_client, self.options.host, self.options.port,
-                                           idle_timeout=self.options.idle_timeout,
-                                           max_packet=self.options.max_packet)
-        self.port = self._listener.sockets[0].getsockname()[1]
+        self._sockets = wire.listening_sockets(self.options.host, self.options.port)
+        self.port = self._sockets[0].getsockname()[1]
+        self._accepting = [loop.create_task(self._accept(sock)) for sock in self._sockets]
         if self.options.http_port is not None:
             await self._start_http()
 
@@ -95,24 +109,87 @@ class Server:
         try:
             await self.http.start()
         except OSError as exc:
-            self._listener.close()
+            await self._close_listeners()
             raise OSError(exc.errno, f"{exc.strerror} (the HTTP port, {o.http_port})") from None
         except BaseException:
-            self._listener.close()
+            await self._close_listeners()
             raise
 
-    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        stream = wire.GuardedStream(MysqlStream(reader, writer), SERVER_CAPABILITIES)
-        if len(self.clients) >= self.options.max_connections:
-            await stream.write(error_packet(SERVER_CAPABILITIES, 1040, "08004", "Too many connections"))
+    async def _close_listeners(self) -> None:
+        for task in self._accepting:
+            task.cancel()
+        await asyncio.gather(*self._accepting, return_exceptions=True)
+        for sock in self._sockets:
+            sock.close()
+        self._accepting, self._sockets = [], []
+
+    async def _accept(self, listener: Any) -> None:
+        """Accept connections on ``listener``; each is served on a new thread of its own."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                sock, _ = await loop.sock_accept(listener)
+            except asyncio.CancelledError:
+                raise
+            except OSError:             # a connection reset before it was accepted, out of descriptors...
+                log.debug("accept failed", exc_info=True)
+                await asyncio.sleep(0.01)
+                continue
+            thread = threading.Thread(target=self._serve_client, args=(sock,), name="tessera-client", daemon=True)
+            with self._admit:
+                self._starting.add(thread)
+            thread.start()
+            if self._watch is None or self._watch.done():
+                self._watch = loop.create_task(processes.watch(self._connections))
+
+    def _connections(self) -> list[Any] | None:
+        """The clients' connections; None once there are none, not even one starting (the watch ends)."""
+        with self._admit:
+            if not self.clients and not self._starting:
+                return None
+            return [client.conn for client in self.clients.values()]
+
+    def _serve_client(self, sock: Any) -> None:
+        """The client's thread: its own event loop, for as long as the connection lasts."""
+        try:
+            asyncio.run(self._client(sock))
+        except Exception:  # noqa: BLE001 - one client's failure never reaches the server
+            log.debug("client thread ended with an error", exc_info=True)
+            sock.close()
+        finally:
+            with self._admit:
+                self._starting.discard(threading.current_thread())      # refused, or failed before it registered
+
+    async def _client(self, sock: Any) -> None:
+        reader, writer = await wire.open_stream(sock, idle_timeout=self.options.idle_timeout,
+                                                max_packet=self.options.max_packet)
+        try:
+            await self._on_client(reader, writer)
+        finally:
             writer.close()
-            return
+            try:
+                await writer.wait_closed()
+            except Exception:  # noqa: BLE001 - the client reset the connection: it is closed either way
+                pass
+
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One client's connection, on its own thread and event loop, until it ends."""
+        stream = wire.GuardedStream(MysqlStream(reader, writer), SERVER_CAPABILITIES)
         session = EngineSession(self.shared)
         conn = WireConnection(stream=stream, session=session, control=self.control,
                               identity_provider=self.accounts, server_capabilities=SERVER_CAPABILITIES,
                               ssl=self.ssl)
-        task = asyncio.current_task()
-        self.clients[task] = conn
+        me = threading.get_ident()
+        with self._admit:
+            refused = (REFUSED["stopping"] if self._stopping else
+                       REFUSED["full"] if len(self.clients) >= self.options.max_connections else None)
+            if refused is None:
+                self.clients[me] = Client(conn, asyncio.get_running_loop(), asyncio.current_task())
+                self._starting.discard(threading.current_thread())     # counted among the clients from now on
+        if refused is not None:
+            await stream.write(error_packet(SERVER_CAPABILITIES, *refused))
+            writer.close()
+            return
         conn.connection_id = await self.control.add(conn)
         try:
             await conn.start()
@@ -124,29 +201,45 @@ class Server:
             await session.close()
             writer.close()
             await self.control.remove(conn.connection_id)
-            self.clients.pop(task, None)
+            self.clients.pop(me, None)
 
     async def stop(self) -> None:
         """Stop listening; interrupt what clients run; roll back, close and save every session."""
-        if self._listener is not None:
-            self._listener.close()
+        with self._admit:
+            self._stopping = True               # a client accepted just now is refused
+        await self._close_listeners()
         if self.http is not None:
             await self.http.stop()
-        for conn in list(self.clients.values()):
-            conn.session.stopping = True
-            conn.stream.writer.close()
-        pending = set(self.clients)
+        for client in list(self.clients.values()):
+            client.conn.session.stopping = True
+            client.call(client.conn.stream.writer.close)
         deadline = time.monotonic() + SHUTDOWN_GRACE
-        while pending and time.monotonic() < deadline:
-            for conn in list(self.clients.values()):
-                conn.session.interrupt()        # again and again: a statement may be just starting
-            _, pending = await asyncio.wait(pending, timeout=0.1)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.wait(pending, timeout=SHUTDOWN_GRACE)
-        if self._listener is not None:
-            await self._listener.wait_closed()
+        while (self.clients or self._starting) and time.monotonic() < deadline:
+            for client in list(self.clients.values()):
+                client.conn.session.interrupt()     # again and again: a statement may be just starting
+            await asyncio.sleep(0.1)
+        for client in list(self.clients.values()):
+            client.call(client.task.cancel)
+        deadline = time.monotonic() + SHUTDOWN_GRACE
+        while (self.clients or self._starting) and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        if self._watch is not None:
+            self._watch.cancel()
+
+
+@dataclass
+class Client:
+    """A connected client: its connection, and the event loop and task of its own thread."""
+    conn: WireConnection
+    loop: asyncio.AbstractEventLoop
+    task: asyncio.Task | None
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> None:
+        """``fn(*args)`` on the client's own loop (from the server's)."""
+        try:
+            self.loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:            # its loop has closed: the client has just ended
+            pass
 
 
 # -- running it ---------------------------------------------------------------------------------

@@ -8,14 +8,17 @@ watch that interrupts a statement whose client has gone.
   statement, its first 100 characters without FULL).
 - ``KILL [CONNECTION | QUERY] id`` interrupts the statement the connection runs (it ends with
   error 1317) and, for CONNECTION, closes it; an unknown id is MySQL's error 1094.
-- :func:`watched` runs a statement and, while it runs, checks the client's socket: when the client
-  has disconnected the statement is interrupted (a statement no one will read used to run on
-  until it finished, holding a core, a write lock or both).
+- :func:`watch` checks, every ``WATCH_EVERY`` seconds on the server's own event loop, the socket of
+  every client whose statement is running: when the client has disconnected the statement is
+  interrupted (a statement no one will read used to run on until it finished, holding a core, a
+  write lock or both). A statement runs on its connection's own thread and event loop (app.py), so
+  the watch reads the socket itself (``poll``: the peer's close is seen even behind unread data).
 """
 from __future__ import annotations
 
 import asyncio
 import itertools
+import select
 import time
 from typing import Any
 
@@ -52,7 +55,7 @@ class EngineControl(LocalControl):
             raise errors.OperationalError(f"Unknown thread id: {connection_id}", 1094, "HY000")
         conn.session.interrupt()
         if kind == KillKind.CONNECTION:
-            conn.kill(kind)
+            _on_its_loop(conn, conn.kill, kind)
 
     def processlist(self, full: bool) -> tuple[list[tuple], list[ResultColumn]]:
         now = time.monotonic()
@@ -78,21 +81,52 @@ def _host(conn: Any) -> str:
     return f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else "localhost"
 
 
-def client_gone(stream: Any) -> bool:
-    """The client closed its side (EOF read) or the socket is closing."""
+def _on_its_loop(conn: Any, fn: Any, *args: Any) -> None:
+    """``fn(*args)`` on the event loop of ``conn``'s own thread (asyncio objects are not thread-safe)."""
+    loop = getattr(conn, "loop", None)
     try:
-        return bool(getattr(stream.reader, "_eof", False)) or stream.writer.is_closing()
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if loop is None or loop is running:
+        fn(*args)
+        return
+    try:
+        loop.call_soon_threadsafe(fn, *args)
+    except RuntimeError:            # its loop has closed: the connection has ended already
+        pass
+
+
+HUNG_UP = select.POLLHUP | select.POLLERR | select.POLLNVAL | getattr(select, "POLLRDHUP", 0)
+
+
+def client_gone(stream: Any) -> bool:
+    """The client closed its side (EOF read, the socket closing, or the peer's close seen on the
+    socket itself: the connection's loop may be busy running the statement)."""
+    try:
+        if bool(getattr(stream.reader, "_eof", False)) or stream.writer.is_closing():
+            return True
+        sock = stream.writer.get_extra_info("socket")
+        fd = sock.fileno() if sock is not None else -1
+        if fd < 0:
+            return True
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | HUNG_UP)
+        return any(events & HUNG_UP for _, events in poller.poll(0))
     except Exception:  # noqa: BLE001 - a stream being torn down counts as gone
         return True
 
 
-async def watched(stream: Any, session: Any, work: Any) -> Any:
-    """Await ``work`` (a statement on the session's worker thread); interrupt the statement, again
-    and again until it ends, once its client has gone."""
-    task = asyncio.ensure_future(work)
+async def watch(connections: Any) -> None:
+    """While ``connections()`` (the server's clients' connections) is not empty: every
+    ``WATCH_EVERY`` seconds, interrupt the statement of each client that has gone, again and again
+    until it ends."""
     while True:
-        done, _ = await asyncio.wait({task}, timeout=WATCH_EVERY)
-        if done:
-            return task.result()
-        if client_gone(stream):
-            session.interrupt()
+        await asyncio.sleep(WATCH_EVERY)
+        conns = connections()
+        if not conns:
+            return
+        for conn in conns:
+            session = conn.session
+            if session.running and client_gone(conn.stream):
+                session.interrupt()

@@ -35,7 +35,7 @@ from mysql_mimic.types import Capabilities, Commands, ServerStatus
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
 from tesseradb import errors
-from tesseradb.clients.server import checks, processes, statements, temporal_params
+from tesseradb.clients.server import checks, statements, temporal_params
 from tesseradb.clients.server.session import Ok, Outcome, Rows
 from tesseradb.clients.server.wire import IdleTimeout, PacketTooLarge
 
@@ -64,6 +64,7 @@ class WireConnection(Connection):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.status_flags = ServerStatus.SERVER_STATUS_AUTOCOMMIT    # MySQL's default, told at handshake
+        self.loop = asyncio.get_running_loop()      # this connection's own (processes.py acts on it from others)
         self._warnings = 0
         self._parsed: dict[int, statements.Statement] = {}
         self.commands = {
@@ -139,7 +140,7 @@ class WireConnection(Connection):
         com_query = packets.parse_com_query(capabilities=self.capabilities,
                                             client_charset=self.client_charset, data=data)
         self._refuse_too_complex(com_query.sql)
-        stmts = statements.split(com_query.sql, self.session.lexing)
+        stmts = statements.read(com_query.sql, self.session.lexing)
         if not stmts:
             raise MysqlError("Query was empty", ErrorCode.EMPTY_QUERY)
         if len(stmts) > 1 and Capabilities.CLIENT_MULTI_STATEMENTS not in self.capabilities:
@@ -148,7 +149,7 @@ class WireConnection(Connection):
         source = com_query.sql          # the text ``stmts`` was split from (token offsets are in it)
         while stmts:
             stmt, lexing = stmts[0], self.session.lexing
-            outcome = await processes.watched(self.stream, self.session, self.session.run(stmt))
+            outcome = await self.session.run(stmt)
             stmts = stmts[1:]
             if stmts and (self.session.lexing != lexing or not stmts[0].tokens):   # read the rest as its SET left the mode
                 source = source[stmt.tokens[-1].end + 1:] if stmt.tokens else ""
@@ -211,8 +212,7 @@ class WireConnection(Connection):
             raise MysqlError(f"statement needs {stmt.num_params} parameters, got {len(params)}",
                              ErrorCode.PARSE_ERROR)
         bound = [_param(value, self.client_charset) for _, value in params[:stmt.num_params]]
-        outcome = await processes.watched(self.stream, self.session,
-                                          self.session.run(self._parsed[stmt.stmt_id], bound))
+        outcome = await self.session.run(self._parsed[stmt.stmt_id], bound)
         await self.write_outcome(outcome, binary=True, stmt=stmt, use_cursor=use_cursor)
 
     async def handle_stmt_reset(self, data: bytes) -> None:

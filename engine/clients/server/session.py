@@ -1,4 +1,4 @@
-"""One client connection's session: its own tesseradb connection, run on its own thread.
+"""One client connection's session: its own tesseradb connection, on the connection's own thread.
 
 mysql-mimic's :class:`Session` answers what clients probe (``SET NAMES``, ``SELECT @@version_comment``,
 ``SHOW VARIABLES``, ``information_schema`` from the schema we give it). Everything else goes to the
@@ -6,15 +6,16 @@ engine through the public DB-API, with the client's parameters bound, never spli
 against mysql-mimic's defaults: BEGIN / COMMIT / ROLLBACK are real (its middlewares made them
 no-ops), ``SET autocommit`` reaches the engine connection, ``USE`` accepts only this database.
 
-A statement runs on the session's single worker thread (one engine connection is used by one thread
-only), so one slow embedding never stalls the event loop or any other client.
+Every client connection is served on a thread and event loop of its own (app.py), and its statements
+run right there, on that thread (one engine connection is used by one thread only): one slow
+embedding never stalls any other client or the server's own loop (which accepts connections, serves
+the HTTP API and watches for clients that have gone). There is no hand-off between threads per
+statement (docs/benchmarks.md, "Queries at the model's limit").
 """
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
@@ -91,7 +92,6 @@ class EngineSession(Session):
         self.database = shared.name
         self.con: Any = None
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tessera-client")
         self._running = threading.Event()
         self._closed = False
         self.stopping = False                   # the server is shutting down: no new statements
@@ -127,8 +127,7 @@ class EngineSession(Session):
         self._closed = True
         self.interrupt()
         if self.con is not None:
-            await asyncio.get_running_loop().run_in_executor(self._worker, _close, self.con)
-        self._worker.shutdown(wait=False)
+            _close(self.con)
         await super().close()
 
     async def reset(self) -> None:
@@ -143,14 +142,19 @@ class EngineSession(Session):
         self.database = self.shared.name
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
 
+    @property
+    def running(self) -> bool:
+        """A statement is running (any thread may ask)."""
+        return self._running.is_set()
+
     def interrupt(self) -> None:
-        """Stop the statement this session is running (KILL QUERY, shutdown, client gone)."""
+        """Stop the statement this session is running (KILL QUERY, shutdown, client gone); any thread."""
         if self.con is not None and self._running.is_set():
             self.con.interrupt()
 
     async def _call(self, fn, *args, **kwargs):
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, lambda: fn(*args, **kwargs))
+        """An engine call, on this connection's own thread (the loop serves this client only)."""
+        return fn(*args, **kwargs)
 
     # -- statements ------------------------------------------------------------------------
     async def run(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
@@ -288,7 +292,7 @@ RUNNERS = {
 }
 
 
-# -- engine calls, always on the session's worker thread -------------------------------------------
+# -- engine calls, always on the connection's own thread -------------------------------------------
 def _status(con: Any) -> ServerStatus:
     status = ServerStatus(0)
     if con.autocommit:

@@ -9,6 +9,7 @@ mysql-mimic reads them, so the protocol code stays mysql-mimic's.
 from __future__ import annotations
 
 import asyncio
+import socket
 import struct
 
 from mysql_mimic import packets
@@ -57,7 +58,10 @@ class GuardedReader(asyncio.StreamReader):
             return b""
 
     async def readexactly(self, n: int) -> bytes:
-        data = await self._bounded(super().readexactly(n))
+        if len(self._buffer) >= n:      # already here: no wait to bound (a packet's payload, mostly)
+            data = await super().readexactly(n)
+        else:
+            data = await self._bounded(super().readexactly(n))
         if n == 4:
             self._check_header(data)
         return data
@@ -71,13 +75,37 @@ class GuardedReader(asyncio.StreamReader):
             self._packet_bytes = 0
 
 
-async def listen(loop: asyncio.AbstractEventLoop, on_client, host: str, port: int, *,
-                 idle_timeout: float | None, max_packet: int) -> asyncio.base_events.Server:
-    """``asyncio.start_server`` with :class:`GuardedReader` as every client's reader."""
-    def protocol():
-        reader = GuardedReader(idle_timeout=idle_timeout, max_packet=max_packet, limit=2 ** 16, loop=loop)
-        return asyncio.StreamReaderProtocol(reader, on_client, loop=loop)
-    return await loop.create_server(protocol, host, port, reuse_address=True)
+def listening_sockets(host: str, port: int, backlog: int = 100) -> list[socket.socket]:
+    """Sockets listening on every address ``host`` resolves to, as ``loop.create_server`` binds them
+    (SO_REUSEADDR, IPv6 sockets IPv6-only). Their connections are accepted on the server's event loop
+    and each served on a thread and event loop of its own (app.py)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(backlog)
+            sock.setblocking(False)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+async def open_stream(sock: socket.socket, *, idle_timeout: float | None, max_packet: int
+                      ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """An accepted connection as a stream on the running loop, :class:`GuardedReader` its reader."""
+    loop = asyncio.get_running_loop()
+    reader = GuardedReader(idle_timeout=idle_timeout, max_packet=max_packet, limit=2 ** 16, loop=loop)
+    protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+    transport, _ = await loop.connect_accepted_socket(lambda: protocol, sock)
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
 
 class GuardedStream:
@@ -118,7 +146,9 @@ class GuardedStream:
 
     def write_text_rows(self, rows, columns) -> int:
         """mysql-mimic's row serializer for ordinary rows; a row that may reach 16 MiB is serialized
-        on its own and split."""
+        on its own and split (none can when all the batch's text together is shorter: one pass)."""
+        if _text_length(rows) <= LARGE_ROW:
+            return self._inner.write_text_rows(rows, columns)
         plain: list = []
         for row in rows:
             if not _maybe_large(row):
@@ -158,8 +188,15 @@ class GuardedStream:
 LARGE_ROW = CONTINUED // 4 - 1024        # UTF-8 takes at most 4 bytes per character
 
 
+_TEXT = (str, bytes, bytearray)
+
+
 def _maybe_large(row) -> bool:
-    return sum(len(v) for v in row if isinstance(v, (str, bytes, bytearray))) > LARGE_ROW
+    return sum(len(v) for v in row if isinstance(v, _TEXT)) > LARGE_ROW
+
+
+def _text_length(rows) -> int:
+    return sum(len(v) for row in rows for v in row if isinstance(v, _TEXT))
 
 
 def split(payload: bytes) -> list[bytes]:

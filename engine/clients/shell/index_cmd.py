@@ -31,7 +31,7 @@ def create_table_sql(table: str) -> str:
     return (f"CREATE TABLE {_ident(table)} (path string UNIQUE, title text, body text, meta json, modified datetime,\n"
             "  chunks float_vector_array knn_type='hnsw' hnsw_similarity='cosine'\n"
             "    model_name='Xenova/all-MiniLM-L6-v2' from='title,body'\n"
-            f"    chunk_strategy='{CHUNK_STRATEGY}' max_tokens='256' overlap_tokens='32')")
+            f"    chunk_strategy='{CHUNK_STRATEGY}' max_tokens='256' overlap_tokens='32' passage_units='windows')")
 
 
 def example_query(table: str) -> str:

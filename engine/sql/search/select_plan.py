@@ -4,6 +4,7 @@ vector columns. SELECT, EXPLAIN and INSERT ... SELECT all plan through here."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from sqlglot import exp
@@ -13,7 +14,7 @@ from tesseradb.errors import UserError
 from tesseradb.sql.search import text_search
 from tesseradb.sql.database import Database
 from tesseradb.vectors.knn_options import limit_k
-from tesseradb.vectors.search import KnnRequest, run_knn
+from tesseradb.vectors.search import KnnCall, KnnRequest, run_knn
 from tesseradb.vectors import knn_rank, passages
 from tesseradb.sql.search import passage_calls
 from tesseradb.sql.search.planned import Planned, check_internal, rewrite_lengths, rewrite_to_string  # noqa: F401
@@ -119,10 +120,13 @@ def _remaker(call: exp.Anonymous, tables: dict[str, Any], select: exp.Select,
     """How a cached plan gets its knn() request for another execute's parameters (the query text or
     vector, k, the options may all be parameters); the tables are looked up again by name."""
     names = {alias: table.name.lower() for alias, table in tables.items()}
+    held: list[tuple[dict[str, Any], KnnCall]] = []     # the call read against these very tables
 
     def remake(db: Database, bound: dict[str, Any]) -> KnnRequest:
         current = {alias: db.table(name) for alias, name in names.items()}
-        request = KnnRequest.from_call(db, call, current, bound, default_k=limit_k(select, bound))
+        if not held or any(held[0][0][a] is not t for a, t in current.items()):
+            held[:] = [(current, KnnCall(call, current))]
+        request = held[0][1].request(db, bound, default_k=limit_k(select, bound))
         request.filter_sql = filter_sql
         request.passages = needs           # what knn_chunk*() read (tesseradb.vectors.passages.Needs)
         return request
@@ -145,16 +149,32 @@ def _star_to_tables(select: exp.Select, tables: dict[str, Any]) -> None:
     select.set("expressions", new)
 
 
+_FILL_MAX = 64      # hits filled by one multi-row INSERT (5 parameters each); more go through executemany
+_FILLS: dict[int, str] = {}
+
+
+def _fill_sql(n: int) -> str:
+    """CREATE (if need be), empty and fill the hits table with ``n`` rows: one execute (a statement
+    each was three calls into SQLite per query)."""
+    sql = _FILLS.get(n)
+    if sql is None:
+        sql = f"{CREATE_KNN_TABLE}; DELETE FROM temp.{KNN_TABLE}"
+        if n:
+            sql += f"; INSERT INTO temp.{KNN_TABLE} VALUES " + ",".join(["(?, ?, ?, ?, ?)"] * n)
+        _FILLS[n] = sql
+    return sql
+
+
 def fill_knn(db: Database, request: KnnRequest) -> None:
     hits = run_knn(db, request)
-    db.store.execute(CREATE_KNN_TABLE)
-    db.store.execute(f"DELETE FROM temp.{KNN_TABLE}")
-    scores, metric = request.scores or {}, request.table.layout(request.column).metric
-    db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?, ?, ?)",
-                         [(d, dist, c, scores.get(d, knn_rank.similarity(dist, metric)), pos)
-                          for pos, (d, dist, c) in enumerate(hits)])
+    scores, similarity = request.scores, partial(knn_rank.similarity, metric=request.layout.metric)
+    rows = [(d, dist, c, scores[d] if scores and d in scores else similarity(dist), pos)
+            for pos, (d, dist, c) in enumerate(hits)]
+    if len(rows) <= _FILL_MAX:
+        db.store.execute(_fill_sql(len(rows)), [v for row in rows for v in row])
+    else:
+        db.store.execute(_fill_sql(0))
+        db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?, ?, ?)", rows)
     if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
         passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages,
                       hits=hits, text=request.text)
-
-

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tesseradb.catalog import fulltext as catalog_fulltext
+from tesseradb.storage import unit_table
 from tesseradb.storage.catalog import quote
 from tesseradb.storage.chunk_table import ColumnLayout, create_chunk_table, install_pending_triggers
 from tesseradb.storage.errors import StorageError
@@ -327,6 +328,7 @@ def _repair_column(db: Database, table: Table, state: ColumnState) -> list[str]:
     sql_changed = False
     if state.missing_table:
         db.store.execute(f"DROP TRIGGER IF EXISTS {quote(layout.chunks + '_del')}")
+        unit_table.drop(db.store, layout)       # keyed by the lost table's chunk ids: made again with the rows
         create_chunk_table(db.store, layout)
         install_pending_triggers(db.store, layout)
         done.append(f"{col}: recreated its chunk table")

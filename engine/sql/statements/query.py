@@ -71,8 +71,11 @@ def _bounded(db: Database, expr: exp.Expression, cursor):
     rows_left = limit if limit < _NO_LIMIT and expr.args.get("limit") is None else None
     budget = db.max_result_bytes
     if rows_left is None and budget is None:
-        yield from cursor
-        return
+        return cursor           # every row (no generator stepping each one)
+    return _cut(db, cursor, rows_left, budget)
+
+
+def _cut(db: Database, cursor, rows_left: int | None, budget: int | None):
     used = 0
     for n, row in enumerate(cursor):
         if rows_left is not None and n >= rows_left:
