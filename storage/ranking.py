@@ -71,7 +71,8 @@ def near_positions(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float,
     # at most ``rel_tol * (1 + |d| + scale)``, a chunk farther than the document's best by twice the
     # largest such error is not. (When every document makes the cut, as on a small table or a hybrid
     # search's wide window, this is what keeps the float64 rescoring to a few chunks per document.)
-    widest = 2.0 * rel_tol * (1.0 + float(np.abs(approx).max()) + scale)
+    # the largest |distance|, without an array of them (NaN propagates through max and min alike)
+    widest = 2.0 * rel_tol * (1.0 + max(float(approx.max()), -float(approx.min())) + scale)
     if len(best) <= k:
         return np.flatnonzero(approx <= _own_best(docs, groups[2], best, np.arange(len(docs))) + widest)
     kth = float(np.partition(best, k - 1)[k - 1])

@@ -250,3 +250,18 @@ def test_from_texts_and_a_store_reopened(tmp_path):
     assert [(d.id, d.metadata) for d in again.get_by_ids(["b", "a"])] == [("b", {"n": 2}), ("a", {"n": 1})]
     assert json.loads(json.dumps(again.similarity_search("alpha", k=1)[0].metadata)) == {"n": 1}
     again.close()
+
+
+def test_a_table_with_passage_units_returns_the_passage_that_answers(tmp_path):
+    """passage_units='windows' (docs/passages.md#passage_units) through the store's own create_table:
+    the store's text search takes the same engine path, so its passage is the chunk that answers."""
+    from tests.vectors.test_passage_units import ANSWER, NOTES, QUESTION
+    create = ("CREATE TABLE documents (doc_key string, content text, metadata json, embedding float_vector_array "
+              "knn_type='hnsw' model_name='Xenova/all-MiniLM-L6-v2' from='content' chunk_strategy='markdown' "
+              "max_tokens='64' overlap_tokens='8' passage_units='windows')")
+    store = TesseraVectorStore(str(tmp_path / "u.db"), create_table=create)
+    store.add_texts([f"# {title}\n\n{body}" for title, body in NOTES], [{"source": t} for t, _ in NOTES],
+                    ids=["backups", "certs"])
+    doc = store.similarity_search(QUESTION, k=1)[0]
+    assert doc.id == "backups" and ANSWER in doc.page_content and len(doc.page_content) < len(NOTES[0][1])
+    store.close()

@@ -146,7 +146,9 @@ class GuardedStream:
 
     def write_text_rows(self, rows, columns) -> int:
         """mysql-mimic's row serializer for ordinary rows; a row that may reach 16 MiB is serialized
-        on its own and split."""
+        on its own and split (none can when all the batch's text together is shorter: one pass)."""
+        if _text_length(rows) <= LARGE_ROW:
+            return self._inner.write_text_rows(rows, columns)
         plain: list = []
         for row in rows:
             if not _maybe_large(row):
@@ -186,8 +188,15 @@ class GuardedStream:
 LARGE_ROW = CONTINUED // 4 - 1024        # UTF-8 takes at most 4 bytes per character
 
 
+_TEXT = (str, bytes, bytearray)
+
+
 def _maybe_large(row) -> bool:
-    return sum(len(v) for v in row if isinstance(v, (str, bytes, bytearray))) > LARGE_ROW
+    return sum(len(v) for v in row if isinstance(v, _TEXT)) > LARGE_ROW
+
+
+def _text_length(rows) -> int:
+    return sum(len(v) for row in rows for v in row if isinstance(v, _TEXT))
 
 
 def split(payload: bytes) -> list[bytes]:
