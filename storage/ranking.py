@@ -71,12 +71,16 @@ def near_positions(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float,
     # at most ``rel_tol * (1 + |d| + scale)``, a chunk farther than the document's best by twice the
     # largest such error is not. (When every document makes the cut, as on a small table or a hybrid
     # search's wide window, this is what keeps the float64 rescoring to a few chunks per document.)
-    # the largest |distance|, without an array of them (NaN propagates through max and min alike)
-    widest = 2.0 * rel_tol * (1.0 + max(float(approx.max()), -float(approx.min())) + scale)
+    # the largest |distance|, without an array of them (NaN propagates through max and min alike); ufuncs
+    # and array methods directly, not numpy's Python wrappers (np.flatnonzero, np.partition): per query
+    # they are called once each on a few thousand values, and their wrappers cost as much
+    widest = 2.0 * rel_tol * (1.0 + max(float(np.maximum.reduce(approx)), -float(np.minimum.reduce(approx))) + scale)
     if len(best) <= k:
-        return np.flatnonzero(approx <= _own_best(docs, groups[2], best, np.arange(len(docs))) + widest)
-    kth = float(np.partition(best, k - 1)[k - 1])
-    near = np.flatnonzero(approx <= kth + 2.0 * rel_tol * (1.0 + abs(kth) + scale))
+        return (approx <= _own_best(docs, groups[2], best, np.arange(len(docs))) + widest).nonzero()[0]
+    part = best.copy()
+    part.partition(k - 1)
+    kth = float(part[k - 1])
+    near = (approx <= kth + 2.0 * rel_tol * (1.0 + abs(kth) + scale)).nonzero()[0]
     # the few chunks near the cut: only they need their document's best
     return near[approx[near] <= _own_best(docs, groups[2], best, near) + widest]
 
@@ -84,7 +88,7 @@ def near_positions(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float,
 def _own_best(docs: np.ndarray, firsts: np.ndarray, best: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The best distance of the document of each chunk at ``at`` (``firsts``: the doc id of each of
     ``best``'s runs, ascending)."""
-    return best[np.searchsorted(firsts, docs[at])]
+    return best[firsts.searchsorted(docs[at])]
 
 
 def top_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) -> np.ndarray:
@@ -117,8 +121,8 @@ def distances64(x: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
     """Exact distances in float64: l2 squared, or 1 - dot for ip and cosine."""
     x64, q64 = x.astype(np.float64), q.astype(np.float64).ravel()
     if metric == "l2":
-        return ((x64 - q64) ** 2).sum(axis=1)
-    return 1.0 - (x64 * q64).sum(axis=1)
+        return np.add.reduce((x64 - q64) ** 2, axis=1)      # ndarray.sum(axis=1), without its wrapper
+    return 1.0 - np.add.reduce(x64 * q64, axis=1)
 
 
 def locate(keys: np.ndarray, found: np.ndarray) -> np.ndarray:

@@ -11,7 +11,10 @@ one after another, so the process's CPU time is the model's) with each variant o
   embedding layer too), SkipLayerNormalization fused, batches of up to 2048 padded tokens;
 * version 1 with the layer norms split (``bert_onnx.split_skip_layer_norm``);
 * version 2's graph (per-channel weights, MatMul and Attention, layer norms split) in batches;
-* version 2 as shipped: one text per call.
+* version 2: one text per call;
+* version 2 with each of version 3's rewrites alone (``int8_graph``): FastGelu; the attention as
+  int8 products;
+* version 3 as shipped: both rewrites, one text per call.
 
 Rounds alternate the order; the figure is each variant's best round (its median is kept too).
 Tokens per CPU second count the model's real tokens (padding excluded; the padded count is shown).
@@ -26,11 +29,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
 
-from tesseradb.embed import default, int8  # noqa: E402
+from tesseradb.embed import default, int8, int8_graph  # noqa: E402
 from tesseradb.embed.model import MAX_ROWS, Model, plan_batches  # noqa: E402
 
 REC = common.Config("recursive", 256, 32)
@@ -75,12 +79,16 @@ def main() -> None:
     texts = texts[:args.chunks]
     tok = str(default.verify_model_files() / default.TOKENIZER)
     fused = default.load_graph().data
+    v2 = int8.quantize_weights(onnx.load_from_string(fused))
     graphs = {
         "float32 (shipped), batches": (fused, MAX_ROWS),
         "int8 v1: per tensor, all operators, SkipLayerNorm fused, batches": (v1_graph(fused, False), MAX_ROWS),
         "int8 v1 + layer norms split, batches": (v1_graph(fused, True), MAX_ROWS),
-        "int8 v2 graph, batches": (int8.load_graph().data, MAX_ROWS),
-        "int8 v2 (shipped): one text per call": (int8.load_graph().data, int8.MAX_ROWS),
+        "int8 v2 graph (per channel, QAttention), batches": (v2, MAX_ROWS),
+        "int8 v2: one text per call": (v2, int8.MAX_ROWS),
+        "int8 v2 + FastGelu": (int8.quantize_weights(int8_graph.fast_gelu(onnx.load_from_string(fused))), 1),
+        "int8 v2 + int8 attention": (int8.quantize_weights(int8_graph.int8_attention(onnx.load_from_string(fused))), 1),
+        "int8 v3 (shipped): int8 attention + FastGelu, one text per call": (int8.load_graph().data, int8.MAX_ROWS),
     }
     models = {}
     for name, (graph, rows) in graphs.items():

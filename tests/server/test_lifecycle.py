@@ -1,6 +1,8 @@
 """`tessera serve` as a process: it starts, serves, and stops cleanly on SIGTERM / Ctrl-C."""
 from __future__ import annotations
 
+import re
+import resource
 import signal
 import subprocess
 
@@ -63,3 +65,23 @@ def test_help_lists_the_options():
     for option in ("--host", "--port", "--user", "--password-file", "--ssl-cert", "--ssl-key",
                    "--max-connections", "--idle-timeout", "--read-only"):
         assert option in result.stdout
+
+
+def test_many_clients_under_a_low_open_files_limit(db_file):
+    """Each client has a thread and event loop of its own (a few descriptors each): the server raises
+    its soft limit on open files to what max_connections needs, as mysqld does."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    low = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (100, hard))    # noqa: E731
+    proc = subprocess.Popen(SERVE + [db_file, "--port", "0"], stderr=subprocess.PIPE, text=True, preexec_fn=low)
+    try:
+        port = int(re.search(r" on [^ ]+:(\d+) ", proc.stderr.readline()).group(1))
+        clients = [connect(port, database=None) for _ in range(40)]
+        for n, c in enumerate(clients):
+            with c.cursor() as cur:
+                cur.execute("SELECT %s", (n,))
+                assert cur.fetchall() == ((n,),)
+        for c in clients:
+            c.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)

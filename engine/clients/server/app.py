@@ -14,6 +14,7 @@ background=True)`` runs the same server on a thread and returns a handle with ``
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import importlib.metadata
 import logging
@@ -38,6 +39,7 @@ from tesseradb.clients.server.session import EngineSession, Shared
 log = logging.getLogger("tesseradb.server")
 
 SHUTDOWN_GRACE = 30.0       # seconds a running statement gets to notice the interrupt at shutdown
+OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}   # accept waits 1 s, as asyncio's
 REFUSED = {"full": (1040, "08004", "Too many connections"),
            "stopping": (1053, "08S01", "Server shutdown in progress")}
 
@@ -90,6 +92,7 @@ class Server:
     async def start(self) -> None:
         self.shared.connect(self.options.database).close()   # create it now; report a bad path at once
         loop = asyncio.get_running_loop()
+        wire.enough_descriptors(self.options.max_connections)
         self._sockets = wire.listening_sockets(self.options.host, self.options.port)
         self.port = self._sockets[0].getsockname()[1]
         self._accepting = [loop.create_task(self._accept(sock)) for sock in self._sockets]
@@ -131,14 +134,21 @@ class Server:
                 sock, _ = await loop.sock_accept(listener)
             except asyncio.CancelledError:
                 raise
-            except OSError:             # a connection reset before it was accepted, out of descriptors...
-                log.debug("accept failed", exc_info=True)
-                await asyncio.sleep(0.01)
+            except OSError as exc:      # reset before it was accepted; out of descriptors or memory: wait
+                log.warning("accepting a connection failed: %s", exc)
+                await asyncio.sleep(1.0 if exc.errno in OUT_OF_RESOURCES else 0)
                 continue
             thread = threading.Thread(target=self._serve_client, args=(sock,), name="tessera-client", daemon=True)
             with self._admit:
                 self._starting.add(thread)
-            thread.start()
+            try:
+                thread.start()
+            except RuntimeError:        # no thread to be had: this client is refused, the server goes on
+                log.warning("cannot start a thread for a new client", exc_info=True)
+                with self._admit:
+                    self._starting.discard(thread)
+                sock.close()
+                continue
             if self._watch is None or self._watch.done():
                 self._watch = loop.create_task(processes.watch(self._connections))
 

@@ -98,6 +98,28 @@ def listening_sockets(host: str, port: int, backlog: int = 100) -> list[socket.s
     return sockets
 
 
+DESCRIPTORS_PER_CLIENT = 8     # its socket, its loop's epoll and wake-up pair, the engine connection's files
+
+
+def enough_descriptors(max_connections: int, spare: int = 256) -> None:
+    """Raise the soft limit on open files, up to the hard one, to what ``max_connections`` clients
+    need (as mysqld does at start-up: open_files_limit); a limit already high enough stays."""
+    try:
+        import resource
+    except ImportError:                 # not on this platform
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = spare + DESCRIPTORS_PER_CLIENT * max_connections
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return
+    target = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):   # not allowed here: clients beyond the limit get an error
+            pass
+
+
 async def open_stream(sock: socket.socket, *, idle_timeout: float | None, max_packet: int
                       ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """An accepted connection as a stream on the running loop, :class:`GuardedReader` its reader."""
