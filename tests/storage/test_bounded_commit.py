@@ -159,3 +159,29 @@ def test_loading_a_saved_index_keeps_its_id_arrays_without_copies(tmp_path, one_
     x = _rows(n)
     assert loaded.search(x[1], 1, ef=64)[0][2] == 2          # a live row finds itself
     assert all(chunk % 11 != 1 for _, _, chunk in loaded.search(x[0], 20, ef=64))   # a removed one stays removed
+
+
+def test_a_large_commit_into_a_loaded_untrained_quantized_index_trains_on_a_spread(tmp_path, monkeypatch, one_thread):
+    """The 8-bit index of a small table is not trained yet (its vectors are staged); a commit of many
+    pages of rows that drift (the later ones up to 4x larger) trains it on ids sampled across the whole
+    transaction (``PendingIds.sample``), not on its first page, whose ranges would clip most rows."""
+    monkeypatch.setattr(chunks, "PAGE_ROWS", 128)
+    n = 1500
+    rows = _rows(n) * np.linspace(1, 4, n, dtype=np.float32)[:, None]
+    con = tesseradb.connect(str(tmp_path / "quantized.db"))
+    con.execute(DDL.replace("hnsw_similarity='l2'", "hnsw_similarity='l2' quantization='8bit'"))
+    con.executemany("INSERT INTO t (id, n, v) VALUES (?, ?, ?)", [(i + 1, i, r.tolist()) for i, r in enumerate(rows[:20])])
+    con.commit()
+    _knn_ids(con, rows[0])                                     # loaded, untrained: 20 staged vectors
+    assert _index(con).index.untrained
+    con.executemany("INSERT INTO t (id, n, v) VALUES (?, ?, ?)",
+                    [(i + 1, i, r.tolist()) for i, r in enumerate(rows[20:], start=20)])
+    con.commit()
+    index = _index(con).index
+    assert not index.untrained and len(index) == n and len(index._staged) == 0
+    trained = faiss.vector_to_array(faiss.downcast_index(index._index.storage).sq.trained).reshape(2, DIMS)
+    low, high = trained[0], trained[0] + trained[1]
+    assert ((rows >= low) & (rows <= high)).all(1).mean() >= 0.7
+    for i in (0, 700, 1499):                                   # rescored from the exact vectors
+        assert con.execute("SELECT id, knn_dist() FROM t WHERE knn(v, 1, ?)", (rows[i].tolist(),)).fetchall() == [(i + 1, 0.0)]
+    con.close()
