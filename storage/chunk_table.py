@@ -6,7 +6,8 @@ row (a blob); the chunk rows say which vector of the blob each chunk is. ``chunk
 the FAISS index of the column from what this module reads.
 
 Writes inside a transaction are recorded by TEMP triggers into ``temp._tessera_pending``; they roll
-back with the transaction, and after COMMIT they are applied to the index.
+back with the transaction, and after COMMIT they are read back a page at a time (``PendingIds``) and
+applied to the index.
 """
 from __future__ import annotations
 

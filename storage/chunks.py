@@ -13,7 +13,8 @@ after COMMIT they are applied to the index (nothing uncommitted ever reaches the
 Catching up reads the new chunk rows and their vectors ``PAGE_ROWS`` at a time and adds each page to
 the graph before reading the next, with room for all of them reserved in FAISS's storage first: what
 a large commit (an INSERT ... SELECT of millions of rows) holds in memory besides the index itself is
-about one page, plus a few bytes a row (docs/durability.md#memory-of-a-large-commit).
+about one page: the transaction's chunk ids are read a page at a time too (``PendingIds``), and the
+id maps grow in place (docs/durability.md#memory-of-a-large-commit).
 """
 from __future__ import annotations
 

@@ -7,8 +7,10 @@ import common
 PY = ".venv/bin/python tests/benchmarks"
 TARGET_MIB = 100        # issue 37: RssAnon above its level before the statement, for any number of rows
 LABELS = {"before": "before (rows materialised)", "after": "after (streamed in batches)",
-          "paged": "paged (streamed; COMMIT in pages)", "paged-50k": "paged, 50k rows"}
-ORDER = ["before", "after", "paged", "paged-50k"]
+          "paged": "paged (streamed; COMMIT in pages)", "paged-50k": "paged, 50k rows",
+          "flat": "flat (paged; ids and maps not held whole)", "flat-100k": "flat, 100k rows",
+          "flat-50k": "flat, 50k rows"}
+ORDER = ["before", "after", "paged", "paged-50k", "flat", "flat-100k", "flat-50k"]
 
 
 def _load(x: list[float] | None) -> str:
@@ -48,7 +50,7 @@ def section() -> list[str]:
     any_run = next(iter(runs.values()))
     return [
         "## INSERT ... SELECT streams (issue 37)", "",
-        f"`{PY}/bench_insert_select.py [--label before|after|paged] [--rows 50000 --label paged-50k]`: a source table of {any_run['rows']:,} rows, each "
+        f"`{PY}/bench_insert_select.py [--label before|after|paged|flat] [--rows 50000 --label flat-50k]`: a source table of {any_run['rows']:,} rows, each "
         f"about {any_run['text_bytes']:,} bytes of text (a full-text-indexed `text` column) and a "
         f"{any_run['dims']}-d `float_vector` with an HNSW index (no model: it measures the engine); "
         "`copy` inserts them into an empty table of the same shape, `self` into the source table itself "
@@ -61,7 +63,9 @@ def section() -> list[str]:
         "maps: `VectorIndex.footprint()`), memory the user asked for by declaring the column and that stays "
         "to answer searches; *above the index* is the peak minus it: the transient memory of the statement "
         "and its COMMIT. The `before` run is the engine of main before streaming, `after` streams the "
-        "statement, `paged` also pages the COMMIT (storage/chunks.py, storage/index_cache.py). "
+        "statement, `paged` also pages the COMMIT (storage/chunks.py, storage/index_cache.py), `flat` also "
+        "reads the transaction's chunk ids a page at a time and grows the id maps in place "
+        "(storage/chunk_table.py, storage/positions.py). "
         f"Target: under {TARGET_MIB} MiB above the start, for any number of rows.", "",
         *[f"- {t}" for t in runs_text], "",
         "| engine | statement | rows | statement time | rows/s | RssAnon peak, statement | COMMIT time | "

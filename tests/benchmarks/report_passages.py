@@ -88,7 +88,7 @@ def _units_cost(u: dict | None) -> list[str]:
             f"({b['units_cpu_s']:,.0f} CPU s; load average {_load(b.get('loadavg_before'))} before, "
             f"{_load(b.get('loadavg_after'))} after, niced, on a machine shared with other jobs). Query time, median of "
             f"`hybrid_match(...) LIMIT 5` with `knn_chunk_text()` over the {q['questions']} tuning questions (two "
-            f"rounds, alternating; load {_load(q['loadavg'])}): {q['before']['median_ms']:.1f} ms without units, "
+            f"rounds, alternating; load {_load(q['loadavg'][0])} before, {_load(q['loadavg'][1])} after): {q['before']['median_ms']:.1f} ms without units, "
             f"{q['after']['median_ms']:.1f} ms with (without `knn_chunk_text()`: {q['before']['median_ms_without_passage']:.1f} / "
             f"{q['after']['median_ms_without_passage']:.1f} ms)."]
 
@@ -129,7 +129,9 @@ def section() -> list[str]:
     if "rules" in lay[INDEX]:
         out += ["", "How a found document's passage is chosen, the rules tried on the same first documents "
                 "(`hybrid_match`, `tessera index`'s table), passage@1 and the mean passage length; the engine's rule "
-                "is the vector similarity plus the chunk's BM25 over the document's best (docs/passages.md). "
+                "is the vector similarity plus the chunk's BM25 over the document's best (docs/passages.md), and on "
+                "a column with `passage_units='windows'`, as `tessera index`'s table now has, its 8 best chunks by "
+                "that rescored by their stored units (the last rule, frozen before any held-out figure of it was read). "
                 "\"Widened\": the chosen chunk joined by its neighbours of the same section, the better-scoring "
                 "first, while the passage stays within that many characters (a passage for a reader around a "
                 "small chunk). Rules and layouts were compared on the tuning set only; the held-out columns were "
