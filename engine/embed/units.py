@@ -114,7 +114,9 @@ def embed_units(db: Context, model, kind: str, chunks: Sequence[tuple[str, str |
                 owners.append(i)
     made: dict[int, list[np.ndarray]] = {}
     if texts:
-        vectors = reuse.embed_pieces(db, model, texts, should_stop=db.check_cancelled).vectors
+        # progress: a second pass after the chunks' (the shell's line adds it to theirs)
+        vectors = reuse.embed_pieces(db, model, texts, on_progress=db.on_progress,
+                                     should_stop=db.check_cancelled).vectors
         for i, v in zip(owners, vectors):
             made.setdefault(i, []).append(v)
     out = []

@@ -238,3 +238,20 @@ def test_repair_of_a_lost_chunk_table_drops_stale_units_and_rebuild_makes_them_a
     assert len(unit_rows(path)) == chunk_count(con)           # unit_rows checks that none is orphaned
     assert ANSWER in passage(con, "fine")[1]
     con.close()
+
+
+def test_progress_reports_the_units_after_the_chunks(tmp_path):
+    """The units are a second embedding pass of the statement: the progress callback hears of it (the
+    shell's progress line adds it to the chunks'), ending done."""
+    con = tesseradb.connect(str(tmp_path / "p.db"), autocommit=True)
+    con.execute(ddl("p"))
+    seen: list[tuple[int, int]] = []
+    con.set_progress(lambda done, total: seen.append((done, total)))
+    con.execute("INSERT INTO p (id, title, body) VALUES (1, ?, ?)", NOTES[0])
+    chunks = chunk_count(con, "p")
+    units = len(unit_rows(str(tmp_path / "p.db"), "p"))
+    assert units == chunks
+    totals = {total for _, total in seen}
+    assert chunks in totals and any(total > chunks for total in totals), seen
+    assert max(done for done, total in seen if total == max(totals)) == max(totals)
+    con.close()
