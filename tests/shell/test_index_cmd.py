@@ -74,6 +74,21 @@ def test_index_into_a_named_existing_table_and_errors(run, tmp_path):
     assert "CREATE TABLE" not in refused.stdout
 
 
+def test_passage_units_none_makes_a_table_without_units(run, tmp_path):
+    write_vault(tmp_path / "vault")
+    done = run("index", "notes.db", "vault", "--passage-units", "none")
+    assert done.returncode == 0, done.stderr
+    assert "passage_units='none')" in done.stdout
+    con = tesseradb.connect(str(tmp_path / "notes.db"))
+    assert con.describe("docs").column("chunks").vector.chunking.passage_units == "none"
+    assert con.cursor().execute("SELECT path FROM docs WHERE knn(chunks, 1, 'renew the certificate')").fetchall() \
+        == [("ops/tls.md",)]
+    con.close()
+    bad = run("index", "other.db", "vault", "--passage-units", "words")
+    assert bad.returncode == 2 and "invalid choice: 'words'" in bad.stderr
+    assert not (tmp_path / "other.db").exists()
+
+
 class Lines:
     """The lines a running command prints, read on a thread so that waiting for one can time out."""
 
