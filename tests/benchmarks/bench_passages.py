@@ -59,7 +59,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_hybrid  # noqa: E402
 import common  # noqa: E402
-import passage_fine  # noqa: E402
 from common import log  # noqa: E402
 
 import tesseradb  # noqa: E402
@@ -281,8 +280,8 @@ RULES = {"nearest chunk (vector)": (None, "body", 0), "best BM25 chunk": ("bm25"
          "similarity + 1 x BM25/max, widened in its section to 1,000 chars": (1.0, "body", 1000),
          # the engine's own choice, knn_chunks(n)'s first: with passage_units='windows' (tessera index's
          # table), its best 8 chunks by similarity + 1 x BM25/max rescored + 6 x the best cosine of their
-         # stored units (engine/vectors/passage_units.py). (A query-time twin, passage_fine.py: the best 5
-         # + 4 x the units embedded per query, measured in session 41, 1.6-1.8 s a query; not rerun.)
+         # stored units (engine/vectors/passage_units.py). (Its query-time twin, the best 5 + 4 x the units
+         # embedded per query, was measured in session 41 at 1.6-1.8 s a query, and is no longer kept.)
          "similarity + 1 x BM25/max, its best 8 chunks + 6 x best cosine of their stored ~200-char "
          "windows (the engine with passage_units='windows')": ("engine", "body", 0)}
 WEIGHTS = {"body": (0.0, 1.0), "heading+body": (2.0, 1.0)}
@@ -380,7 +379,6 @@ def rules(path: str, quotes: list[dict]) -> dict:
     hits = 0
     found = {name: 0 for name in RULES}
     chars = {name: [] for name in RULES}
-    rescore_ms: dict[str, list[float]] = {}
     ranks = {"1": 0, "2": 0, "3": 0, "4+": 0}     # right page: where the answer's chunk is in the engine's order
     for q in quotes:
         rows = con.execute("SELECT id, path, knn_chunks(100000), CONCAT(title, CHAR(10), CHAR(10), body), title "
@@ -397,11 +395,6 @@ def rules(path: str, quotes: list[dict]) -> dict:
         for name, (rule, kind, width) in RULES.items():
             if rule == "engine":              # the engine's first passage (knn_chunks order)
                 text = chunks[0]["text"]
-            elif isinstance(rule, tuple):     # rescored by the model (passage_fine.py), timed
-                started = time.perf_counter()
-                text = passage_fine.choose(_model(), q["question"], title, chunks,
-                                           _score(chunks, bm25[kind], 1.0), rule)["text"]
-                rescore_ms.setdefault(name, []).append(1000 * (time.perf_counter() - started))
             else:
                 text = _choose(chunks, bm25[kind], rule, width, full_text)
             found[name] += _contains(text, q["quote"])
@@ -410,14 +403,7 @@ def rules(path: str, quotes: list[dict]) -> dict:
     n = len(quotes)
     return {"page_recall@1": round(hits / n, 3), **{name: round(v / n, 3) for name, v in found.items()},
             "mean_chars": {name: round(statistics.mean(v), 1) for name, v in chars.items() if v},
-            "answer_chunk_rank": ranks,
-            "rescore_median_ms": {name: round(statistics.median(v), 1) for name, v in rescore_ms.items()}}
-
-
-def _model():
-    """The column's model (tessera index's table: all-MiniLM-L6-v2), for the rules that rescore."""
-    from tesseradb.embed.registry import get_model
-    return get_model("Xenova/all-MiniLM-L6-v2")
+            "answer_chunk_rank": ranks}
 
 
 def main() -> None:

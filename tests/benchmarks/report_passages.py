@@ -53,28 +53,6 @@ def _rule_rows(rules: dict) -> list[str]:
     return out
 
 
-def _rescored(rules: dict, n: dict, timed: dict) -> list[str]:
-    """What the rules rescored by the model (passage_fine.py) gain over the engine's rule, and cost."""
-    labels = _sets(rules)
-    gains = "; ".join(f"{s}: " + ", ".join(f"{round((rules[s][name] - rules[s][ENGINE_RULE]) * n[s]):+d}"
-                                            for name in timed[s]) for s in labels)
-    ms = "; ".join(f"{s}: " + ", ".join(f"{v:.0f} ms" for v in timed[s].values()) for s in labels)
-    return ["The two rules \"its best 5 chunks + 4 x best cosine\" (tests/benchmarks/passage_fine.py) rescore the "
-            "first document's five best chunks by the engine's rule with the column's own model at a finer grain: "
-            "each chunk cut into units (a fenced code block, a list item, a table row or a heading line is one unit, "
-            "prose is cut into sentences; the \"~200-char windows\" join each unit with the next ones up to 200 "
-            "characters), every unit embedded after the chunk's context line in one model call, and a chunk scored "
-            "by the engine's score plus 4 x its best unit's cosine to the query. Their weight, unit and number of "
-            "candidates were chosen on the tuning set (a sweep outside this script, on the same first documents: "
-            "weights 0.5 to 100, 2, 3 or 5 candidates, the best cosine or the mean of the best two, with or without "
-            "the context line; none gained more than 2 of the 96 tuning questions, and the query's token vectors "
-            "matched to the chunk's (MaxSim over the model's token outputs) gained at most 1). Questions gained "
-            f"over the engine's rule (windows, sentences): {gains}. Median time of the rescoring per question, its "
-            f"model call included, at the load above (windows, sentences): {ms}. Not built into the engine: its "
-            "passage choice changes only for a gain of 3 or more tuning questions that also meets the target on "
-            "both held-out sets, and a model call of this size per query costs more than the whole query."]
-
-
 def _units_cost(u: dict | None) -> list[str]:
     """What passage_units='windows' costs (bench_passage_units.py), when it was measured."""
     if not u:
@@ -136,9 +114,6 @@ def section() -> list[str]:
                 "first, while the passage stays within that many characters (a passage for a reader around a "
                 "small chunk). Rules and layouts were compared on the tuning set only; the held-out columns were "
                 "read after the choice:", "", *_rule_rows(lay[INDEX]["rules"])]
-        timed = {s: lay[INDEX]["rules"][s].get("rescore_median_ms") for s in _sets(lay[INDEX]["rules"])}
-        if all(timed.values()):
-            out += ["", *_rescored(lay[INDEX]["rules"], n, timed)]
         ranked = {s: lay[INDEX]["rules"][s].get("answer_chunk_rank") for s in _sets(lay[INDEX]["rules"])}
         if all(ranked.values()):
             out += ["", "Where the answer's chunk stands among the first document's chunks in the engine's order, "
