@@ -57,9 +57,13 @@ def _load(con, table: str, folder, bracket: bool):
     return count, warnings, [r[1:] for r in stored], chunks
 
 
-def test_documents_after_the_first_pass_are_cut_once_ahead_and_stored_as_under_the_lock(
-        tmp_path, notes, cuts, monkeypatch):
-    monkeypatch.setattr(embed_first_load, "BUDGET_CHARS", 1)     # the first pass takes the first file only
+@pytest.mark.parametrize("setting", ["BUDGET_CHARS", "HEAD_CHARS"])
+def test_documents_after_the_first_are_cut_once_ahead_and_stored_as_under_the_lock(
+        tmp_path, notes, cuts, monkeypatch, setting):
+    """BUDGET_CHARS=1: the first pass takes the first file only, the read-ahead cuts the next files.
+    HEAD_CHARS=1: the first pass takes them all, the model starts on the first while the read-ahead
+    cuts the others (the first pass's rest), then embeds those."""
+    monkeypatch.setattr(embed_first_load, setting, 1)
     runs = []
     for name, bracket in (("ahead", False), ("locked", True)):      # one database each: no chunk reuse
         cuts.clear()

@@ -66,8 +66,10 @@ def embed_first(db: Database, stmt: ast.Statement, param_sets: Sequence[Any], *,
             return
         if not isinstance(stmt, ast.Query) and work:
             rising = load.one_progress(db)
-        for spec, records in work:
-            labels = [errors.Place(row=n) for n in range(1, len(records) + 1)]
+        parts = ahead.parts(work) if ahead is not None else \
+            ((spec, records, range(1, len(records) + 1)) for spec, records in work)
+        for spec, records, numbers in parts:
+            labels = [errors.Place(row=n) for n in numbers]
             embed_texts(db, spec, [source_text(spec, r) for r in records], labels,
                         [source_title(spec, r) for r in records], on_cut=ahead.start if ahead else None)
         done = True

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tesseradb.embed.prepared import BUDGET_CHARS, READ_AHEAD_CHARS
@@ -38,6 +38,7 @@ from tesseradb.sql.statements import load_data, load_documents, load_fields, syn
 from tesseradb.embed.rows import cut_ahead, source_text, source_title
 
 Work = list[tuple[Any, list[dict[str, Any]]]]       # as embed_first.Work: (model column's spec, its records)
+HEAD_CHARS = 1 << 17        # the first pass's head: the model starts on it while the rest is cut
 
 
 def gather(db: Database, stmt: ast.LoadData, param_sets: Sequence[Any]) -> tuple[Work, ReadAhead | None]:
@@ -109,7 +110,7 @@ def _documents(db: Database, stmt: ast.LoadData, table) -> tuple[Work, ReadAhead
     names = [c.name.lower() for c in columns]
     records = [dict(zip(names, r)) for r in rows]
     specs = [s for s in table.model_columns() if s.column.lower() not in names]
-    ahead = ReadAhead(db, stmt, writer, specs, rest) if rest and specs else None
+    ahead = ReadAhead(db, stmt, writer, specs, rest) if specs and not stmt.sync else None
     return [(s, records) for s in specs], ahead
 
 
@@ -133,13 +134,36 @@ class ReadAhead:
     """The next documents of a plain document load, read and cut on one thread while the model
     embeds the first pass's texts (see the module docstring). Only the cuts stay (in
     ``Database.prepared``); :meth:`finish` waits for it (stopped after the document in hand when the
-    first pass failed or was cancelled)."""
+    first pass failed or was cancelled).
+
+    The first pass itself starts the model early (:meth:`parts`): when its texts pass
+    :data:`HEAD_CHARS`, the model embeds its shortest documents first (the head, that many
+    characters or just more), cut on the statement's thread, while this thread cuts the others;
+    the model then embeds those from their cuts. Each text's cut and vector are the same whichever
+    call makes them (embed/prepared.py)."""
 
     def __init__(self, db: Database, stmt: ast.LoadData, writer, specs: list, files: list[str]):
         self.db, self.stmt, self.writer, self.specs, self.files = db, stmt, writer, specs, files
         self.stopping = threading.Event()
+        self.first_cut = threading.Event()      # the first pass's texts after its head are cut
+        self.first: list[tuple[Any, str, str | None]] = []     # those texts: (spec, text, title)
         self.thread: threading.Thread | None = None
         self.cut = 0                # texts cut ahead
+
+    def parts(self, work: Work) -> Iterator[tuple[Any, list[dict[str, Any]], list[int]]]:
+        """``(spec, records, their row numbers)`` to embed, in order: the head of ``work``, then (once
+        this thread has cut them) the rest; all of ``work`` at once when it is short."""
+        head = _head_rows(work)
+        if head is None:
+            self.first_cut.set()
+            yield from ((spec, records, list(range(1, len(records) + 1))) for spec, records in work)
+            return
+        rest = [n for n in range(len(work[0][1])) if n not in head]
+        self.first = [(spec, source_text(spec, records[n]), source_title(spec, records[n]))
+                      for spec, records in work for n in rest]
+        yield from ((spec, [records[n] for n in head], [n + 1 for n in head]) for spec, records in work)
+        self.first_cut.wait()
+        yield from ((spec, [records[n] for n in rest], [n + 1 for n in rest]) for spec, records in work)
 
     def start(self) -> None:
         if self.thread is None:
@@ -156,6 +180,11 @@ class ReadAhead:
         pattern = globs.split(self.stmt.path)
         chars = 0
         try:
+            for spec, text, title in self.first:
+                if self.stopping.is_set():
+                    return
+                self.cut += cut_ahead(self.db, spec, text, title)
+            self.first_cut.set()
             for file in self.files:
                 if self.stopping.is_set() or chars >= READ_AHEAD_CHARS:
                     return
@@ -170,6 +199,24 @@ class ReadAhead:
                     chars += len(text)
         except Exception:       # noqa: BLE001 - the statement reads the file again and says what is wrong
             return
+        finally:
+            self.first_cut.set()        # (a read-ahead that failed: what it did not cut is cut by the pass)
+
+
+def _head_rows(work: Work) -> set[int] | None:
+    """The rows of the first pass's head: its shortest texts (the quickest to cut), up to
+    :data:`HEAD_CHARS` of text or just past it; None when the head would be all of them."""
+    if not work:
+        return None
+    spec, records = work[0]
+    sizes = [len(source_text(spec, r)) for r in records]
+    head, chars = set(), 0
+    for n in sorted(range(len(records)), key=sizes.__getitem__):
+        if chars >= HEAD_CHARS:
+            return head
+        head.add(n)
+        chars += sizes[n]
+    return None
 
 
 class _Rising:
