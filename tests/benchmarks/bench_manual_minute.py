@@ -2,7 +2,7 @@
 against the bare model on exactly the texts and batches the engine gave it.
 
     TESSERA_BENCH_CORPUS=$MANUAL nice .venv/bin/python tests/benchmarks/bench_manual_minute.py
-    ... --every 6 --rounds 1 --profile        # a sixth of the pages, one round, plus a cProfile run
+    ... --every 6 --rounds 1 --profile        # a sixth of the pages, one round, plus a py-spy profile
 
 Each round, in an order that alternates between rounds (engine first in odd rounds):
 
@@ -17,19 +17,20 @@ Engine share = (engine - bare) / bare, in wall time and in CPU time (user + sys 
 ``resource.getrusage``, all threads), with the load average at each step: on the shared machine the
 wall times follow the other work, the CPU times much less. Afterwards the stored vectors are checked
 against the bare ones (the chunks re-planned from the stored bodies, each chunk's vector looked up by
-its text). ``--profile`` loads once more under cProfile (not timed) and keeps its top entries, grouped
-by part; the profiler's clock is the process's CPU time, so the worker threads' batches count inside
-``Model.embed``, where the main thread waits for them, and the other work on the machine counts nowhere. Writes results/manual_minute.json and its section of docs/benchmarks.md.
+its text). ``--profile`` loads once more in a child process sampled by py-spy (every thread, idle
+ones left out; the child warms the model up before py-spy attaches) and keeps the samples grouped
+by part and the top entries by own samples (not timed). Writes results/manual_minute.json and its
+section of docs/benchmarks.md.
 """
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
+import json
 import os
-import pstats
+import re
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -50,18 +51,23 @@ LOAD = "LOAD DATA INFILE ? INTO TABLE manual"
 KNN = "SELECT id FROM manual WHERE knn(v, 10, ?)"
 TARGET_SECONDS, TARGET_SHARE = 60.0, 0.05
 
-# cProfile entries -> the part of the load they belong to (first match wins; the rest is "other")
+# py-spy frames ('function (file:line)') -> the part of the load they belong to: a sample goes to the
+# part of its innermost frame that names one (the first part that matches; none: "other")
 PARTS = [
-    ("tokenizing pages for the chunk planner", ("token_offsets", "method 'encode' of 'tokenizers")),
-    ("model (Model.embed: tokenizing the chunks, the onnxruntime batches)", ("model.py", "runner.py", "onnxruntime",
-                                                                            "pooling.py", "encode_batch", "_thread",
-                                                                            "threading.py", "concurrent")),
-    ("markdown outline (markdown-it)", ("markdown_it", "markdown_chunks.py", "mdurl")),
-    ("chunk planning and location", ("chunking.py", "chunk_context.py", "planning.py", "rows.py")),
-    ("reading and parsing the files", ("documents.py", "load_documents.py", "globs.py", "yaml", "formats.py")),
-    ("FAISS index (built at commit)", ("faiss", "vectors.py", "chunks.py")),
-    ("SQLite (apsw)", ("apsw", "rowstore.py", "chunk_table.py")),
+    ("tokenizing documents for the chunk planner", ("Model.token_offsets", "Model.count_tokens")),
+    ("model (Model.embed: tokenizing the chunks, the onnxruntime batches)", ("Session.run", "onnxruntime", "Model.embed",
+                                                                            "Model._run", "runner.py", "pooling.py")),
+    ("markdown outline (markdown-it)", ("markdown_it/", "markdown_chunks.py")),
+    ("chunk planning, locations and chunk keys", ("chunking.py", "chunk_context.py", "planning.py", "embed/rows.py",
+                                                  "reuse.py")),
+    ("reading and parsing the files", ("io/documents.py", "load_documents.py", "globs.py", "yaml", "formats.py",
+                                       "embed_first_load.py")),
+    ("FAISS index (built at commit)", ("faiss", "storage/vectors.py", "storage/chunks.py")),
+    ("SQLite writes (apsw: rows, chunk rows, their full-text)", ("rowstore.py", "chunk_table.py", "apsw")),
 ]
+# innermost frames of a thread that waits for another (py-spy does not always see it as idle): no CPU
+WAITS = ("Condition.wait (threading.py)", "Event.wait (threading.py)", "Thread.join (threading.py)",
+         "Thread._wait_for_tstate_lock (threading.py)", "wait (concurrent/futures/_base.py)")
 
 
 def cpu_seconds() -> float:
@@ -100,14 +106,12 @@ def fresh(path: Path) -> None:
     shutil.rmtree(Path(str(path) + ".tessera"), ignore_errors=True)
 
 
-def engine_load(db_path: Path, pattern: str, profiler: cProfile.Profile | None = None) -> dict:
+def engine_load(db_path: Path, pattern: str) -> dict:
     import tesseradb
     fresh(db_path)
     con = tesseradb.connect(str(db_path))
     con.cursor().execute(CREATE)
     con.commit()
-    if profiler is not None:
-        profiler.enable()
     load, cpu, started = os.getloadavg(), cpu_seconds(), time.perf_counter()
     cur = con.cursor()
     cur.execute(LOAD, (pattern,))
@@ -116,8 +120,6 @@ def engine_load(db_path: Path, pattern: str, profiler: cProfile.Profile | None =
     loaded = time.perf_counter()
     con.cursor().execute(KNN, ("warm up the index",)).fetchall()
     con.close()
-    if profiler is not None:
-        profiler.disable()
     return {"seconds": time.perf_counter() - started, "cpu": cpu_seconds() - cpu, "rows": rows,
             "statement_seconds": loaded - started, "load_start": list(load), "load_end": list(os.getloadavg())}
 
@@ -152,36 +154,105 @@ def check_stored(db_path: Path, model, bare: dict[str, np.ndarray]) -> dict:
     return {"rows": len(rows), "chunks": chunks, "same_chunks": missing == 0, "max_abs_diff": worst}
 
 
-def profile_load(db_path: Path, pattern: str, top: int = 25) -> dict:
-    profiler = cProfile.Profile(time.process_time)    # CPU time, all threads: steadier than wall time under load
-    engine_load(db_path, pattern, profiler)         # LOAD DATA, commit, first knn(), close: the timed part
-    stats = pstats.Stats(profiler)
-    total = stats.total_tt
-    parts: dict[str, float] = {}
-    entries = []
-    for (file, line, func), (_, calls, tottime, cumtime, _) in stats.stats.items():
-        where = f"{Path(file).name}:{line}({func})" if file != "~" else func
-        part = next((name for name, keys in PARTS if any(k in where or k in file for k in keys)), "other")
-        parts[part] = parts.get(part, 0.0) + tottime
-        entries.append({"where": where, "calls": calls, "tottime": tottime, "cumtime": cumtime, "part": part})
-    entries.sort(key=lambda e: -e["tottime"])
-    text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(top)
-    log(text.getvalue())
-    return {"total_seconds": total, "parts": dict(sorted(parts.items(), key=lambda kv: -kv[1])),
-            "top": entries[:top]}
+def profile_load(db_path: Path, pattern: str, rate: int = 200, top: int = 15) -> dict:
+    """One more load (LOAD DATA, commit, first knn(), close) in a child process, sampled by py-spy
+    ``rate`` times a second, every thread, idle ones left out (so on a quiet machine a sample is
+    1/rate CPU second). The child warms the model up, then py-spy attaches, then it loads."""
+    spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
+    if spy is None:
+        log("py-spy is not installed (pip install 'tesseradb[test]'): no profile")
+        return {}
+    raw = db_path.parent / "profile.raw"
+    child = subprocess.Popen([sys.executable, __file__, "--profile-child", pattern, str(db_path)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        if child.stdout.readline().strip() != "ready":
+            raise RuntimeError("the profiled child did not start")
+        sampler = subprocess.Popen([spy, "record", "-r", str(rate), "-f", "raw", "-o", str(raw), "--threads",
+                                    "--pid", str(child.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2.0)                         # py-spy attaches (it says so only on a terminal)
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        timed = json.loads(child.stdout.readline())
+        child.stdin.close()
+        child.wait(timeout=120)
+        sampler.wait(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    if not raw.exists():
+        log("py-spy could not sample the child (ptrace not allowed?): no profile")
+        return {}
+    return {"sampler": f"py-spy record -r {rate} --threads (idle threads left out)", "rate": rate,
+            "load": timed, **_samples(raw, rate, top)}
+
+
+def _samples(raw: Path, rate: int, top: int) -> dict:
+    """py-spy's raw stacks grouped by part and by their innermost frame (own samples)."""
+    frame_re = re.compile(r"^(.*) \((.*?):\d+\)$")
+    parts: dict[str, int] = {}
+    own: dict[str, list] = {}
+    threads: dict[str, int] = {}
+    total = waiting = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        n = int(count)
+        frames = stack.split(";")
+        thread = re.sub(r"^thread \(\d+\):? ?", "", frames[0]).rstrip("_0123456789") or "thread"
+        frames = [m.group(1) + " (" + m.group(2) + ")" if (m := frame_re.match(f)) else f for f in frames[1:]]
+        if frames and frames[-1] in WAITS:
+            waiting += n
+            continue
+        part = next((name for f in reversed(frames) for name, keys in PARTS if any(k in f for k in keys)), "other")
+        total += n
+        parts[part] = parts.get(part, 0) + n
+        threads[thread] = threads.get(thread, 0) + n
+        leaf = frames[-1] if frames else "(no Python frame)"
+        entry = own.setdefault(leaf, [0, part])
+        entry[0] += n
+    ranked = sorted(own.items(), key=lambda kv: -kv[1][0])[:top]
+    return {"samples": total, "seconds": total / rate, "waiting_seconds": waiting / rate,
+            "parts": {k: v / rate for k, v in sorted(parts.items(), key=lambda kv: -kv[1])},
+            "threads": {k: v / rate for k, v in sorted(threads.items(), key=lambda kv: -kv[1])},
+            "top": [{"where": where, "seconds": n / rate, "part": part} for where, (n, part) in ranked]}
+
+
+def profile_child(pattern: str, db_path: str) -> None:
+    """The profiled load (``--profile-child``): warm up, say ready, wait for go, load, print the times."""
+    from tesseradb import embed
+    import tesseradb
+    model = embed.get_model(MODEL)
+    warm_up(model)
+    scratch = tesseradb.connect(":memory:")         # the grammar, as the timed rounds found it
+    scratch.cursor().execute(CREATE)
+    scratch.close()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    print(json.dumps(engine_load(Path(db_path), pattern)), flush=True)
+    sys.stdin.read()
+
+
+def warm_up(model) -> None:
+    """The model's first use, which neither side pays: its two bulk sessions and its query session
+    (the first knn() of the engine's load embeds a query; the bare model embeds none)."""
+    model.embed(["warm up"] * 2 + ["a longer text to warm up the second batch " * 30] * 40)
+    model.embed_query("warm up the query session")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--every", type=int, default=1, help="only every Nth page (1 = the whole manual)")
     ap.add_argument("--rounds", type=int, default=2, help="engine/bare rounds, the order alternating")
-    ap.add_argument("--profile", action="store_true", help="also load once under cProfile (not timed)")
+    ap.add_argument("--profile", action="store_true", help="also load once sampled by py-spy (not timed)")
     ap.add_argument("--profile-every", type=int, default=0,
                     help="the profiled load takes every Nth page of those loaded (0: all of them)")
     ap.add_argument("--out", default="manual_minute", help="result name under tests/benchmarks/results/")
     ap.add_argument("--note", action="append", default=[], help="a note about the run, kept with its figures")
+    ap.add_argument("--profile-child", nargs=2, metavar=("PATTERN", "DB"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.profile_child:
+        profile_child(*args.profile_child)
+        return
 
     from tesseradb import embed
     work = Path(tempfile.mkdtemp(prefix="tessera-minute."))
@@ -190,7 +261,7 @@ def main() -> None:
         pattern = str(work / "manual" / "**" / "*.md")
         db_path = work / "manual.db"
         model = embed.get_model(MODEL)
-        model.embed(["warm up"] * 2 + ["a longer text to warm up the second batch " * 30] * 40)  # both sessions
+        warm_up(model)
         recorder = Recorder(model)
         result: dict = {"model": MODEL, "pages": pages, "every": args.every, "cpus": os.cpu_count(),
                         "workers": model.bulk_workers(), "machine": common.machine(), "rounds": [],
@@ -247,5 +318,7 @@ def summarize(r: dict) -> None:
 
 if __name__ == "__main__":
     main()
+    if "--profile-child" in sys.argv:
+        sys.exit(0)
     import sections  # docs/benchmarks.md: the section this benchmark's results feed
     sections.write_sections("manual-minute")

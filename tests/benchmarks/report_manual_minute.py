@@ -48,7 +48,9 @@ def section() -> list[str]:
         f"... model_name='{r['model']}' from='body' chunk_strategy='recursive' max_tokens='256' overlap_tokens='32')`, "
         "then commit, the first knn() (the FAISS index) and close: that is the engine's time. The bare model is the "
         "same model object embedding exactly the texts of each `Model.embed` call the statement made (the same "
-        f"batches), in the same process; the two take turns, the order alternating by round. The bulk batches ran on "
+        f"batches), in the same process, its first use (its sessions) made before either side runs; the two take "
+        "turns, the order alternating by round (the first round also pays the engine's first LOAD DATA in the "
+        "process: its imports). The bulk batches ran on "
         f"{r['workers']} single-thread sessions at once (`embed/runner.py`). CPU time is user + sys of the process "
         "(all threads). Engine share = engine / bare - 1.", "",
         "| target | measured | | load average at the start (1/5/15 min) |",
@@ -81,7 +83,9 @@ def section() -> list[str]:
             "(the model's recipe, measured step by step: [the int8 model's CPU per token]"
             "(#the-int8-models-cpu-per-token-issue-37))."]
     prof = r.get("profile")
-    if prof:
+    if prof and "sampler" in prof:
+        out += _sampled(r, prof)
+    elif prof:
         total = prof["total_seconds"]
         out += ["", f"Where the engine's time goes: cProfile of one more load ({r.get('profile_pages', r['pages'])} pages), "
                 f"its clock the process's CPU time ({total:.1f} s under the profiler). The worker threads' batches "
@@ -93,8 +97,59 @@ def section() -> list[str]:
         out += ["", "Top entries by own time:", "", "| entry | calls | own s | cumulative s | part |", "|---|---:|---:|---:|---|"]
         out += [f"| `{e['where']}` | {e['calls']:,} | {e['tottime']:.2f} | {e['cumtime']:.2f} | {e['part'].split(' (')[0]} |"
                 for e in prof["top"][:15]]
+    out += CHANGES
     out += ["", *[f"- {note}" for note in r.get("notes", [])]] if r.get("notes") else []
     return out + _subset(common.load_result("manual_minute_subset"))
+
+
+def _sampled(r: dict, prof: dict) -> list[str]:
+    """The py-spy profile of one more load (bench_manual_minute.profile_load)."""
+    total, load = prof["seconds"], prof["load"]
+    threads = ", ".join(f"{name} {sec:.1f} s" for name, sec in prof["threads"].items())
+    out = ["", f"Where the time goes: `{prof['sampler']}` of one more load ({r.get('profile_pages', r['pages'])} pages) "
+           f"in a child process whose model was warmed up before py-spy attached; it took {load['seconds']:.1f} s "
+           f"wall and {load['cpu']:.1f} CPU s under the sampler (load {_load(load['load_start'])}). "
+           f"{total:.1f} thread-seconds sampled ({threads}); {prof['waiting_seconds']:.1f} s more were threads "
+           "waiting for another (a Condition or Event wait py-spy did not see as idle), left out. A sample goes "
+           "to the part of its innermost frame that names one.", "",
+           "| part | seconds | share |", "|---|---:|---:|"]
+    out += [f"| {part} | {sec:.2f} | {100 * sec / total:.1f}% |" for part, sec in prof["parts"].items()]
+    out += ["", "Top entries by own samples (innermost frame):", "", "| entry | seconds | share | part |",
+            "|---|---:|---:|---|"]
+    out += [f"| `{e['where']}` | {e['seconds']:.2f} | {100 * e['seconds'] / total:.1f}% | {e['part'].split(' (')[0]} |"
+            for e in prof["top"]]
+    return out
+
+
+# What the engine changed for this target, and what is left (session 43, measured by hand on this machine)
+CHANGES = [
+    "", "What the engine's own share was made of, and what changed (session 43). Measured with a stand-in model "
+    "that returns vectors at no cost (so the process's CPU time is the engine's, plus the tokenizing of the "
+    "chunks inside `Model.embed`), whole manual: the engine's own CPU was 4.6-4.9 s, and its wall time outside "
+    "the model about 4.1 s: 1.1-1.9 s before the model started (reading the first megabyte of pages and cutting "
+    "them), 1.8 s between the two `Model.embed` calls (cutting the other two thirds under the lock while a "
+    "core idled), 1.3 s after them (rows, chunk rows, the FAISS graph at COMMIT).", "",
+    "- **Titles**: `io/documents.first_heading` parsed each whole page with markdown-it for its first heading "
+    "(0.36 CPU s for the manual, and LOAD DATA's first pass reads its first pages twice). It now parses the "
+    "page's first 4 KB first: CommonMark's blocks up to a line depend on the lines before it only, so a heading "
+    "found there is the page's first (a `[` in it, which a link reference further down could resolve, sends "
+    "it to the whole parse as before): 0.09 s, the same 189 titles.",
+    "- **Read-ahead** (`sql/statements/embed_first_load.ReadAhead`): while the model embeds the first pass "
+    "(its 2 worker threads on the 2 cores, the statement's thread waiting), one more thread reads the next "
+    "documents and cuts their texts into `Database.prepared` (up to 4M characters); under the lock the "
+    "statement finds the cuts and runs the model at once: the gap between the two `Model.embed` calls went "
+    "from 1.8 s to 0.15-0.3 s.",
+    "- **Head**: the first pass starts the model on its shortest documents (128K characters or just more) "
+    "while the read-ahead cuts its other documents, then embeds those from their cuts: the model starts "
+    "0.2 s into the statement instead of 1.1 s. Each text's cut and vector are the same whichever call makes "
+    "them (stored vs bare above: max |stored - bare| 0.0).",
+    "", "Left as they are: the FAISS HNSW graph built at COMMIT (1.0-1.7 CPU s, 0.8 s wall, OpenMP threads); "
+    "the chunk rows' full-text trigger, whose `substr()` reads the page's body again for every chunk (0.45 s "
+    "for 5,097 chunk rows, of which the full-text itself is 0.07 s: it grows with the square of a page's "
+    "length, most of it Changelog.md); tokenizing the whole pages for the chunk planner (1.3 CPU s: "
+    "`Model.embed` tokenizes the chunks again); the markdown outline (0.39 CPU s) and the planner (0.3 s). "
+    "The overlap costs the model some CPU: its batches share the cores with the read-ahead for a few seconds.",
+]
 
 
 def _subset(r: dict | None) -> list[str]:
