@@ -55,6 +55,10 @@ class Searching:
         """
         q = self._check_query(query)
         with self._lock.read():
+            if allowed_docs is None and exclude_doc is None:
+                live = self._live_sizes(k, ef, oversampling)
+                if live:            # the common knn(): every live float32 vector, scanned
+                    return self._scan_live(q, *live)
             plan = self._plan(k, allowed_docs, exclude_doc, ef, oversampling)
             plan.rescore = rescore
             if plan.want == 0:
@@ -103,6 +107,17 @@ class Searching:
             return plan
         return self._sized(k, allowed_docs, exclude_doc, ef, oversampling)
 
+    def _live_sizes(self, k: int, ef: int | None, oversampling: float | None) -> tuple[int, int] | tuple[()]:
+        """(want, shortlist) when a search of every live chunk scans float32 vectors (``_scan_live``),
+        else (): kept until the next write, as ``_plan``'s sizing is."""
+        key = ("live", k, ef, oversampling)
+        live = self._derived.get(key)
+        if live is None:
+            plan = self._plan(k, None, None, ef, oversampling)
+            live = (plan.want, plan.shortlist) if plan.want and plan.path == "exact" and self._float else ()
+            self._derived[key] = live
+        return live
+
     def _sized(self, k: int, allowed_docs: np.ndarray | None, exclude_doc: int | None, ef: int | None,
                oversampling: float | None) -> Plan:
         vector_plan.check(k, ef, oversampling)
@@ -129,17 +144,20 @@ class Searching:
 
     def _search_exact(self, q: np.ndarray, plan: Plan) -> list[tuple[int, float, int]]:
         if self._float and plan.positions is None and plan.excluded is None:
-            # every live chunk (the common knn() on a table of a few thousand chunks): their grouping by
-            # document is kept between writes, and the scan's distances need no gather when all are live
-            pos, docs, groups = self._live_groups()
-            approx = self._distances32(q, pos)
-            near = ranking.near_positions(docs, approx, plan.shortlist, vector_plan.RESCORE_TOL, self._scale(q), groups)
-            return self._rank(q, near if pos is None else pos[near], plan.want)
+            return self._scan_live(q, plan.want, plan.shortlist)
         pos = self._candidates(plan)
         if self._float:
             return self._finish(q, pos, self._distances32(q, pos), plan.shortlist, plan.want)
         raw = quantized.code_distances(self._index, q, pos, self.quantization)
         return self._finish_codes(q, pos, raw, plan)
+
+    def _scan_live(self, q: np.ndarray, want: int, shortlist: int) -> list[tuple[int, float, int]]:
+        """Every live chunk (the common knn() on a table of a few thousand chunks): their grouping by
+        document is kept between writes, and the scan's distances need no gather when all are live."""
+        pos, docs, groups = self._live_groups()
+        approx = self._distances32(q, pos)
+        near = ranking.near_positions(docs, approx, shortlist, vector_plan.RESCORE_TOL, self._scale(q), groups)
+        return self._rank(q, near if pos is None else pos[near], want)
 
     def _live_groups(self) -> tuple[np.ndarray | None, np.ndarray, ranking.Grouping]:
         """(positions of the live chunks, None when every position is live; their doc ids; their
