@@ -12,7 +12,10 @@ miss (a text the first pass did not see) is simply cut and embedded under the lo
 looked up again under the lock (a vector found then is counted as reused).
 
 Memory: the first pass covers at most :data:`BUDGET_CHARS` characters of text (always at least one
-row); what lies beyond is embedded under the lock, batch by batch, as before.
+row); what lies beyond is embedded under the lock, batch by batch, as before. A LOAD DATA of
+documents also reads and cuts up to :data:`READ_AHEAD_CHARS` more while the model embeds its first
+pass (sql/statements/embed_first_load.py): only the cuts are kept, so under the lock the statement
+finds them here and runs the model at once.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BUDGET_CHARS = 1 << 20          # characters of text a statement embeds before taking the lock
+READ_AHEAD_CHARS = 4 << 20      # ... and reads and cuts ahead while the model runs (a document load)
 
 
 @dataclass

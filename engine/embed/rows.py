@@ -1,6 +1,7 @@
 """Embedding on write: text -> chunks -> vectors, batched across all rows and chunks of a statement."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -70,8 +71,10 @@ def check_text(text: str, label: Place | str) -> None:
 
 
 def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[Place],
-                titles: list[str | None] | None = None) -> list[Embedded]:
-    """Cut, locate and embed every text (``titles``: :func:`source_title` of each, for the context)."""
+                titles: list[str | None] | None = None, on_cut: Callable[[], None] | None = None) -> list[Embedded]:
+    """Cut, locate and embed every text (``titles``: :func:`source_title` of each, for the context).
+    ``on_cut()`` is called once the texts are cut, before the model runs (a first pass starts its
+    read-ahead then: sql/statements/embed_first_load.py)."""
     model = embed.spec_model(spec, db.remote_access)
     for text, label in zip(texts, labels):
         check_text(text, label)
@@ -81,6 +84,8 @@ def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[Pl
         cuts.append(cut)
         where.append(located)
     pieces = [p for text, cut, located in zip(texts, cuts, where) for p in cut.pieces(text, located)]
+    if on_cut is not None:
+        on_cut()
     result = reuse.embed_pieces(db, model, pieces, on_progress=db.on_progress, should_stop=db.check_cancelled)
     _note_reuse(db, spec, result)
     out = assemble(spec.chunk_strategy, texts, [c.plan for c in cuts], result.vectors, result.keys)
@@ -133,6 +138,21 @@ def _cut(db: Context, model: embed.Model, spec: VectorSpec, text: str, title: st
         if prepared.filling:
             prepared.cuts[key] = cut
     return cut
+
+
+def cut_ahead(db: Context, spec: VectorSpec, text: str, title: str | None) -> bool:
+    """Cut ``text`` into ``db.prepared`` ahead of the statement that will embed it (a first pass's
+    read-ahead); False, leaving it to the statement, when the text cannot be cut here (its errors
+    are the statement's to raise) or the column's model is not a local one."""
+    model = embed.spec_model(spec, db.remote_access)
+    if not isinstance(model, Model) or getattr(db, "prepared", None) is None:
+        return False
+    try:
+        check_text(text, "")
+        _cut(db, model, spec, text, title)
+    except Exception:       # noqa: BLE001 - the statement meets the same problem and says it properly
+        return False
+    return True
 
 
 def cut_text(model: embed.Model, spec: VectorSpec, text: str, title: str | None = None) -> Cut:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import codecs
 import datetime
+import functools
 import hashlib
 import os
 import re
@@ -36,6 +37,7 @@ KINDS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".html": "h
 FILE_FIELDS = ("path", "title", "body", "modified", "size", "sha256")
 PDF_EXTRA = "reading PDF files needs pypdf: pip install 'tesseradb[pdf]'"
 TITLE_SCAN = 1 << 20            # the first heading is looked for in the first megabyte of markdown
+TITLE_FIRST = 1 << 12           # ... and first in its first 4 KB (first_heading)
 READ_TRIES = 3                  # a file that changes while it is read is read again, this many times
 MAX_DOCUMENT_BYTES = 128 << 20  # a bigger file is skipped unread, with a Warning
 MAX_FRONT_VALUES = 100_000      # front matter values once YAML aliases are expanded
@@ -277,20 +279,50 @@ def first_heading(markdown: str) -> str | None:
 
     The page is parsed for its blocks only; the inline parser then runs on the headings, first to
     last until one has text, with the link references the block parse collected: what a whole parse
-    gives those headings, without parsing every paragraph's inline content (most of a page's parse)."""
-    from markdown_it import MarkdownIt
+    gives those headings, without parsing every paragraph's inline content (most of a page's parse).
+
+    The first :data:`TITLE_FIRST` characters (cut at a line break) are parsed first: CommonMark's
+    block structure up to a line depends on the lines before it only, so a heading found there is
+    the page's first heading. Its text is the whole parse's too unless it holds a ``[``, which a
+    link reference defined further down may turn into a link: then, or when that part has no
+    heading with text, the page (up to :data:`TITLE_SCAN`) is parsed whole."""
     scan = markdown if len(markdown) <= TITLE_SCAN else markdown[:markdown.rfind("\n", 0, TITLE_SCAN) + 1]
+    if len(scan) > TITLE_FIRST:
+        head = scan[:scan.rfind("\n", 0, TITLE_FIRST) + 1]
+        found = _heading_text(head, sure_only=True) if head else _UNSURE
+        if found is not _UNSURE:
+            return found
+    return _heading_text(scan, sure_only=False)
+
+
+_UNSURE = object()      # the first part of a page did not settle its title
+
+
+def _heading_text(scan: str, sure_only: bool) -> Any:
     env: dict[str, Any] = {}
-    tokens = MarkdownIt("commonmark").disable(["inline", "text_join"]).parse(scan, env)
-    inline_parser = None
+    tokens = _block_parser().parse(scan, env)
     for n, token in enumerate(tokens[:-1]):
         if token.type == "heading_open":
-            inline_parser = inline_parser or MarkdownIt("commonmark")
-            (inline,) = inline_parser.parseInline(tokens[n + 1].content, env)
+            content = tokens[n + 1].content
+            if sure_only and "[" in content:
+                return _UNSURE
+            (inline,) = _inline_parser().parseInline(content, env)
             text = "".join(c.content for c in inline.children or () if c.type in ("text", "code_inline"))
             if text.strip():
                 return text.strip()
-    return None
+    return _UNSURE if sure_only else None
+
+
+@functools.lru_cache(maxsize=1)
+def _block_parser() -> Any:
+    from markdown_it import MarkdownIt     # loads with the first markdown document
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+
+@functools.lru_cache(maxsize=1)
+def _inline_parser() -> Any:
+    from markdown_it import MarkdownIt
+    return MarkdownIt("commonmark")
 
 
 _DROPPED_TAGS = ("script", "style", "noscript", "template", "head", "svg", "iframe", "object")

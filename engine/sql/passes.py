@@ -172,16 +172,28 @@ class Trace:
 
 
 def _run(stage: str, db: Database, expr: exp.Expression, params: Any, known: Facts | None,
-         trace: Trace | None) -> exp.Expression:
+         trace: Trace | None, ran: list[str] | None = None) -> exp.Expression:
     for step in PASSES:
         if step.stage == stage and step.wanted(db, known):
+            if ran is not None:
+                ran.append(step.name)
             expr = trace.run(step, db, expr, params) if trace is not None else step.run(db, expr, params)
     return expr
 
 
 def prepare(db: Database, stmt: ast.Query, params: Any = None, trace: Trace | None = None) -> ast.Query:
-    """``stmt`` after every session pass it needs (the tree is copied by a pass that changes it)."""
-    expr = _run(SESSION, db, stmt.expr, params, facts(stmt.expr), trace)
+    """``stmt`` after every session pass it needs (the tree is copied by a pass that changes it).
+
+    Whether a pass is wanted depends on the statement's tree and the catalog only (``PASSES``): a
+    statement the cache holds that wanted none is not asked again until the catalog changes
+    (``StatementCache.clear_plans``), which saved ~20 us of a cached knn SELECT run right after the
+    model (docs/benchmarks.md, issue 37)."""
+    if trace is None and db.statements.wants_no_session_pass(stmt):
+        return stmt
+    ran: list[str] = []
+    expr = _run(SESSION, db, stmt.expr, params, facts(stmt.expr), trace, ran)
+    if not ran:
+        db.statements.note_no_session_pass(stmt)
     return stmt if expr is stmt.expr else dataclasses.replace(stmt, expr=expr)
 
 

@@ -12,8 +12,12 @@ server send queries) now pays that once:
   that the session replaced (``@variables`` substituted) never finds a stale plan.
 - ``names_no_hidden_table(stmt, check)``: the check that a statement names none of the engine's own
   tables, run once per cached statement (it walked the whole tree on every execute).
+- ``wants_no_session_pass(stmt)`` / ``note_no_session_pass(stmt)``: a cached statement that needed
+  none of the session passes (sql/passes.py: whether one is wanted depends on the tree and the
+  catalog) skips asking each of them again.
 - ``clear_plans()``: after DDL, and whenever the connection reloads its catalog (another
-  connection's DDL, a ROLLBACK): a plan may depend on the tables' columns and vector columns.
+  connection's DDL, a ROLLBACK): a plan may depend on the tables' columns and vector columns, and so
+  may whether a session pass is wanted.
 """
 from __future__ import annotations
 
@@ -75,6 +79,7 @@ class StatementCache:
         self._parsed: OrderedDict[str, ast.Statement] = OrderedDict()
         self._plans: dict[int, tuple[exp.Expression, ReusablePlan]] = {}
         self._hidden_ok: dict[int, ast.Statement] = {}     # cached statements that name no engine table
+        self._no_session: dict[int, ast.Statement] = {}    # cached statements that want no session pass
         self.hits = self.misses = 0
 
     def parse(self, sql: str) -> ast.Statement:
@@ -91,6 +96,7 @@ class StatementCache:
                 _, old = self._parsed.popitem(last=False)
                 self._plans.pop(id(old.expr), None)
                 self._hidden_ok.pop(id(old), None)
+                self._no_session.pop(id(old), None)
         return stmt
 
     def names_no_hidden_table(self, stmt: ast.Statement, check) -> None:
@@ -101,6 +107,14 @@ class StatementCache:
         check(stmt)
         if any(s is stmt for s in self._parsed.values()):
             self._hidden_ok[id(stmt)] = stmt
+
+    def wants_no_session_pass(self, stmt: ast.Statement) -> bool:
+        return self._no_session.get(id(stmt)) is stmt
+
+    def note_no_session_pass(self, stmt: ast.Statement) -> None:
+        """``stmt`` wanted no session pass with the current catalog (kept only for a statement this cache holds)."""
+        if self._no_session.get(id(stmt)) is not stmt and any(s is stmt for s in self._parsed.values()):
+            self._no_session[id(stmt)] = stmt
 
     def plan_for(self, expr: exp.Expression) -> ReusablePlan | None:
         entry = self._plans.get(id(expr))
@@ -113,3 +127,4 @@ class StatementCache:
 
     def clear_plans(self) -> None:
         self._plans.clear()
+        self._no_session.clear()

@@ -35,7 +35,9 @@ def rrf(lists: Sequence[RankedList], rank_constant: int = DEFAULT_RANK_CONSTANT)
     fused: dict[int, Fused] = {}
     for ranked in lists:
         for rank, (doc, score, chunk) in enumerate(ranked.hits, start=1):
-            hit = fused.setdefault(doc, Fused(doc, 0.0))
+            hit = fused.get(doc)
+            if hit is None:     # (setdefault would build a Fused for every hit, found before or not)
+                hit = fused[doc] = Fused(doc, 0.0)
             hit.score += ranked.weight / (rank_constant + rank)
             note_hit(hit, ranked.kind, score, chunk)
     return sorted(fused.values(), key=lambda h: (-h.score, h.doc_id))

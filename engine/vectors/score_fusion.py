@@ -49,7 +49,9 @@ def linear(lists: Sequence[RankedList], normalization: str = "minmax") -> list[F
         if not ranked.hits:
             continue
         for (doc, score, chunk), value in zip(ranked.hits, _NORMALIZE[normalization](_similarity(ranked))):
-            hit = fused.setdefault(doc, Fused(doc, 0.0))
+            hit = fused.get(doc)
+            if hit is None:
+                hit = fused[doc] = Fused(doc, 0.0)
             hit.score += ranked.weight * value
             note_hit(hit, ranked.kind, score, chunk)
     return sorted(fused.values(), key=lambda h: (-h.score, h.doc_id))

@@ -222,8 +222,15 @@ def main() -> None:
         ms: dict[str, list[float]] = {name: [] for name in sides}
         outside: dict[str, list[float]] = {name: [] for name in sides}
         inside: dict[str, list[float]] = {name: [] for name in sides}
-        with TextSideClock() as text_side, RunClock(model) as clock:
-            take_turns(sides, ms, args.rounds, fresh, clock, outside, inside)
+        from tesseradb.sql.search import hybrid
+        chooser, picks = hybrid.spare_core, []      # how often the text side ran beside the model
+        hybrid.spare_core = lambda: (picks.append(chooser()), picks[-1])[1]
+        try:
+            with TextSideClock() as text_side, RunClock(model) as clock:
+                take_turns(sides, ms, args.rounds, fresh, clock, outside, inside)
+        finally:
+            hybrid.spare_core = chooser
+        result["text_side_beside_model"] = [sum(picks), len(picks)]
         result["outside_model_p50_ms"] = {name: statistics.median(outside[name]) for name in ("model", "knn", "hybrid")}
         # the same model run timed inside each side: on a loaded machine it differs between sides by more
         # than the engine's own work (the scheduler, not the statement)
@@ -263,9 +270,7 @@ def main() -> None:
         result["spinning_min_ms"] = {name: min(v) for name, v in pair_ms.items()}
         del spinning
         # hybrid_match with its text side in a worker thread beside the model, and on the caller's thread
-        # before it (hybrid.spare_core chooses by the load average), in turns
-        from tesseradb.sql.search import hybrid
-        chooser = hybrid.spare_core
+        # before it (hybrid.spare_core chooses by the machine's runnable threads at that moment), in turns
 
         def hybrid_with(threaded: bool):
             def run(t: str) -> None:

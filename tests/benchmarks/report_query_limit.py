@@ -98,6 +98,10 @@ def _extras(r: dict) -> str:
     if text:
         out += (f"; hybrid_match's text side itself {text['wall_p50']:.2f} ms wall, {text['cpu_p50']:.2f} ms CPU "
                 f"(p90 wall {text['wall_p90']:.2f} ms, {text['runs']} runs)")
+    beside = r.get("text_side_beside_model")
+    if beside:
+        out += (f", beside the model in {beside[0]} of {beside[1]} calls (`hybrid.spare_core`: fewer runnable "
+                "threads on the machine than cores at that moment)")
     spin = r.get("spinning_p50_ms")
     if spin:
         fast = r["spinning_min_ms"]
@@ -171,9 +175,53 @@ NOTES = [
     "of CPU; the hand-offs gone.",
     "- **The text side's worker thread** hides the text side behind the model only when a core is free: "
     "the model's run takes every core, a third thread competes with it, and each hand-off (the queue's "
-    "`put`, the result's `acquire` in the hybrid profile) waits for the scheduler on a loaded machine. "
-    "It now runs beside the model only while the 1-minute load average leaves a core free "
-    "(`hybrid.spare_core`), else on the caller's thread before the model; the turns above compare the two.",
+    "`put`, the result's `acquire` in the hybrid profile) waits for the scheduler on a loaded machine. It "
+    "ran beside the model while the 1-minute load average left a core free; that average lags by a minute "
+    "and counts a busy caller itself, so a stream of queries on an otherwise idle 2-core machine held it "
+    "near 1, where the choice flipped from query to query (hybrid / knn 1.19-1.41 over the quiet runs "
+    "above). Now the machine's runnable threads at that moment decide (`hybrid.spare_core`, "
+    "engine/sql/search/cores.py: `/proc/loadavg`'s count, this thread included, below the cores; the "
+    "load average where the system gives no count); the run above says how often it chose the worker. "
+    "Paired in one process (issue 37, session 44; whole manual, 150 rounds of model, knn and four "
+    "hybrid_match variants in turns; load 1.36 -> 1.33, the other helpers idle between bursts): the old "
+    "rule ran the worker in 0 of 150 calls, p50 5.02 ms (1.366 x knn's 3.68), the new one in 147 of "
+    "150, p50 4.32 ms (1.176 x knn); at load 2.3-2.8 (other processes running) both chose inline "
+    "(0 of 150): 6.00 / 5.96 ms (every 6th page), 10.16 / 10.22 ms (whole manual).",
+    "- **hybrid_match's fused rows**: every fused document (~90 of the two sides' 50 each) went into its "
+    "TEMP table through three statements and an `executemany`, for a query that shows 10. With a LIMIT and "
+    "nothing that reorders or filters after fusion (`SideSpec.shown_first`) only the rows scoring at least "
+    "the last shown one go in (ties kept: the query's ORDER BY score, id picks the same rows), in one "
+    "execute with the create and the empty (engine/sql/search/temp_rows.py, shared with knn's hits); "
+    "fusion builds a `Fused` per document, not per hit. Inline, paired: 4.99 vs 5.06 ms with every row "
+    "(load 1.35). A test compares LIMIT/OFFSET windows with the whole fused list ordered alike.",
+    "- **knn's engine work, piece by piece** (issue 37, session 44: `perf_counter` around each step of a "
+    "knn statement whose query vector is cached, run right after a bare model run, 400 statements, whole "
+    "manual, load 1.8; p50 in us): 775 in all; the float32 scan 299; `near_positions` 48; the float64 "
+    "rescoring and ranking of the ~10 chunks near the cut (`_rank`) 47; the rest of the index search "
+    "(query check, read lock, plan copy, scale) 51; `_nearest` and `_collapse` 38; planning from the "
+    "cached plan 57 (the vector from the query cache 9); the hits' TEMP fill 31; the SELECT and its rows "
+    "~50; `start_statement` 30 (`PRAGMA schema_version`, the check for other connections' DDL, 24); the "
+    "session passes 21; the statement bracket ~31; the connection and cursor ~38. In the same process the "
+    "first-time statement's time minus the bare model's (0.76 ms) equals the cached one's (0.79 ms): "
+    "running the model inside the statement adds nothing. py-spy (`record -r 2000`, 6,000 such statements, "
+    "load ~3) agrees: `fvec_inner_products_ny` 33% of the statement's samples, the rest spread over ~40 "
+    "steps, no other leaf above 9%. Changed: a cached statement that wanted no session pass is not asked again until "
+    "the catalog changes (`StatementCache.wants_no_session_pass`; paired, 400 pairs, load 2: 1.139 -> "
+    "1.120 ms). **Why 1.2 x is still missed**: 1.2 x a 3.3 ms model leaves 0.66 ms, and the scan alone takes "
+    "0.21-0.30 ms right after the model (7.8 MB read back from memory at 22-37 GB/s: the float32 model's "
+    "~90 MB of weights pass through the 32 MB L3 on every run; 0.14-0.21 ms back to back), leaving ~0.4 ms "
+    "for everything else, which takes ~0.45-0.6 ms spread over the steps above. Reaching it needs the "
+    "statement path rebuilt around a cached knn plan (or a model that leaves the vectors in the cache: the "
+    "int8 model's graph is 23 MB), not a fix of one cause.",
+    "- Tried for the scan and dropped (right after a model run, p50): numpy's `xb @ q` (OpenBLAS sgemv) 0.47 "
+    "ms with one thread, 6.2 ms with its default threads, against FAISS's 0.24; onnxruntime's MatMul 0.45 "
+    "(one thread) and 0.29 ms (two) against 0.21; the scan split in two halves over a second thread 0.28 "
+    "against 0.21 (the hand-off costs more than the half saves); scanning only chunks whose group can still "
+    "reach the top 10 (bound: the group's centroid similarity plus its radius) keeps 99.6% of the chunks "
+    "with a group per document, 92% with groups of two chunks (384-d radii are 0.4-0.8): no pruning to "
+    "have. hybrid_match's text side is FTS5 itself: for a heading query (p50 826 matching chunks) matching "
+    "costs 0.21 ms and `rank` (BM25 of each matching chunk) 0.9 ms more; the join to the chunk "
+    "table and the grouping ~0.05 ms.",
     "- Tried and dropped: a spin limit (`session.intra_op.spin_duration_us`) and "
     "`session.force_spinning_stop` (between spinning and not).",
     "",

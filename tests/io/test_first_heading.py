@@ -34,3 +34,27 @@ CASES = [
 @pytest.mark.parametrize("markdown, title", CASES)
 def test_first_heading_is_the_whole_parse_title(markdown, title):
     assert documents.first_heading(markdown) == title == whole_parse_title(markdown)
+
+
+# The first part of a page is parsed first (documents.TITLE_FIRST): a heading found there is the whole
+# parse's, unless a link reference further down could change its text, or the part ends before the
+# setext underline of its first heading.
+LONG = [
+    ("# Title\n\n" + "text\n" * 50, "Title"),
+    ("text\n" * 50 + "# Late title\n", "Late title"),
+    ("para\n" * 10 + "\nSetext title\n" + "===\n" + "more\n" * 40, "Setext title"),
+    ("para\n" * 10 + "Setext\n" + "---\n" + "more\n" * 40, "para" * 10 + "Setext"),      # soft breaks are no text
+    ("# [linked][ref] title\n\n" + "text\n" * 50 + "\n[ref]: /url\n", "linked title"),
+    ("# [not linked][nowhere]\n\n" + "text\n" * 50, "[not linked][nowhere]"),
+    ("```\n" + "# in a fence\n" * 30 + "```\n\n# After the fence\n", "After the fence"),
+    ("#\n\n" + "text\n" * 40 + "## Second *one*\n", "Second one"),
+    ("> quoted\n" * 20 + "> # quoted heading\n" + "text\n" * 20, "quoted heading"),
+    ("no heading\n" * 60, None),
+]
+
+
+@pytest.mark.parametrize("first", [16, 40, 64, 1 << 12])
+@pytest.mark.parametrize("markdown, title", CASES + LONG)
+def test_first_part_gives_the_whole_parse_title(monkeypatch, markdown, title, first):
+    monkeypatch.setattr(documents, "TITLE_FIRST", first)
+    assert documents.first_heading(markdown) == title == whole_parse_title(markdown)

@@ -178,3 +178,24 @@ def test_alter_and_rebuild_between_two_identical_knn_statements(con):
     assert con.execute(sql, (q,)).fetchall() == rows
     con.execute("ALTER TABLE t DROP COLUMN note")
     assert len(con.execute(sql, (q,)).fetchall()[0]) == 4
+
+
+@pytest.mark.parametrize("who", ["this connection", "another connection"])
+def test_a_statement_that_wanted_no_session_pass_is_asked_again_after_ddl(tmp_path, who):
+    """Whether a session pass is wanted is kept per cached statement until the catalog changes: the same
+    text compares a TIMESTAMP with a date string once the column has become one (the pass converts it)."""
+    path = str(tmp_path / "p.db")
+    con = tesseradb.connect(path)
+    rows = "INSERT INTO ev (id, name, ts) VALUES (1, 'old', 5), (2, 'new', 1800000000)"
+    con.execute("CREATE TABLE ev (name string, ts bigint)")
+    con.execute(rows)
+    con.commit()
+    sql = "SELECT name FROM ev WHERE ts > '2024-01-01' ORDER BY name"
+    for _ in range(2):
+        assert con.execute(sql).fetchall() != [("new",)]      # a number and a string: no date conversion
+    other = con if who == "this connection" else tesseradb.connect(path)
+    other.execute("DROP TABLE ev")
+    other.execute("CREATE TABLE ev (name string, ts timestamp)")
+    other.execute(rows)
+    other.commit()
+    assert con.execute(sql).fetchall() == [("new",)]

@@ -95,13 +95,44 @@ def test_the_text_side_gives_the_same_results_beside_the_model_or_before_it(cur,
     assert len(started) >= 6                # the worker thread ran the text side (a re-executed statement)
 
 
-def test_a_core_is_spare_while_the_load_average_leaves_one(monkeypatch):
+def test_a_limited_query_shows_the_rows_of_the_whole_fused_list(cur):
+    """With a LIMIT and nothing that reorders or filters after fusion, only the fused rows that can be
+    shown (scoring at least the last shown one) fill the TEMP table the query joins: the rows, scores
+    and their order are those of the whole fused list ordered as the query orders it."""
+    _make(cur, 60)
+    cols = "id, weight(), knn_dist(), hybrid_score()"
+    for text in ("rotate the logs", "certificate replication", "tables and queries", "the", "node"):
+        whole = cur.execute(f"SELECT {cols} FROM t WHERE hybrid_match(?) ORDER BY hybrid_score() DESC, id LIMIT 50",
+                            (text,)).fetchall()
+        assert len(whole) == 50
+        for limit, offset in ((1, 0), (5, 0), (10, 3), (20, 0), (7, 40)):
+            got = cur.execute(f"SELECT {cols} FROM t WHERE hybrid_match(?) LIMIT {limit} OFFSET {offset}", (text,)).fetchall()
+            assert got == whole[offset:offset + limit], (text, limit, offset)
+
+
+def test_a_core_is_spare_while_fewer_threads_are_runnable_than_cores(monkeypatch, tmp_path):
     from tesseradb.embed.model import cpu_count
-    from tesseradb.sql.search import hybrid
-    monkeypatch.setattr(hybrid.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    assert hybrid.spare_core() is True
-    monkeypatch.setattr(hybrid.os, "getloadavg", lambda: (float(cpu_count()), 0.0, 0.0))
-    assert hybrid.spare_core() is False
+    from tesseradb.sql.search import cores
+    n = cpu_count()
+    loadavg = tmp_path / "loadavg"
+    monkeypatch.setattr(cores, "LOADAVG", str(loadavg))
+    monkeypatch.setattr(cores.os, "getloadavg", lambda: (float(n + 5), 0.0, 0.0))  # the minute's average does not decide
+    loadavg.write_text(f"{n + 5}.00 0.50 0.25 {n - 1}/412 90210\n")
+    assert cores.running_now() == n - 1 and cores.spare_core() is True
+    loadavg.write_text(f"0.00 0.00 0.00 {n}/412 90210\n")
+    assert cores.spare_core() is False
+
+
+def test_a_core_is_spare_while_the_load_average_leaves_one_where_no_count_is_given(monkeypatch, tmp_path):
+    from tesseradb.embed.model import cpu_count
+    from tesseradb.sql.search import cores
+    monkeypatch.setattr(cores, "LOADAVG", str(tmp_path / "missing"))
+    assert cores.running_now() is None
+    monkeypatch.setattr(cores.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert cores.spare_core() is True
+    monkeypatch.setattr(cores.os, "getloadavg", lambda: (float(cpu_count()), 0.0, 0.0))
+    assert cores.spare_core() is False
+
 
 
 def test_an_older_chunk_index_is_rebuilt_once_on_open(db_path, caplog):

@@ -20,7 +20,6 @@ read as natural language (any word may match); measured best on the manual (docs
 from __future__ import annotations
 
 import concurrent.futures
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +47,8 @@ from tesseradb.vectors.fusion import RankedList
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
-from tesseradb.sql.search import hybrid_defaults, passage_calls, rerank_stage
+from tesseradb.sql.search import hybrid_defaults, passage_calls, rerank_stage, temp_rows
+from tesseradb.sql.search.cores import spare_core
 
 # hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
 # SQLite both release the GIL; the connection is used by one thread at a time) when a core is free for
@@ -157,22 +157,23 @@ class Prepare:
             column, chunks = _best_chunks(self.searches, lists)
             fused, reranked = rerank_stage.apply(db, self.table, column, fused, chunks, spec.opts.rerank,
                                                  spec.opts.rerank_window, self.rerank_text)
-        db.store.execute(CREATE_TABLE)
-        db.store.execute(f"DELETE FROM temp.{TABLE}")
-        db.store.executemany(f"INSERT INTO temp.{TABLE} VALUES (?, ?, ?, ?, ?, ?)",
-                             [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id, reranked.get(h.doc_id)) for h in fused])
+        shown = self._shown(fused)
+        temp_rows.fill(db.store, CREATE_TABLE, TABLE, 6,
+                       [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id, reranked.get(h.doc_id)) for h in shown])
         if spec.needs is not None:  # every fused row, found by text or by knn, scored against the first knn query
             source = next(s.request for s in self.searches if s.request is not None)
-            passages.fill(db, self.table, source.column, source.query, self._shown(fused), spec.needs,
+            passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in shown], spec.needs,
                           text=source.text)
 
-    def _shown(self, fused: list) -> list[int]:
-        """The documents whose passages the query can show: all of them, or when it shows the fused list's
-        first rows as they are, those scoring at least the last shown one (ties are ordered by id later)."""
+    def _shown(self, fused: list) -> list:
+        """The fused rows the query can show: all of them, or when it shows the fused list's first rows
+        as they are (``SideSpec.shown_first``), those scoring at least the last shown one (ties are
+        ordered by id later). Only they go into the TEMP table and get passages: the query's ORDER BY
+        score, id and LIMIT pick the same rows from them as from every fused row."""
         if not self.spec.shown_first or len(fused) <= self.shown:
-            return [h.doc_id for h in fused]
+            return fused
         cut = sorted((h.score for h in fused), reverse=True)[self.shown - 1]
-        return [h.doc_id for h in fused if h.score >= cut]
+        return [h for h in fused if h.score >= cut]
 
 
 @dataclass
@@ -349,19 +350,6 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
         raise
     request = KnnRequest(table, alias, spec.column, k, vector, bound=bound, text=text)
     return searches + [_knn_search(db, request, None)]
-
-
-def spare_core() -> bool:
-    """Whether a core is free for the text side beside the model: the 1-minute load average leaves one
-    (True where the system does not say). The model's run takes every core it may; a text side in
-    another thread then competes with it, and each hand-off waits for the scheduler (on the loaded
-    2-core machine the worker thread made hybrid_match slower, not faster: docs/benchmarks.md)."""
-    from tesseradb.embed.model import cpu_count
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return True
-    return load + 1.0 <= cpu_count()
 
 
 def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], column: str | None = None) -> Search:

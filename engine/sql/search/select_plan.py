@@ -16,7 +16,7 @@ from tesseradb.sql.database import Database
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnCall, KnnRequest, run_knn
 from tesseradb.vectors import knn_rank, passages
-from tesseradb.sql.search import passage_calls
+from tesseradb.sql.search import passage_calls, temp_rows
 from tesseradb.sql.search.planned import Planned, check_internal, rewrite_lengths, rewrite_to_string  # noqa: F401
 from tesseradb.sql.search.planned import tables_in_from as _tables_in_from
 
@@ -149,32 +149,12 @@ def _star_to_tables(select: exp.Select, tables: dict[str, Any]) -> None:
     select.set("expressions", new)
 
 
-_FILL_MAX = 64      # hits filled by one multi-row INSERT (5 parameters each); more go through executemany
-_FILLS: dict[int, str] = {}
-
-
-def _fill_sql(n: int) -> str:
-    """CREATE (if need be), empty and fill the hits table with ``n`` rows: one execute (a statement
-    each was three calls into SQLite per query)."""
-    sql = _FILLS.get(n)
-    if sql is None:
-        sql = f"{CREATE_KNN_TABLE}; DELETE FROM temp.{KNN_TABLE}"
-        if n:
-            sql += f"; INSERT INTO temp.{KNN_TABLE} VALUES " + ",".join(["(?, ?, ?, ?, ?)"] * n)
-        _FILLS[n] = sql
-    return sql
-
-
 def fill_knn(db: Database, request: KnnRequest) -> None:
     hits = run_knn(db, request)
     scores, similarity = request.scores, partial(knn_rank.similarity, metric=request.layout.metric)
     rows = [(d, dist, c, scores[d] if scores and d in scores else similarity(dist), pos)
             for pos, (d, dist, c) in enumerate(hits)]
-    if len(rows) <= _FILL_MAX:
-        db.store.execute(_fill_sql(len(rows)), [v for row in rows for v in row])
-    else:
-        db.store.execute(_fill_sql(0))
-        db.store.executemany(f"INSERT INTO temp.{KNN_TABLE} VALUES (?, ?, ?, ?, ?)", rows)
+    temp_rows.fill(db.store, CREATE_KNN_TABLE, KNN_TABLE, 5, rows)
     if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
         passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages,
                       hits=hits, text=request.text)

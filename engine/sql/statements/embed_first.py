@@ -50,12 +50,15 @@ def embed_first(db: Database, stmt: ast.Statement, param_sets: Sequence[Any], *,
         work_of = lambda: load.gather(db, stmt, param_sets)     # noqa: E731
     else:
         return
+    ahead, done = None, False
     db.prepared = Prepared()
     said, db.pending_warnings = db.pending_warnings, []     # what the pass would say, the real run says
     rising = None
     try:
         try:
             work = work_of()
+            if isinstance(stmt, ast.LoadData):
+                work, ahead = work
         except Exception:       # noqa: BLE001 - the real run meets the same problem and says it properly
             db.prepared = None
             if db.check_cancelled():
@@ -63,14 +66,19 @@ def embed_first(db: Database, stmt: ast.Statement, param_sets: Sequence[Any], *,
             return
         if not isinstance(stmt, ast.Query) and work:
             rising = load.one_progress(db)
-        for spec, records in work:
-            labels = [errors.Place(row=n) for n in range(1, len(records) + 1)]
+        parts = ahead.parts(work) if ahead is not None else \
+            ((spec, records, range(1, len(records) + 1)) for spec, records in work)
+        for spec, records, numbers in parts:
+            labels = [errors.Place(row=n) for n in numbers]
             embed_texts(db, spec, [source_text(spec, r) for r in records], labels,
-                        [source_title(spec, r) for r in records])
+                        [source_title(spec, r) for r in records], on_cut=ahead.start if ahead else None)
+        done = True
     except UserError as exc:
         if exc.place is None:       # the model's own failure: the real run would only repeat it
             raise
     finally:
+        if ahead is not None:
+            ahead.finish(stop=not done)     # before its warnings are dropped and the transaction begins
         db.pending_warnings = said
         if rising is not None:
             db.on_progress = rising         # the statement's own reports follow on
