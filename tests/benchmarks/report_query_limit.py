@@ -27,6 +27,10 @@ def _run(r: dict, label: str, command: str) -> list[str]:
         row = f"| {name} | {q[name]:.3f} | {_verdict(q[name], target)} |"
         row += f" {blocks[name]:.3f} | {_verdict(blocks[name], target)} |" if blocks else " – | |"
         out.append(row + f" <= {target} |")
+    pair = r.get("wire_pair_ratio")
+    if pair is not None:
+        target = TARGETS["wire / in-process knn"]
+        out.append(f"| wire / in-process knn, the two alone in turns | {pair:.3f} | {_verdict(pair, target)} | – | | <= {target} |")
     if blocks:
         b = r["blocks_p50_ms"]
         out += ["", f"In alternating blocks of {r.get('block', 12)} calls per side (the first of each block not "
@@ -34,13 +38,20 @@ def _run(r: dict, label: str, command: str) -> list[str]:
                 f"knn over the wire {b['knn over the wire']:.2f} ms. Call by call, the server's process starts each "
                 "call with the caches the client process's own model run left (two copies of the ~90 MB model "
                 "and of the vectors share one 32 MB L3 here); in blocks each side runs as it does on its own."]
+    if pair is not None:
+        w = r["wire_pair_p50_ms"]
+        out += ["", f"knn and knn over the wire alone, in turns call by call (each call starting with what the other "
+                f"process's call left in the caches), p50: knn {w['knn']:.2f} ms, knn over the wire "
+                f"{w['knn over the wire']:.2f} ms. Among the four sides three run in the client's process: the "
+                "server's process starts every call after the client's, the in-process knn only a third of its "
+                "calls (\"Over the wire\" below)."]
     runs = r.get("history", [])
     if len(runs) > 1:
         out += ["", f"The last {len(runs)} runs of this command (this one last), medians of their ratios: "
                 + ", ".join(f"{name} {statistics.median(h['ratios'][name] for h in runs):.3f} "
                             f"({min(h['ratios'][name] for h in runs):.3f}-{max(h['ratios'][name] for h in runs):.3f})"
                             for name in TARGETS)
-                + _history_blocks(runs)
+                + _history_blocks(runs) + _history_pair(runs)
                 + "; load average at their starts " + ", ".join(f"{h['loadavg_start'][0]:.1f}" for h in runs) + "."]
     out += ["", "cProfile of the engine's first-time queries, top entries by own time:", "",
             "| query | function | calls | own s | share |", "|---|---|---:|---:|---:|"]
@@ -58,6 +69,14 @@ def _history_blocks(runs: list[dict]) -> str:
         f"{name} {statistics.median(h['blocks_ratios'][name] for h in runs):.3f} "
         f"({min(h['blocks_ratios'][name] for h in runs):.3f}-{max(h['blocks_ratios'][name] for h in runs):.3f})"
         for name in TARGETS))
+
+
+def _history_pair(runs: list[dict]) -> str:
+    pairs = [h["wire_pair_ratio"] for h in runs if "wire_pair_ratio" in h]
+    if not pairs:
+        return ""
+    return (f"; wire / in-process knn with the two alone in turns ({len(pairs)} of them) "
+            f"{statistics.median(pairs):.3f} ({min(pairs):.3f}-{max(pairs):.3f})")
 
 
 def _verdict(value: float, target: float) -> str:
