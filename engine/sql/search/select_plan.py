@@ -153,8 +153,8 @@ def fill_knn(db: Database, request: KnnRequest) -> None:
     scores = request.scores
     shown = knn_rank.similarities([h[1] for h in hits], request.layout.metric) if not scores else \
         [scores[d] if d in scores else knn_rank.similarity(dist, request.layout.metric) for d, dist, _ in hits]
-    rows = [(d, dist, c, score, pos) for pos, ((d, dist, c), score) in enumerate(zip(hits, shown))]
-    temp_rows.fill(db.store, CREATE_KNN_TABLE, KNN_TABLE, 5, rows)
+    temp_rows.fill(db.store, CREATE_KNN_TABLE, KNN_TABLE, 5,
+                   [(d, dist, c, score, pos) for pos, ((d, dist, c), score) in enumerate(zip(hits, shown))])
     if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
         passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages,
                       hits=hits, text=request.text)
