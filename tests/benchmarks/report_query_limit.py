@@ -217,7 +217,7 @@ NOTES = [
     "above). Now the machine's runnable threads at that moment decide (`hybrid.spare_core`, "
     "engine/sql/search/cores.py: `/proc/loadavg`'s count, this thread included, below the cores; the "
     "load average where the system gives no count); the run above says how often it chose the worker. "
-    "Paired in one process (issue 37, session 44; whole manual, 150 rounds of model, knn and four "
+    "Paired in one process (issue 37, session 43; whole manual, 150 rounds of model, knn and four "
     "hybrid_match variants in turns; load 1.36 -> 1.33, the other helpers idle between bursts): the old "
     "rule ran the worker in 0 of 150 calls, p50 5.02 ms (1.366 x knn's 3.68), the new one in 147 of "
     "150, p50 4.32 ms (1.176 x knn); at load 2.3-2.8 (other processes running) both chose inline "
@@ -229,7 +229,7 @@ NOTES = [
     "execute with the create and the empty (engine/sql/search/temp_rows.py, shared with knn's hits); "
     "fusion builds a `Fused` per document, not per hit. Inline, paired: 4.99 vs 5.06 ms with every row "
     "(load 1.35). A test compares LIMIT/OFFSET windows with the whole fused list ordered alike.",
-    "- **knn's engine work, piece by piece** (issue 37, session 44: `perf_counter` around each step of a "
+    "- **knn's engine work, piece by piece** (issue 37, session 43: `perf_counter` around each step of a "
     "knn statement whose query vector is cached, run right after a bare model run, 400 statements, whole "
     "manual, load 1.8; p50 in us): 775 in all; the float32 scan 299; `near_positions` 48; the float64 "
     "rescoring and ranking of the ~10 chunks near the cut (`_rank`) 47; the rest of the index search "
