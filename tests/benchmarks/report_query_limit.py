@@ -160,7 +160,7 @@ NOTES = [
     "and runs its statements inline, a text that can only be one engine statement is not tokenized "
     "(`statements.read`, checked against the tokens by a property test), and a plain knn text is its own "
     "value; the server's CPU per query fell from 6.7-7.7 to 6.25-7.2 ms (paired runs, load 7-8).",
-    "- **Over the wire**, second pass (issue 37, session 45). py-spy on the server (`py-spy record --native "
+    "- **Over the wire**, second pass (issue 37, session 43). py-spy on the server (`py-spy record --native "
     "-r 200 --pid`; whole manual, 600 first-time knn texts in turns with the same statement in-process, "
     "load 2): of its client thread's samples, onnxruntime's run 52% (22% of them `pthread_cond_signal`, "
     "waking its pool thread for each parallel step: ~20 futex wakes per run, as in-process), `epoll_wait` "
@@ -248,7 +248,7 @@ NOTES = [
     "for everything else, which takes ~0.45-0.6 ms spread over the steps above. Reaching it needs the "
     "statement path rebuilt around a cached knn plan (or a model that leaves the vectors in the cache: the "
     "int8 model's graph is 23 MB), not a fix of one cause.",
-    "- **knn's engine work, fewer steps** (issue 37, session 45). py-spy (`record -r 3000`, 4,000 knn "
+    "- **knn's engine work, fewer steps** (issue 37, session 43). py-spy (`record -r 3000`, 4,000 knn "
     "statements each right after a bare model run, query vector cached, whole manual, load 3-5): the "
     "scan 35-43% of the statement's samples, SQLite's three calls 9.8% (p50 `PRAGMA schema_version` 17 us, "
     "the hits' TEMP fill 27 us, the SELECT's first step 22 us), no other leaf above 2.1%; the same "
