@@ -25,20 +25,12 @@ class RWLock:
         self._readers = 0
         self._writer = False
         self._writers_waiting = 0
+        self._reading = _Reading(self)
 
-    @contextmanager
-    def read(self) -> Iterator[None]:
-        with self._cond:
-            while self._writer or self._writers_waiting:
-                self._cond.wait()
-            self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if not self._readers:
-                    self._cond.notify_all()
+    def read(self) -> _Reading:
+        """``with lock.read():`` (one object serves every reader: it keeps no state of its own; a
+        plain context manager, not a generator's: every search takes it)."""
+        return self._reading
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -54,6 +46,27 @@ class RWLock:
             with self._cond:
                 self._writer = False
                 self._cond.notify_all()
+
+
+class _Reading:
+    __slots__ = ("_rw",)
+
+    def __init__(self, rw: RWLock) -> None:
+        self._rw = rw
+
+    def __enter__(self) -> None:
+        rw = self._rw
+        with rw._cond:
+            while rw._writer or rw._writers_waiting:
+                rw._cond.wait()
+            rw._readers += 1
+
+    def __exit__(self, *exc: object) -> None:
+        rw = self._rw
+        with rw._cond:
+            rw._readers -= 1
+            if not rw._readers and rw._writers_waiting:     # only a writer waits for the readers to leave
+                rw._cond.notify_all()
 
 
 class Column:

@@ -53,8 +53,12 @@ class Searching:
         index, ``k * oversampling`` candidate documents come from the codes and, with ``rescore``,
         are ranked by their exact distances (else by the codes' approximate ones).
         """
-        q = self._check_query(query)
+        q, scale = self._query_and_scale(query)
         with self._lock.read():
+            if allowed_docs is None and exclude_doc is None:
+                live = self._live_sizes(k, ef, oversampling)
+                if live:            # the common knn(): every live float32 vector, scanned
+                    return self._scan_live(q, scale, *live)
             plan = self._plan(k, allowed_docs, exclude_doc, ef, oversampling)
             plan.rescore = rescore
             if plan.want == 0:
@@ -77,16 +81,24 @@ class Searching:
             return out
 
     def _check_query(self, query: np.ndarray) -> np.ndarray:
+        return self._query_and_scale(query)[0]
+
+    def _query_and_scale(self, query: np.ndarray) -> tuple[np.ndarray, float]:
+        """The query as one contiguous float32 row (of unit length on a cosine index), and its
+        ``_scale``: from the same dot product when the row is returned as given."""
         q = np.asarray(query, np.float32)
         if q.size != self.dims or q.ndim > 2:
             raise ValueError(f"expected a query vector of {self.dims} values, got shape {q.shape}")
         q = np.ascontiguousarray(q.reshape(1, self.dims))
-        sq = float(np.dot(q[0], q[0]))         # not finite when a value is not (or when finite ones overflow)
+        dot = np.dot(q[0], q[0])
+        sq = float(dot)         # not finite when a value is not (or when finite ones overflow)
         if not math.isfinite(sq) and not np.isfinite(q).all():
             raise ValueError("the query vector must be finite")
         if self.metric != "cosine" or abs(math.sqrt(sq) - 1.0) <= 0.5e-4:
-            return q        # a unit vector already: within half of _normalized's tolerance, whatever the rounding
-        return self._normalized(q)
+            # a unit vector already: within half of _normalized's tolerance, whatever the rounding
+            return q, 0.0 if self.metric == "l2" else float(np.sqrt(dot)) * self._max_norm
+        q = self._normalized(q)
+        return q, self._scale(q)
 
     def _plan(self, k: int, allowed_docs: np.ndarray | None, exclude_doc: int | None, ef: int | None,
               oversampling: float | None = None) -> Plan:
@@ -102,6 +114,17 @@ class Searching:
             plan.__dict__.update(kept.__dict__)     # a copy: the search sets its own rescore
             return plan
         return self._sized(k, allowed_docs, exclude_doc, ef, oversampling)
+
+    def _live_sizes(self, k: int, ef: int | None, oversampling: float | None) -> tuple[int, int] | tuple[()]:
+        """(want, shortlist) when a search of every live chunk scans float32 vectors (``_scan_live``),
+        else (): kept until the next write, as ``_plan``'s sizing is."""
+        key = ("live", k, ef, oversampling)
+        live = self._derived.get(key)
+        if live is None:
+            plan = self._plan(k, None, None, ef, oversampling)
+            live = (plan.want, plan.shortlist) if plan.want and plan.path == "exact" and self._float else ()
+            self._derived[key] = live
+        return live
 
     def _sized(self, k: int, allowed_docs: np.ndarray | None, exclude_doc: int | None, ef: int | None,
                oversampling: float | None) -> Plan:
@@ -129,17 +152,21 @@ class Searching:
 
     def _search_exact(self, q: np.ndarray, plan: Plan) -> list[tuple[int, float, int]]:
         if self._float and plan.positions is None and plan.excluded is None:
-            # every live chunk (the common knn() on a table of a few thousand chunks): their grouping by
-            # document is kept between writes, and the scan's distances need no gather when all are live
-            pos, docs, groups = self._live_groups()
-            approx = self._distances32(q, pos)
-            near = ranking.near_positions(docs, approx, plan.shortlist, vector_plan.RESCORE_TOL, self._scale(q), groups)
-            return self._rank(q, near if pos is None else pos[near], plan.want)
+            return self._scan_live(q, self._scale(q), plan.want, plan.shortlist)
         pos = self._candidates(plan)
         if self._float:
             return self._finish(q, pos, self._distances32(q, pos), plan.shortlist, plan.want)
         raw = quantized.code_distances(self._index, q, pos, self.quantization)
         return self._finish_codes(q, pos, raw, plan)
+
+    def _scan_live(self, q: np.ndarray, scale: float, want: int, shortlist: int) -> list[tuple[int, float, int]]:
+        """Every live chunk (the common knn() on a table of a few thousand chunks): their grouping by
+        document is kept between writes, and the scan's distances need no gather when all are live.
+        ``scale``: ``_scale(q)``."""
+        pos, docs, groups = self._live_groups()
+        approx = self._distances32(q, pos)
+        near = ranking.near_positions(docs, approx, shortlist, vector_plan.RESCORE_TOL, scale, groups)
+        return self._rank(q, near if pos is None else pos[near], want)
 
     def _live_groups(self) -> tuple[np.ndarray | None, np.ndarray, ranking.Grouping]:
         """(positions of the live chunks, None when every position is live; their doc ids; their

@@ -63,6 +63,8 @@ class WriteQueue:
 
     def release(self, owner: object) -> None:
         """Give the turn back (nothing when ``owner`` does not hold it)."""
+        if self._holder is None:
+            return      # before every statement, mostly: no turn held (only ``owner``'s own thread gives it one)
         with self._cond:
             if self.holds(owner):
                 self._holder = None

@@ -96,11 +96,16 @@ def bind_many(expr: exp.Expression, param_sets: Sequence[Params]) -> Iterator[tu
             yield bound_expr, {name: plain(params[name]) for name in names}
 
 
+_AS_IS = frozenset({str, int, float, bytes, type(None)})     # exactly these types: what plain() returns unchanged
+
+
 def plain(value: Any) -> Any:
     """A parameter as SQLite should see it: numpy scalars become Python numbers (apsw would bind
     them as blobs); datetime, date and time become MySQL's ISO text (``2024-01-31 09:30:00``; an aware
     datetime in UTC), which a DATE/DATETIME column stores as it is and a timestamp column turns into Unix
     seconds (catalog/temporal_values.py, sql/temporal.py)."""
+    if type(value) in _AS_IS:
+        return value
     np = sys.modules.get("numpy")      # a numpy scalar exists only once numpy is loaded
     if np is not None and isinstance(value, np.generic) and not isinstance(value, (np.str_, np.bytes_)):
         return value.item()

@@ -47,6 +47,8 @@ class ReusablePlan:
 
     def bind(self, params: Any) -> dict[str, Any]:
         """The parameter dict for this execute; an error exactly as a fresh ``bind`` raises it."""
+        if self.positional and type(params) in _SEQUENCES and len(params) == len(self.names):
+            return {name: plain(value) for name, value in zip(self.names, params)}
         if self.positional and params is not None and not isinstance(params, Mapping) and len(params) == len(self.names):
             return {name: plain(value) for name, value in zip(self.names, params)}
         if not self.positional and isinstance(params, Mapping) and all(n in params for n in self.names):
@@ -54,6 +56,9 @@ class ReusablePlan:
         if not self.names and not params:
             return {}
         return bind(self.expr, params)[1]
+
+
+_SEQUENCES = (tuple, list)     # what drivers pass: no ABC check (Mapping's isinstance) needed for them
 
 
 DERIVED_PREFIX = "_tessera_"      # bound names the planner adds; a cached plan would lack them

@@ -48,6 +48,13 @@ def similarity(dist: float, metric: str) -> float:
     return 1.0 / (1.0 + max(dist, 0.0)) if metric == "l2" else max(0.0, 1.0 - dist)
 
 
+def similarities(dists: list[float], metric: str) -> list[float]:
+    """``similarity`` of each of ``dists`` (a query's hits: one call, not one per hit)."""
+    if metric == "l2":
+        return [1.0 / (1.0 + max(d, 0.0)) for d in dists]
+    return [max(0.0, 1.0 - d) for d in dists]
+
+
 def _chunk_counts(db: Context, req: KnnRequest, docs: list[int]) -> dict[int, int]:
     chunks = req.layout.chunks
     marks = ",".join("?" * len(docs))

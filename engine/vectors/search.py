@@ -70,13 +70,13 @@ class KnnCall:
             raise UserError(f"KNN index not enabled for attribute '{args.column.name}'", errors.SqlSyntaxError)
         self.layout: ColumnLayout | None = None
         self.model: Any = None          # a local model, once resolved (a remote one is asked each time)
+        # k and the options as read once, when no parameter of the call's can change them
+        self.fixed: tuple[int | None, KnnOptions] | None = None
+        self.constant = not any(n is not None and n.find(exp.Placeholder) is not None for n in (args.k, args.options))
 
     def request(self, db: Context, bound: dict[str, Any], default_k: int = MANTICORE_DEFAULT_LIMIT) -> KnnRequest:
         args, spec = self.args, self.spec
-        positional = None if args.k is None else _int_arg(args.k, bound, "k")
-        if positional is not None and positional <= 0:
-            raise UserError("k parameter must be positive", errors.SqlSyntaxError)
-        options = parse_options(args.options, bound) if args.options is not None else KnnOptions()
+        positional, options = self.fixed if self.fixed is not None else self._read_k_options(bound)
         k = resolve_k(positional, options, default_k)
         req = KnnRequest(self.table, self.alias, spec.column, k, None, ef=options.ef, bound=bound, options=options)
         if self.layout is None:
@@ -89,6 +89,20 @@ class KnnCall:
             raise UserError("knn() expects (column, [k,] query [, {options}]); a document id needs k",
                             errors.SqlSyntaxError)
         return req
+
+
+    def _read_k_options(self, bound: dict[str, Any]) -> tuple[int | None, KnnOptions]:
+        args = self.args
+        positional = None if args.k is None else _int_arg(args.k, bound, "k")
+        if positional is not None and positional <= 0:
+            raise UserError("k parameter must be positive", errors.SqlSyntaxError)
+        options = parse_options(args.options, bound) if args.options is not None else _NO_OPTIONS
+        if self.constant:
+            self.fixed = (positional, options)
+        return positional, options
+
+
+_NO_OPTIONS = KnnOptions()          # frozen: one instance serves every call without options
 
 
 def _owner(col: exp.Column, tables: dict[str, Table]) -> tuple[str, Table]:
@@ -224,6 +238,31 @@ def run_knn(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
 def _nearest(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
     if req.query is None or len(req.query) == 0:
         return []
+    layout = req.layout
+    if (req.filter_sql is None and len(req.query) == 1 and not req.options.fullscan
+            and not (db.store.in_transaction and db.has_pending())):
+        # the common knn(): one query vector, no filter, nothing of the open transaction's to merge.
+        # The index's hits are distinct documents ranked already: no merging dict (_general is the
+        # same search for every other case; tests/vectors/test_knn_fast_path.py compares the two)
+        index = db.column_index(req.table, req.column, layout).catch_up()
+        return _narrowed(index.search(req.query[0], req.k + (req.exclude_doc is not None), exclude_doc=req.exclude_doc,
+                                      ef=req.ef, rescore=req.options.rescore,
+                                      oversampling=req.options.oversampling), req.k)
+    return _general(db, req)
+
+
+def _narrowed(hits: list[tuple[int, float, int]], k: int) -> list[tuple[int, float, int]]:
+    """``_collapse`` of hits that are distinct documents already (an index search's)."""
+    dists = [h[1] for h in hits]
+    if dists and max(map(abs, dists)) <= _F32_MAX:
+        narrow = array("f", dists).tolist()
+    else:
+        narrow = [_as_float32(d) for d in dists]
+    return sorted([(d, x, c) for (d, _, c), x in zip(hits, narrow)], key=_BY_DIST_DOC)[:k]
+
+
+def _general(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
+    """The search merged from the index, the open transaction's own chunks and a filter."""
     allowed = _allowed(db, req)
     layout = req.layout
     added, touched = _pending(db, layout.chunks)

@@ -8,7 +8,8 @@ text, v float_vector_array ... chunk_strategy='recursive' max_tokens=256 overlap
 once under the cache directory and reused. Query texts are the manual's section headings, each used
 once in the run (the engine caches query vectors; the model does not): the sides take turns round by
 round (model, knn, hybrid, knn over the wire), each getting texts no side embedded before, so the
-ratios are of one run under the same load; then again in alternating blocks of ``BLOCK`` calls per
+ratios are of one run under the same load; then knn and knn over the wire alone, in turns call by call
+(each call starts after the other process's: the same disturbance for both sides); then again in alternating blocks of ``BLOCK`` calls per
 side (the first of each block not counted), where each side runs as it does on its own (the wire
 side's server process otherwise starts every call with the caches the client's own model run left). The wire side is ``tessera serve`` in another process and
 PyMySQL. Then the model takes turns, in blocks of calls, with itself on a session whose idle pool
@@ -241,6 +242,15 @@ def main() -> None:
         p = result["p50_ms"]
         result["ratios"] = {"knn / model": p["knn"] / p["model"], "hybrid / knn": p["hybrid"] / p["knn"],
                             "wire / in-process knn": p["knn over the wire"] / p["knn"]}
+        # knn and knn over the wire alone, call by call: each call starts with what the other process's
+        # call left in the caches. Among the four sides above three run in this process, so the server's
+        # process starts every call after this one's, while the in-process knn follows another
+        # in-process side in two calls of three (docs/benchmarks.md, "Over the wire")
+        wire_pair = {name: sides[name] for name in ("knn", "knn over the wire")}
+        wire_ms: dict[str, list[float]] = {name: [] for name in wire_pair}
+        take_turns(wire_pair, wire_ms, args.rounds, lambda tag: fresh(f"w{tag}"))
+        w = result["wire_pair_p50_ms"] = {name: statistics.median(v) for name, v in wire_ms.items()}
+        result["wire_pair_ratio"] = w["knn over the wire"] / w["knn"]
         # the same four sides again in alternating blocks (the wording): each side runs BLOCK calls
         # in a row, as a server answering a stream of queries does, so the server's process does not
         # start each call with the caches the client process's own model and vectors left (two copies of
@@ -289,13 +299,14 @@ def main() -> None:
     con.close()
     log(f"p50 ms {({k: round(v, 2) for k, v in result['p50_ms'].items()})}; "
         f"ratios {({k: round(v, 3) for k, v in result['ratios'].items()})}; in blocks of {BLOCK}: "
-        f"{({k: round(v, 3) for k, v in result['blocks_ratios'].items()})}")
+        f"{({k: round(v, 3) for k, v in result['blocks_ratios'].items()})}; wire / in-process knn, the two "
+        f"alone in turns: {result['wire_pair_ratio']:.3f}")
     name = "query_limit" if args.every != 1 else "query_limit_manual"
     # the ratios of the last runs too: one run on a shared machine carries that run's noise
     kept = (common.load_result(name) or {}).get("history", [])[-(HISTORY - 1):]
     result["history"] = kept + [{"when": time.strftime("%Y-%m-%d %H:%M:%S"), "rounds": args.rounds,
                                  "loadavg_start": result["loadavg_start"], "ratios": result["ratios"],
-                                 "blocks_ratios": result["blocks_ratios"]}]
+                                 "blocks_ratios": result["blocks_ratios"], "wire_pair_ratio": result["wire_pair_ratio"]}]
     common.save_result(name, result)
     log(f"wrote {common.RESULTS / (name + '.json')}")
 

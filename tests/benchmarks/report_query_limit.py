@@ -27,6 +27,10 @@ def _run(r: dict, label: str, command: str) -> list[str]:
         row = f"| {name} | {q[name]:.3f} | {_verdict(q[name], target)} |"
         row += f" {blocks[name]:.3f} | {_verdict(blocks[name], target)} |" if blocks else " – | |"
         out.append(row + f" <= {target} |")
+    pair = r.get("wire_pair_ratio")
+    if pair is not None:
+        target = TARGETS["wire / in-process knn"]
+        out.append(f"| wire / in-process knn, the two alone in turns | {pair:.3f} | {_verdict(pair, target)} | – | | <= {target} |")
     if blocks:
         b = r["blocks_p50_ms"]
         out += ["", f"In alternating blocks of {r.get('block', 12)} calls per side (the first of each block not "
@@ -34,13 +38,20 @@ def _run(r: dict, label: str, command: str) -> list[str]:
                 f"knn over the wire {b['knn over the wire']:.2f} ms. Call by call, the server's process starts each "
                 "call with the caches the client process's own model run left (two copies of the ~90 MB model "
                 "and of the vectors share one 32 MB L3 here); in blocks each side runs as it does on its own."]
+    if pair is not None:
+        w = r["wire_pair_p50_ms"]
+        out += ["", f"knn and knn over the wire alone, in turns call by call (each call starting with what the other "
+                f"process's call left in the caches), p50: knn {w['knn']:.2f} ms, knn over the wire "
+                f"{w['knn over the wire']:.2f} ms. Among the four sides three run in the client's process: the "
+                "server's process starts every call after the client's, the in-process knn only a third of its "
+                "calls (\"Over the wire\" below)."]
     runs = r.get("history", [])
     if len(runs) > 1:
         out += ["", f"The last {len(runs)} runs of this command (this one last), medians of their ratios: "
                 + ", ".join(f"{name} {statistics.median(h['ratios'][name] for h in runs):.3f} "
                             f"({min(h['ratios'][name] for h in runs):.3f}-{max(h['ratios'][name] for h in runs):.3f})"
                             for name in TARGETS)
-                + _history_blocks(runs)
+                + _history_blocks(runs) + _history_pair(runs)
                 + "; load average at their starts " + ", ".join(f"{h['loadavg_start'][0]:.1f}" for h in runs) + "."]
     out += ["", "cProfile of the engine's first-time queries, top entries by own time:", "",
             "| query | function | calls | own s | share |", "|---|---|---:|---:|---:|"]
@@ -58,6 +69,14 @@ def _history_blocks(runs: list[dict]) -> str:
         f"{name} {statistics.median(h['blocks_ratios'][name] for h in runs):.3f} "
         f"({min(h['blocks_ratios'][name] for h in runs):.3f}-{max(h['blocks_ratios'][name] for h in runs):.3f})"
         for name in TARGETS))
+
+
+def _history_pair(runs: list[dict]) -> str:
+    pairs = [h["wire_pair_ratio"] for h in runs if "wire_pair_ratio" in h]
+    if not pairs:
+        return ""
+    return (f"; wire / in-process knn with the two alone in turns ({len(pairs)} of them) "
+            f"{statistics.median(pairs):.3f} ({min(pairs):.3f}-{max(pairs):.3f})")
 
 
 def _verdict(value: float, target: float) -> str:
@@ -135,25 +154,60 @@ NOTES = [
     "bracket (catalog check, passes, commit) ~0.1, SQLite's join and the rows the rest.",
     "- The check that a statement names none of the engine's own tables walked the whole parsed tree on "
     "every execute; it runs once per cached statement now.",
-    "- **Over the wire** (profiled for issue 37 with timestamps at each hop, `perf_counter` being one clock "
-    "in both processes, and the thread CPU time of each; first-time knn, every 6th page, load 5-8): beyond "
-    "in-process, p50, the client's PyMySQL and the socket until the server had read the packet ~0.3 ms; "
-    "the event loop routing it ~0.27 ms of CPU (sqlglot tokenizing the whole text: ~60 us warm, several "
-    "times that right after a model run has emptied the caches); the hand-off to the connection's worker "
-    "thread 0.05-0.09 ms and back 0.10-0.14 ms (`SimpleQueue.put`, `call_soon_threadsafe`: each wakes a "
-    "sleeping thread); encoding and `send` ~0.22 ms; the client reading the result ~0.16 ms. The engine "
-    "itself spent 0.06-0.28 ms more CPU on the text than on a bound parameter: lifting the knn text into a "
-    "parameter (grammar/literals.py) tokenized it again to decode it. mysql-mimic's packet code is "
-    "compiled and small. Changed: every client connection has a thread with an event loop of its own and "
-    "runs its statements inline (no hand-off; a long statement still stalls only its own client; the "
-    "server's loop accepts, serves HTTP and watches running statements' sockets for clients that have "
-    "gone); the server does not tokenize a text that can only be one statement for the engine "
-    "(`statements.read`, checked against the tokens by a property test); a knn text without a backslash "
-    "or quote is its own value. Paired with the previous server (same engine, the same run, 200 rounds, "
-    "3 runs per table, load 7-8): over in-process p50 +0.96 / +1.00 / +3.22 ms before, +0.10 / +0.24 / "
-    "+0.97 ms after (every 6th page), +0.47 / +0.95 / +1.05 before, -0.11 / +0.12 / +0.68 after (whole "
-    "manual); the server's CPU per query 6.7-7.7 ms before, 6.25-7.2 ms after; routing 0.27 -> 0.09 ms "
-    "of CPU; the hand-offs gone.",
+    "- **Over the wire**, first pass (issue 37, session 41): statements ran on a worker thread beside one "
+    "shared event loop (two thread hand-offs per query, 0.15-0.23 ms) and the server tokenized every text "
+    "with sqlglot to route it (~0.27 ms of CPU). Now every client has a thread and event loop of its own "
+    "and runs its statements inline, a text that can only be one engine statement is not tokenized "
+    "(`statements.read`, checked against the tokens by a property test), and a plain knn text is its own "
+    "value; the server's CPU per query fell from 6.7-7.7 to 6.25-7.2 ms (paired runs, load 7-8).",
+    "- **Over the wire**, second pass (issue 37, session 43). py-spy on the server (`py-spy record --native "
+    "-r 200 --pid`; whole manual, 600 first-time knn texts in turns with the same statement in-process, "
+    "load 2): of its client thread's samples, onnxruntime's run 52% (22% of them `pthread_cond_signal`, "
+    "waking its pool thread for each parallel step: ~20 futex wakes per run, as in-process), `epoll_wait` "
+    "for the next query 12.5%, the socket's `send` 8%, FAISS's scan 4.4%, then mysql-mimic's row writing, "
+    "the routing and the engine's statement code below 1% each. Without native frames at 1000 Hz "
+    "(`--nonblocking`) `transport.write` holds 31%: the thread is preempted right after its `send` wakes the "
+    "client, which has its answer by then. strace: one `recvfrom`, one `sendto` (38 us p50 under strace) and "
+    "two `epoll_wait` per query. Thread CPU per hop (perf_counter and thread_time stamped in both "
+    "processes; whole manual, first-time texts, knn and knn over the wire alone in turns, load 2-5): the "
+    "server outside the engine reads and routes in 0.07-0.09 ms, spends 0.10-0.18 ms in the DB-API call "
+    "before run_select and 0.08-0.11 after it (in-process the same call costs ~0.14 ms in all), writes the "
+    "result in 0.14-0.19 ms with its one `send`, and its event loop takes 0.05-0.13 ms (wall) from "
+    "`epoll_wait`'s return to the command; PyMySQL takes 0.19-0.30 ms of the client's CPU; each process "
+    "wakes the other in ~0.05-0.08 ms. Warm (the same text again, its vector cached: no model run) knn "
+    "over the wire is ~1.0 ms against 0.58-0.65 in-process and `SELECT 1` 0.26-0.29 against 0.05: right "
+    "after a model run (its ~90 MB of weights stream through the caches) the same Python costs about "
+    "twice as much. **The engine inside the server is not slower**: with the two sides alone in turns its "
+    "run_select took 4.09 ms against 4.46 in-process (model 3.14 vs 3.38; load 2). It was +0.19 ms (its "
+    "model run +0.16) only when a model side ran in the client's process before each server call, as in "
+    "the four-side turns; the server's statement is a cache hit (the lifted text is the in-process "
+    "statement: no parse in its profile), its model session the same (no spinning, as many threads), and "
+    "its own settings, autocommit's commit after each read and max_execution_time's progress handler, "
+    "cost nothing measurable (in-process with the server's settings: 0.51-0.63 ms p50 warm, every "
+    "variant within the noise). Changed: the server routes a text without tokenizing it whatever its "
+    "single-quoted strings say (124 of the 1,370 heading questions held 'version', 'mysql', 'schema', "
+    "'user'... and went to sqlglot: a text with such words, warm, 1.068 -> 0.958 ms p50 over the wire); "
+    "the knn text as PyMySQL sends it is lifted into a parameter by one regular expression (19.4 -> 3.7 us "
+    "warm; a property test checks it lifts what the scanner lifts); result rows whose values already have "
+    "their wire type go out as the engine returned them. Side by side with the previous server (the "
+    "same engine; `bench_wire_hops.py --every 1 --rounds 500 --old c74decd`, which stamps every hop in "
+    "both processes; first-time texts, load 2.8-3.5): p50 over the wire 6.56 ms against 6.72 (in-process "
+    "5.52: x1.188 against x1.217), mean 7.43 against 7.69; the server's CPU in the DB-API call before "
+    "run_select 0.108 against 0.166 ms, after it 0.096 against 0.102; reading and routing 0.08, writing "
+    "0.15, `epoll_wait`'s return to the command 0.12 ms wall, the client's PyMySQL 0.21-0.22 ms of CPU, "
+    "the client's send to the server's wake-up 0.05 ms. Tried and dropped: uvloop for the clients' event loops (warm "
+    "1.015 / 0.989 ms p50 with asyncio's loop, 1.099 / 1.075 with uvloop; `SELECT 1` the same) and one "
+    "idle-timeout timer per connection instead of one per read (`SELECT 1` 0.286 / 0.284 ms before, "
+    "0.295 / 0.295 after, 2,000 rounds each). The "
+    "benchmark now also runs knn and knn over the wire alone in turns (the table's extra row): among the "
+    "four sides three run in the client's process, so the server's process starts every call after the "
+    "client's model run while the in-process knn does so a third of the time; alone in turns each side "
+    "starts after the other process's run, the same disturbance for both, and still harsher than a "
+    "server answering queries back to back (the alternating blocks, the issue's own protocol). Its "
+    "ratio moved more than the others in this session's 11 runs of the whole manual (0.96-1.58 at load "
+    "2.6-5, against 1.10-1.51 for the four-side turns and 0.99-1.33 in blocks). What "
+    "is left is two processes: PyMySQL's Python, the server's packet and event-loop Python and two "
+    "wake-ups through the scheduler, each run with caches the model has just emptied.",
     "- **The text side's worker thread** hides the text side behind the model only when a core is free: "
     "the model's run takes every core, a third thread competes with it, and each hand-off (the queue's "
     "`put`, the result's `acquire` in the hybrid profile) waits for the scheduler on a loaded machine. It "
@@ -163,7 +217,7 @@ NOTES = [
     "above). Now the machine's runnable threads at that moment decide (`hybrid.spare_core`, "
     "engine/sql/search/cores.py: `/proc/loadavg`'s count, this thread included, below the cores; the "
     "load average where the system gives no count); the run above says how often it chose the worker. "
-    "Paired in one process (issue 37, session 44; whole manual, 150 rounds of model, knn and four "
+    "Paired in one process (issue 37, session 43; whole manual, 150 rounds of model, knn and four "
     "hybrid_match variants in turns; load 1.36 -> 1.33, the other helpers idle between bursts): the old "
     "rule ran the worker in 0 of 150 calls, p50 5.02 ms (1.366 x knn's 3.68), the new one in 147 of "
     "150, p50 4.32 ms (1.176 x knn); at load 2.3-2.8 (other processes running) both chose inline "
@@ -175,7 +229,7 @@ NOTES = [
     "execute with the create and the empty (engine/sql/search/temp_rows.py, shared with knn's hits); "
     "fusion builds a `Fused` per document, not per hit. Inline, paired: 4.99 vs 5.06 ms with every row "
     "(load 1.35). A test compares LIMIT/OFFSET windows with the whole fused list ordered alike.",
-    "- **knn's engine work, piece by piece** (issue 37, session 44: `perf_counter` around each step of a "
+    "- **knn's engine work, piece by piece** (issue 37, session 43: `perf_counter` around each step of a "
     "knn statement whose query vector is cached, run right after a bare model run, 400 statements, whole "
     "manual, load 1.8; p50 in us): 775 in all; the float32 scan 299; `near_positions` 48; the float64 "
     "rescoring and ranking of the ~10 chunks near the cut (`_rank`) 47; the rest of the index search "
@@ -194,6 +248,36 @@ NOTES = [
     "for everything else, which takes ~0.45-0.6 ms spread over the steps above. Reaching it needs the "
     "statement path rebuilt around a cached knn plan (or a model that leaves the vectors in the cache: the "
     "int8 model's graph is 23 MB), not a fix of one cause.",
+    "- **knn's engine work, fewer steps** (issue 37, session 43). py-spy (`record -r 3000`, 4,000 knn "
+    "statements each right after a bare model run, query vector cached, whole manual, load 3-5): the "
+    "scan 35-43% of the statement's samples, SQLite's three calls 9.8% (p50 `PRAGMA schema_version` 17 us, "
+    "the hits' TEMP fill 27 us, the SELECT's first step 22 us), no other leaf above 2.1%; the same "
+    "statement warm (back to back, no model between) takes 0.32 ms, 0.16 of it the scan: right after the "
+    "model every Python step runs about three times slower (its code and objects come back from memory), "
+    "so every step removed counts three times. Changed: the common knn() (one query vector, no filter, "
+    "nothing of the open transaction's to merge) hands the index's hits on without the merging dict "
+    "(`_nearest` -> `_narrowed`; every other case is `_general`, as before); the index scans every live "
+    "vector from sizes kept until the next write (`_live_sizes`, no `Plan` copied); the query's scale "
+    "comes from the dot product that checked its length; the read lock is a plain context manager that "
+    "wakes waiters only when a writer waits; k and the options of a call without parameters in them are "
+    "read once per cached plan; the hits' `knn_score()` column in one call; a cached plan binds a tuple of "
+    "parameters without `Mapping`'s ABC check; `WriteQueue.release` takes no lock when no turn is held. "
+    "tests/vectors/test_knn_fast_path.py runs every query by the short and the general path and compares "
+    "the rows to the last bit. Paired in one process (every change undone by re-installing the previous "
+    "functions, in turns after a bare model run on a fresh text, 400-500 rounds, whole manual): engine "
+    "work with the query vector cached 907 -> 843 us and 965 -> 899 us p50 (load 4.4, 3.4); first-time "
+    "knn / model in the same turns 1.199 -> 1.195 and 1.208 -> 1.182. Tried and dropped: starting the "
+    "query's model run in a worker thread as the statement starts, so that the statement's prelude "
+    "(bracket, catalog check, planning: ~0.15 ms right after a model run) runs beside it: 5.55 against "
+    "5.46 ms and 5.44 against 5.20 ms inline (load 2.7-2.9; the model's run already takes both cores, and "
+    "the wake-up at the end is on the statement's path). **Still missed, by how much**: in alternating "
+    "blocks the knn's own model run is ~0.1 ms slower than the bare model's (the scan's 7.8 MB push the "
+    "model's weights out of the L3 between runs: 4.42 against 4.32 ms inside onnxruntime, load 5.5) and "
+    "the engine adds 0.78 ms more outside it; 1.2 x a 3.3 ms model allows 0.66 ms in all. The scan "
+    "(0.25-0.30 ms cold, memory-bound at ~26 GB/s) and SQLite's three calls (~0.07 ms) leave ~0.3 ms for "
+    "the Python of ~30 steps that take ~0.4 ms cold. What would close it is a scan of fewer bytes with "
+    "an exact bound (a bf16 or fp16 copy kept beside FAISS's storage, rescoring within its error: "
+    "FAISS's fp16 scalar quantizer decodes no faster than it saves, see below), not more of these steps.",
     "- Tried for the scan and dropped (right after a model run, p50): numpy's `xb @ q` (OpenBLAS sgemv) 0.47 "
     "ms with one thread, 6.2 ms with its default threads, against FAISS's 0.24; onnxruntime's MatMul 0.45 "
     "(one thread) and 0.29 ms (two) against 0.21; the scan split in two halves over a second thread 0.28 "

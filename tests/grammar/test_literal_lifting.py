@@ -8,7 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tesseradb
-from tesseradb.grammar.literals import MIN_VALUES, lift
+from tesseradb.grammar import literals
+from tesseradb.grammar.literals import MIN_VALUES, lift, scanned
 
 DIMS = 24
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -202,3 +203,28 @@ def test_a_lifted_text_is_exactly_what_the_driver_escaped(text):
     sql = f"SELECT id FROM d WHERE knn(v, 3, '{escape_string(text)}')"
     lifted, params = lift(sql)
     assert (lifted, params) == ("SELECT id FROM d WHERE knn(v, 3, ?)", [text])
+
+
+# The shortcut for what a text-protocol client sends (one plain knn() text) must lift exactly what the
+# scanner lifts, or leave the text to it.
+AROUND = ["SELECT id FROM d WHERE", "SELECT id, knn_dist() FROM d WHERE", "AND tag = 1", "AND tag = 'x'", "LIMIT 5",
+          "OR", "x.knn(v, 3, 'q')", "myknn(v, 3, 'q')", "1knn(v, 3, 'q')", "f([1, 2])", "(1, 2)", "?", ":name",
+          "-- c\n", "# c\n", "/* c */", '"dq"', "`bq`", "\\", "[", ",", "(", ")", "knn(", "'", "ORDER BY id"]
+CALLS = ["knn(v, 10, {t})", "KNN ( v , 3 , {t} )", "knn(v,{t})", "knn(v, {t}, 5)", "knn(t.v, 3, {t})",
+         "knn(v, -1, {t})", "knn(v, 10, {t} || 'x')", "knn(v, 10, ({t}))", "knn(`v`, 10, {t})", "knn(v, ?, {t})"]
+TEXTS = (st.text(st.sampled_from(list("abc ?:;,()[]#-/*\né")), max_size=12)         # plain: the shortcut's
+         | st.text(st.sampled_from(list("abc ?:;,()[]#-/*\"`'\\\né")), max_size=12))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(AROUND), max_size=3), st.sampled_from(CALLS), TEXTS,
+       st.lists(st.sampled_from(AROUND), max_size=3), st.sampled_from([None, (), [], [1], {}, {"a": 1}]))
+def test_the_knn_text_shortcut_lifts_what_the_scanner_lifts(before, call, text, after, params):
+    sql = " ".join(before + [call.format(t="'" + text + "'")] + after)
+    assert lift(sql, params) == scanned(sql, params)
+
+
+def test_a_plain_knn_text_takes_the_shortcut():
+    sql = "SELECT id FROM manual WHERE knn(v, 10, 'How do I set up replication? (and: why)') LIMIT 3"
+    assert literals._one_knn_text(sql, None) == ("SELECT id FROM manual WHERE knn(v, 10, ?) LIMIT 3",
+                                                 ["How do I set up replication? (and: why)"])

@@ -214,3 +214,22 @@ def test_malformed_handshake_does_not_freeze_the_server(server):
     with connect(server.port) as c, c.cursor() as cur:
         cur.execute("SELECT 1")
         assert cur.fetchall() == ((1,),)
+
+
+def test_the_idle_timeout_counts_each_silence_on_its_own(db_file):
+    """One timer per connection: a client that speaks more often than the timeout stays connected
+    however long it stays, and the first silence longer than the timeout ends it."""
+    srv = tesseradb.serve(db_file, port=0, idle_timeout=0.6, background=True)
+    try:
+        c = connect(srv.port)
+        for _ in range(8):                      # 8 x 0.25 s: far past the timeout in all
+            time.sleep(0.25)
+            with c.cursor() as cur:
+                cur.execute("SELECT 1")
+                assert cur.fetchall() == ((1,),)
+        time.sleep(1.5)
+        with pytest.raises(pymysql.err.MySQLError) as info:
+            c.cursor().execute("SELECT 1")
+        assert info.value.args[0] in (4031, 2013)
+    finally:
+        srv.stop()

@@ -100,25 +100,39 @@ def read(sql: str, lexing: Any = None) -> list[Statement]:
 
 
 _FIRST_WORD = re.compile(r"[ \t\r\n]*([A-Za-z]+)[ \t\r\n]")
-# No ';' (one statement), no comment, no backslash escape, no control character but tab, CR, LF: every
-# token's text is a piece of the text as written (quotes doubled at most), so a word a token would
-# carry is found in the text itself.
-_NOT_PLAIN = re.compile(r"[;#\\\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|/\*|--")
+# No backslash escape and no control character but tab, CR, LF anywhere: every quoted piece ends at
+# the first unpaired quote of its kind, as the tokenizer reads it.
+_UNSAFE = re.compile(r"[\\\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Outside quotes: no ';' (one statement), no comment, so a word a token would carry is found in the
+# text itself.
+_NOT_PLAIN = re.compile(r"[;#]|/\*|--")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 # What a SELECT must not contain to be surely the engine's: what _select_route looks for (a session
 # or user variable, a probe function, an information_schema database), as pieces of words.
 _MAYBE_NOT_ENGINE = ("@", "database", "schema", "user", "connection_id", "version", "mysql", "sys")
 
 
+def _unquoted(match: re.Match) -> str:
+    """A single-quoted string is a value whatever it says (routing never reads one): its content goes.
+    A double-quoted piece (an identifier under ANSI_QUOTES) and a backquoted one keep their words."""
+    piece = match.group()
+    return "0" if piece[0] == "'" else " " + piece[1:-1] + " "
+
+
 def _plain_engine_statement(sql: str) -> Statement | None:
     """``sql`` as the one ENGINE statement :func:`split` would make of it, when that is sure without
-    tokens; else None."""
-    if not sql.isascii() or _NOT_PLAIN.search(sql) is not None:
+    tokens; else None. What a single-quoted string holds does not count: a question in a knn()
+    text may well say "user", "version" or "database", or be written in any language."""
+    if _UNSAFE.search(sql) is not None:
         return None
-    first = _FIRST_WORD.match(sql)
+    outside = _QUOTED.sub(_unquoted, sql) if ("'" in sql or '"' in sql or "`" in sql) else sql
+    if not outside.isascii() or _NOT_PLAIN.search(outside) is not None or any(q in outside for q in "'\"`"):
+        return None         # a quote left open, a comment, several statements: the tokens decide
+    first = _FIRST_WORD.match(outside)
     if first is None:
         return None
     word = first.group(1).upper()
-    if word in ROUTES and (word != "SELECT" or any(piece in sql.lower() for piece in _MAYBE_NOT_ENGINE)):
+    if word in ROUTES and (word != "SELECT" or any(piece in outside.lower() for piece in _MAYBE_NOT_ENGINE)):
         return None
     return Statement(sql.strip(" \t\r\n"), (), Route.ENGINE)
 

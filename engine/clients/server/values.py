@@ -75,14 +75,33 @@ def _convert(value: Any, decl: str, kind: ColumnType) -> Any:
     return value
 
 
+# What a value of each wire type already is when it needs no conversion (any kind not here passes as it is).
+READY: dict[ColumnType, type] = {ColumnType.LONGLONG: int, ColumnType.TINY: int, ColumnType.DOUBLE: float,
+                                 ColumnType.VAR_STRING: str, ColumnType.BLOB: bytes}
+
+
+def _as_is(column: list[Any], decl: str, kind: ColumnType) -> bool:
+    """Every value of the column is what :func:`_convert` would make of it (NULL included)."""
+    if decl in AS_TEXT:
+        return all(v is None for v in column)
+    ready = READY.get(kind)
+    return ready is None or all(v is None or type(v) is ready for v in column)
+
+
 def result_set(description: Sequence[tuple], rows: list[tuple]) -> tuple[list[tuple], list[ResultColumn]]:
-    """Rows and typed columns for mysql-mimic's text and binary result writers."""
+    """Rows and typed columns for mysql-mimic's text and binary result writers. Columns whose values
+    are already what the wire type expects (an INTEGER column of ints, a TEXT column of str) are not
+    copied value by value: the rows go out as the engine returned them when all columns are so."""
     types = column_types(description, rows)
     decls = [(d[1] or "").upper() for d in description]
     columns = [ResultColumn(name=str(d[0]), type=t, text_encoder=TEXT_ENCODERS.get(t),
                             **BINARY if t == ColumnType.BLOB else {})       # bytes come back as bytes
                for d, t in zip(description, types)]
-    out = [tuple(_convert(v, decl, t) for v, decl, t in zip(row, decls, types)) for row in rows]
+    convert = [not _as_is([r[i] for r in rows], decl, t) for i, (decl, t) in enumerate(zip(decls, types))]
+    if not any(convert):
+        return rows, columns
+    out = [tuple(_convert(v, decl, t) if c else v for v, decl, t, c in zip(row, decls, types, convert))
+           for row in rows]
     return out, columns
 
 

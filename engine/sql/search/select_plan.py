@@ -4,7 +4,6 @@ vector columns. SELECT, EXPLAIN and INSERT ... SELECT all plan through here."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from sqlglot import exp
@@ -151,10 +150,11 @@ def _star_to_tables(select: exp.Select, tables: dict[str, Any]) -> None:
 
 def fill_knn(db: Database, request: KnnRequest) -> None:
     hits = run_knn(db, request)
-    scores, similarity = request.scores, partial(knn_rank.similarity, metric=request.layout.metric)
-    rows = [(d, dist, c, scores[d] if scores and d in scores else similarity(dist), pos)
-            for pos, (d, dist, c) in enumerate(hits)]
-    temp_rows.fill(db.store, CREATE_KNN_TABLE, KNN_TABLE, 5, rows)
+    scores = request.scores
+    shown = knn_rank.similarities([h[1] for h in hits], request.layout.metric) if not scores else \
+        [scores[d] if d in scores else knn_rank.similarity(dist, request.layout.metric) for d, dist, _ in hits]
+    temp_rows.fill(db.store, CREATE_KNN_TABLE, KNN_TABLE, 5,
+                   [(d, dist, c, score, pos) for pos, ((d, dist, c), score) in enumerate(zip(hits, shown))])
     if request.passages is not None:     # knn_chunk(), knn_chunk_text(), ... read these rows
         passages.fill(db, request.table, request.column, request.query, [h[0] for h in hits], request.passages,
                       hits=hits, text=request.text)

@@ -39,14 +39,25 @@ def _plan(db: Database, expr: exp.Expression, params: Any, options: tuple) -> Pl
     return planned
 
 
+_FILL: list = []
+
+
+def _fill_knn():
+    """select_plan.fill_knn, imported once (the planning of a search loaded it; the import statement
+    on every execute cost a few us right after a model run)."""
+    if not _FILL:
+        from tesseradb.sql.search.select_plan import fill_knn
+        _FILL.append(fill_knn)
+    return _FILL[0]
+
+
 def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple = (),
                bounded: bool = False) -> Result:
     planned = _plan(db, expr, params, options)
     if planned.prepare is not None:
         planned.prepare()
     if planned.knn is not None:
-        from tesseradb.sql.search.select_plan import fill_knn     # loaded by the planning of a search
-        fill_knn(db, planned.knn)
+        _fill_knn()(db, planned.knn)
     cursor = db.store.execute(planned.sql, planned.bound)
     columns = _describe(db, cursor, planned.sql, planned.bound)
     readers = [reader_for(decl) for _, decl in columns]
