@@ -76,19 +76,31 @@ def cpu_seconds() -> float:
 
 
 class Recorder:
-    """Records the texts of every Model.embed call (not the query's) while ``active``."""
+    """Records the texts of every Model.embed call (not the query's) while ``active``, and the CPU time
+    of the model's batches (``Model._run``: onnxruntime and pooling, on the thread that runs them),
+    whichever side runs them: the rest of a side's CPU time is the engine's own work plus the
+    model's tokenizing of the chunks, which both sides do alike."""
 
     def __init__(self, model) -> None:
         self.calls: list[list[str]] = []
         self.active = False
-        inner = model.embed
+        self.batch_cpu = 0.0
+        inner, run = model.embed, model._run
 
         def embed(texts, **kw):
             if self.active and not kw.get("query"):
                 self.calls.append(list(texts))
             return inner(texts, **kw)
 
+        def timed_run(*args, **kw):
+            started = time.thread_time()
+            try:
+                return run(*args, **kw)
+            finally:
+                self.batch_cpu += time.thread_time() - started      # a float add: atomic enough under the GIL
+
         model.embed = embed
+        model._run = timed_run
 
 
 def copy_corpus(dest: Path, every: int) -> int:
@@ -271,19 +283,27 @@ def main() -> None:
             row: dict = {"order": order}
             for side in order:
                 if side == "engine":
-                    recorder.calls, recorder.active = [], True
+                    recorder.calls, recorder.active, recorder.batch_cpu = [], True, 0.0
                     row["engine"] = engine_load(db_path, pattern)
+                    row["engine"]["batch_cpu"] = recorder.batch_cpu
                     recorder.active = False
                     calls = recorder.calls
                 else:
+                    recorder.batch_cpu = 0.0
                     row["bare"], bare_vectors = bare_run(model, recorder.calls)
+                    row["bare"]["batch_cpu"] = recorder.batch_cpu
             row["calls"] = [len(c) for c in calls]
             row["share_wall"] = row["engine"]["seconds"] / row["bare"]["seconds"] - 1
             row["share_cpu"] = row["engine"]["cpu"] / row["bare"]["cpu"] - 1
+            # the engine's own CPU: its time outside the model's batches less the bare side's (tokenizing)
+            row["own_cpu"] = ((row["engine"]["cpu"] - row["engine"]["batch_cpu"])
+                              - (row["bare"]["cpu"] - row["bare"]["batch_cpu"]))
+            row["share_own_cpu"] = row["own_cpu"] / row["bare"]["cpu"]
             result["rounds"].append(row)
             log(f"round {n + 1}: engine {row['engine']['seconds']:.1f} s (cpu {row['engine']['cpu']:.1f}), "
                 f"bare {row['bare']['seconds']:.1f} s (cpu {row['bare']['cpu']:.1f}); share wall "
-                f"{100 * row['share_wall']:.1f}% cpu {100 * row['share_cpu']:.1f}%; load {os.getloadavg()}")
+                f"{100 * row['share_wall']:.1f}% cpu {100 * row['share_cpu']:.1f}%; own cpu {row['own_cpu']:.1f} s "
+                f"({100 * row['share_own_cpu']:.1f}%); load {os.getloadavg()}")
         result["check"] = check_stored(db_path, model, bare_vectors)
         result["tokens"] = common.model_tokens(model, [t for c in calls for t in c])
         result["chunks_embedded"] = sum(len(c) for c in calls)
@@ -311,6 +331,8 @@ def summarize(r: dict) -> None:
         "bare_cpu": med([x["bare"]["cpu"] for x in rounds]),
         "share_wall": med([x["share_wall"] for x in rounds]),
         "share_cpu": med([x["share_cpu"] for x in rounds]),
+        "own_cpu": med([x["own_cpu"] for x in rounds]),
+        "share_own_cpu": med([x["share_own_cpu"] for x in rounds]),
         # the engine's CPU time spread over the cores: the wall time of an otherwise idle machine, at best
         "engine_cpu_per_core": med([x["engine"]["cpu"] for x in rounds]) / max(1, r["workers"]),
     }
