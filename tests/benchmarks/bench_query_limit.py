@@ -65,8 +65,12 @@ def build(path: Path, every: int) -> int:
 
 
 def serve(path: Path) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([sys.executable, "-m", "tesseradb.clients.shell.main", "serve", str(path), "--port", "0"],
-                            stderr=subprocess.PIPE, text=True)
+    return started([sys.executable, "-m", "tesseradb.clients.shell.main", "serve", str(path), "--port", "0"])
+
+
+def started(command: list[str], env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
+    """A server process started with ``command`` and the port its first line of stderr names."""
+    proc = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     match = re.search(r" on [^ ]+:(\d+) ", proc.stderr.readline())
     if match is None:
         proc.kill()

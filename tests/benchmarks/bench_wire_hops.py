@@ -95,7 +95,6 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--probe-serve"]:
 
 import argparse  # noqa: E402
 import itertools  # noqa: E402
-import re  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
@@ -103,7 +102,7 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402
-from bench_query_limit import KNN, build  # noqa: E402
+from bench_query_limit import KNN, build, started  # noqa: E402
 from common import CACHE, REPO, log  # noqa: E402
 
 # hops of one command in the server: (name, from stamp, to stamp); "cpu " stamps give the thread's CPU
@@ -127,13 +126,7 @@ def start(db: Path, out: Path, pythonpath: str | None) -> tuple[subprocess.Popen
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    proc = subprocess.Popen([sys.executable, __file__, "--probe-serve", str(db), str(out)], env=env,
-                            stderr=subprocess.PIPE, text=True)
-    match = re.search(r" on [^ ]+:(\d+) ", proc.stderr.readline())
-    if match is None:
-        proc.kill()
-        raise SystemExit("the server did not start")
-    return proc, int(match.group(1))
+    return started([sys.executable, __file__, "--probe-serve", str(db), str(out)], env)
 
 
 def main() -> None:
