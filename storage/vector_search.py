@@ -80,9 +80,6 @@ class Searching:
                            oversampling=p.oversampling, shortlist_docs=p.shortlist)
             return out
 
-    def _check_query(self, query: np.ndarray) -> np.ndarray:
-        return self._query_and_scale(query)[0]
-
     def _query_and_scale(self, query: np.ndarray) -> tuple[np.ndarray, float]:
         """The query as one contiguous float32 row (of unit length on a cosine index), and its
         ``_scale``: from the same dot product when the row is returned as given."""

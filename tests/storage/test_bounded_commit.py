@@ -23,15 +23,6 @@ DDL = (f"CREATE TABLE t (n int, v float_vector knn_type='hnsw' knn_dims='{DIMS}'
        "hnsw_m='16' hnsw_ef_construction='40')")
 
 
-@pytest.fixture
-def one_thread():
-    """FAISS single-threaded: an OpenMP team waiting on a busy machine only slows these tests."""
-    before = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    yield
-    faiss.omp_set_num_threads(before)
-
-
 def _rows(n: int, seed: int = 5) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((n, DIMS)).astype(np.float32)
 

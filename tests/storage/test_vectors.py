@@ -63,15 +63,6 @@ def build(chunk_ids, doc_ids, x, metric, **kw) -> VectorIndex:
     return index
 
 
-@pytest.fixture
-def one_thread():
-    """Build graphs single-threaded, so that they (and graph-path results) are deterministic."""
-    before = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)
-    yield
-    faiss.omp_set_num_threads(before)
-
-
 
 
 # ---- distances and MaxP ------------------------------------------------------------------------
