@@ -127,6 +127,12 @@ def lift(sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None
     return scanned(sql, params)
 
 
+def lifts_nothing(sql: str) -> bool:
+    """Whether :func:`lift` returns ``sql`` and its parameters as they are, whatever the parameters
+    (no quote for a knn() text, no room for a long numeric tuple): a caller may remember it by text."""
+    return "'" not in sql and not (len(sql) >= MIN_TEXT and sql.count(",") >= MIN_VALUES - 1)
+
+
 def scanned(sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None
             ) -> tuple[str, Sequence[Any] | Mapping[str, Any] | None]:
     """:func:`lift` by the scanner alone."""

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np     # imported where used: plain SQL does not load numpy (start-up)
+
+    from .fulltext import ChunkTextIndex
 
 from . import unit_table
 from .blobs import unpack
@@ -157,13 +159,25 @@ def install_pending_triggers(store: RowStore, layout: ColumnLayout) -> None:
 LOCATION_COLUMNS = (("heading", "TEXT"), ("sec_start", "INTEGER"), ("sec_end", "INTEGER"), ("context", "TEXT"))
 
 
-def write_chunks(store: RowStore, layout: ColumnLayout, rows: list[tuple]) -> None:
+def write_chunks(store: RowStore, layout: ColumnLayout, rows: list[tuple], *,
+                 index: ChunkTextIndex | None = None, texts: Sequence[str | None] | None = None) -> None:
     """rows: (doc_id, ord, start, end), (doc_id, ord, start, end, text_key), or that followed by the
     :data:`LOCATION_COLUMNS`; the key (see ``tesseradb.embed.reuse``) names the exact text a model
-    embedded into the chunk's vector."""
+    embedded into the chunk's vector.
+
+    ``index``, the column's chunk full-text index, and ``texts``, per row the ``from`` text of its
+    document exactly as SQLite holds it (None: not known here): when the index takes them
+    (``ChunkTextIndex.takes_entries``), the chunks get ids given here and their entries are added
+    first, cut from those texts; the index's trigger indexes the others (it reads the document's
+    text again, from the start, for each chunk)."""
     if rows and len(rows[0]) == 5 + len(LOCATION_COLUMNS):
         names = ", ".join(name for name, _ in LOCATION_COLUMNS)
-        store.executemany(f"INSERT INTO {quote(layout.chunks)} (doc_id, ord, start, \"end\", text_key, {names}) "
+        columns = f"doc_id, ord, start, \"end\", text_key, {names}"
+        if index is not None and texts is not None and index.takes_entries(store):
+            first = next_chunk_id(store, layout)
+            index.add_entries(store, list(_entries(rows, texts, first)))
+            rows, columns = [(first + n, *row) for n, row in enumerate(rows)], "chunk_id, " + columns
+        store.executemany(f"INSERT INTO {quote(layout.chunks)} ({columns}) "
                           f"VALUES ({', '.join('?' * len(rows[0]))})", rows)
         return
     if rows and len(rows[0]) == 5:
@@ -172,6 +186,24 @@ def write_chunks(store: RowStore, layout: ColumnLayout, rows: list[tuple]) -> No
                           "VALUES (?, ?, ?, ?, ?)", rows)
         return
     store.executemany(f"INSERT INTO {quote(layout.chunks)} (doc_id, ord, start, \"end\") VALUES (?, ?, ?, ?)", rows)
+
+
+def _entries(rows: list[tuple], texts: Sequence[str | None], first: int) -> Iterator[tuple[int, str, str]]:
+    """The full-text entries of full-shape chunk rows about to get ids from ``first`` on: what the
+    index's trigger would cut in SQL (``COALESCE(context, heading, '')`` and ``substr(text, start + 1,
+    end - start)``), for the rows whose text is known and whose span is a plain one."""
+    for n, (row, text) in enumerate(zip(rows, texts)):
+        start, end, heading, context = row[2], row[3], row[5], row[8]
+        if text is not None and start is not None and end is not None and 0 <= start <= end:
+            yield first + n, context if context is not None else heading if heading is not None else "", text[start:end]
+
+
+def next_chunk_id(store: RowStore, layout: ColumnLayout) -> int:
+    """The id the next chunk row of the table gets (AUTOINCREMENT: above every id it ever had; inside
+    the write transaction, so nobody else takes it)."""
+    c = quote(layout.chunks)
+    return int(store.one(f"SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?), 0), "
+                         f"COALESCE((SELECT MAX(chunk_id) FROM {c}), 0)) + 1", (layout.chunks,))[0])
 
 
 def has_key_column(store: RowStore, layout: ColumnLayout) -> bool:

@@ -8,8 +8,10 @@ Two kinds, neither holding a second copy of the text:
   text from the row itself.
 * **chunk level** ``_tessera_ftsc_<chunk table>``: a *contentless* FTS5 table (``content=''``,
   ``contentless_delete=1``) with one entry per chunk of a model column: the chunk's span of the
-  column's ``from`` text, cut by SQLite from the row when the chunk row is inserted (the chunk rows
-  are written after their row). Deleting a chunk row deletes its entry.
+  column's ``from`` text. The rows' writer adds the entries of the chunks it writes from the texts it
+  holds, just before their chunk rows; a trigger indexes any other chunk row inserted, cutting its
+  span by SQLite from the row (the chunk rows are written after their row). Deleting a chunk row
+  deletes its entry.
 
 The tokenizer comes from Manticore's ``morphology`` table option (``TOKENIZERS``); ``_`` is a word
 character, as in Manticore's default ``charset_table`` (``max_matches`` is one word).
@@ -210,19 +212,53 @@ class ChunkTextIndex(_Fts5Index):
         store.execute(f"CREATE TRIGGER {quote(self.name + '_ad')} AFTER DELETE ON {quote(self.chunks)} "
                       f"BEGIN DELETE FROM {f} WHERE rowid = OLD.chunk_id; END")
 
-    def _insert_trigger(self) -> str:
-        """The trigger that indexes a new chunk row: what it writes is what the index holds."""
+    def _insert_trigger(self, *, previous: bool = False) -> str:
+        """The trigger that indexes a new chunk row that has no entry yet: what it writes is what the
+        index holds. The rows' writer gives its chunks their entries itself, first, from the texts it
+        holds (:meth:`add_entries`), and the trigger skips those: cutting a chunk's span in SQL reads
+        its document's text again from the start, for every chunk. ``previous``: the trigger of the
+        releases before that, which indexed every new chunk row (entries of the same text)."""
         f, c, t = quote(self.name), quote(self.chunks), quote(self.table)
-        return (f"CREATE TRIGGER {quote(self.name + '_ai')} AFTER INSERT ON {c} WHEN NEW.start IS NOT NULL "
+        skip = "" if previous else f" AND NOT EXISTS (SELECT 1 FROM {f} WHERE rowid = NEW.chunk_id)"
+        return (f"CREATE TRIGGER {quote(self.name + '_ai')} AFTER INSERT ON {c} WHEN NEW.start IS NOT NULL{skip} "
                 f"BEGIN INSERT INTO {f} (rowid, {', '.join(self.COLUMNS)}) SELECT NEW.chunk_id, "
                 f"{self._indexed_sql('NEW.', 'r.')} FROM {t} r WHERE r.id = NEW.doc_id; END")
+
+    def _stored_insert_trigger(self, store: RowStore) -> str | None:
+        row = store.one("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (self.name + "_ai",))
+        return None if row is None else row[0]
 
     def indexes_as_defined(self, store: RowStore) -> bool:
         """False when the index was built to hold other text than this release indexes per chunk (its
         insert trigger, which SQLite keeps as written, differs: e.g. an index from before the chunks'
-        context line). A missing trigger is CHECK TABLE's to report, not a reason to rebuild."""
-        row = store.one("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (self.name + "_ai",))
-        return row is None or row[0] == self._insert_trigger()
+        context line). The previous release's trigger indexed the same text (:meth:`has_previous_trigger`).
+        A missing trigger is CHECK TABLE's to report, not a reason to rebuild."""
+        stored = self._stored_insert_trigger(store)
+        return stored is None or stored in (self._insert_trigger(), self._insert_trigger(previous=True))
+
+    def has_previous_trigger(self, store: RowStore) -> bool:
+        """Whether the index is kept by the insert trigger of the releases before the writer gave chunks
+        their entries itself (:meth:`replace_previous_trigger` upgrades it)."""
+        return self._stored_insert_trigger(store) == self._insert_trigger(previous=True)
+
+    def replace_previous_trigger(self, store: RowStore) -> None:
+        """The current insert trigger in place of the previous one (same entries: nothing to rebuild)."""
+        store.execute(f"DROP TRIGGER IF EXISTS {quote(self.name + '_ai')}")
+        store.execute(self._insert_trigger())
+
+    def takes_entries(self, store: RowStore) -> bool:
+        """Whether a writer may give new chunk rows their entries itself (:meth:`add_entries`, before
+        the rows): the insert trigger is this release's, which skips a chunk that has one. Under any
+        other trigger (a file not upgraded yet) the trigger indexes every row, and an entry added
+        before it would be a second one for the same chunk."""
+        return self._stored_insert_trigger(store) == self._insert_trigger()
+
+    def add_entries(self, store: RowStore, entries: list[tuple[int, str, str]]) -> None:
+        """(chunk_id, heading field, body) of chunk rows about to be written with those ids: the
+        heading field is ``COALESCE(context, heading, '')`` and the body its span of the ``from``
+        text, exactly what the trigger would index."""
+        f = quote(self.name)
+        store.executemany(f"INSERT INTO {f} (rowid, {', '.join(self.COLUMNS)}) VALUES (?, ?, ?)", entries)
 
     def rebuild(self, store: RowStore, on_progress: Progress = None) -> int:
         f, c, t = quote(self.name), quote(self.chunks), quote(self.table)

@@ -154,6 +154,13 @@ def missing(store: RowStore, tables: Iterable[Table]) -> list[tuple[Table, TextI
     return [(t, i) for t in tables for i in all_indexes(t) if not i.exists(store) or _rebuild_reason(store, i)]
 
 
+def previous_triggers(store: RowStore, tables: Iterable[Table]) -> list[ChunkTextIndex]:
+    """Chunk-level indexes kept by the previous release's insert trigger, which indexed every new chunk
+    row; this release's skips the chunks whose writer gave them their entries (same entries: the
+    trigger is replaced, nothing is rebuilt)."""
+    return [i for t in tables for i in chunk_indexes(t) if i.exists(store) and i.has_previous_trigger(store)]
+
+
 def _rebuild_reason(store: RowStore, index: TextIndex | ChunkTextIndex) -> str | None:
     """Why an existing index must be built again: another tokenizer (a chunk-level index of a release
     before hybrid_match() stemmed regardless of ``morphology``), or other text per entry (a chunk-level
@@ -170,10 +177,13 @@ def upgrade(store: RowStore, tables: Iterable[Table], on_progress: Progress = No
     Returns how many were built. Runs in its own transaction; a busy or read-only file is left as it
     is (MATCH() on it reports the missing index) and tried again at the next open."""
     tables = list(tables)
-    if not missing(store, tables) or store.in_transaction:
+    if not (missing(store, tables) or previous_triggers(store, tables)) or store.in_transaction:
         return 0
     try:
         store.begin()
+        for index in previous_triggers(store, tables):      # again, under the write lock
+            log.info("the chunk full-text index %s gets this release's insert trigger", index.name)
+            index.replace_previous_trigger(store)
         todo = missing(store, tables)           # again, under the write lock
         for table, index in todo:
             log.info("building the full-text index %s of table %s (%s)", index.name, table.name,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from tesseradb import grammar
 from tesseradb.grammar import ast
 from tesseradb.grammar.lexing import Lexing, normalize
-from tesseradb.grammar.literals import lift as lift_literals
+from tesseradb.grammar.literals import lift as lift_literals, lifts_nothing
 
 from tesseradb import errors
 from tesseradb.clients import embedding
@@ -44,6 +44,7 @@ __all__ = ["connect", "Connection", "Cursor", "Row", "apilevel", "threadsafety",
 apilevel = "2.0"
 threadsafety = 1          # threads may share the module, not connections: one connection per thread
 paramstyle = "qmark"      # ? placeholders; :name placeholders with a mapping are accepted too
+PLAIN_TEXTS = 256         # texts a connection remembers as needing no normalizing or lifting
 
 
 def connect(path: str = ":memory:", *, autocommit: bool = False, timeout: float = 5.0,
@@ -90,6 +91,7 @@ class Connection:
         self._lock = threading.RLock()
         self.autocommit = autocommit
         self.row_factory: Any = None   # as in sqlite3: factory(cursor, row) builds each fetched row
+        self._plain: dict[str, Lexing] = {}    # texts that read alike in that lexing and lift no literal
 
     @property
     def db(self) -> Database:
@@ -254,9 +256,9 @@ class Connection:
         with self._lock:
             db = self.db
             with public_errors(db, sql):   # the statement: its API keys are redacted from the message
-                sql = normalize(sql, variables.lexing(db))     # sql_mode's quoting read once, here
-                if many is None:
-                    sql, params = lift_literals(sql, params)   # long vector literals become parameters
+                lexing = variables.lexing(db)
+                if many is not None or self._plain.get(sql) != lexing:
+                    sql, params = self._read(sql, params, lexing, many is None)
                 stmt = db.statements.parse(sql)
                 if many is not None:
                     result = executor.run_many(db, stmt, many)
@@ -266,11 +268,27 @@ class Connection:
         embedding.warn_truncated(db.pending_warnings)    # after the statement: a filter that raises it gets it as is
         return result
 
+    def _read(self, sql: str, params: Any, lexing: Lexing, lift: bool) -> tuple[str, Any]:
+        """The text as the engine reads it: sql_mode's quoting read once, here; long vector literals
+        become parameters (not for executemany). A text that both leave as it is, whatever the
+        parameters, is remembered (``_plain``): the next execute of it skips them."""
+        text = normalize(sql, lexing)
+        if not lift:
+            return text, params
+        if text == sql and lifts_nothing(text):
+            if len(self._plain) >= PLAIN_TEXTS:
+                self._plain.clear()
+            self._plain[sql] = lexing
+            return sql, params
+        return lift_literals(text, params)
+
     def _end_statement(self, db: Database, stmt: Any) -> None:
         """The connection's part of the transaction rules (the executor's bracket did the statement's):
         BEGIN holds autocommit off until COMMIT or ROLLBACK; a statement that commits implicitly
         (``planner.commits``: DDL, SET autocommit = 1) has ended BEGIN's transaction; otherwise, with
         autocommit on and no BEGIN, the statement's work is committed now."""
+        if type(stmt) is ast.Query and not db.store.in_transaction:
+            return              # nothing to commit, nothing BEGIN or DDL changed (the usual SELECT)
         if isinstance(stmt, ast.Transaction):
             self._explicit = stmt.verb == "begin"
         elif planner.commits(stmt):

@@ -71,7 +71,19 @@ class Database:
         self._schema_version = self._current_schema_version()
 
     def _current_schema_version(self) -> int:
-        return int(self.store.one("PRAGMA schema_version")[0])
+        version = int(self.store.one("PRAGMA schema_version")[0])
+        # the data version of the read that saw this schema version: a read that later finds the same
+        # one knows that nothing was committed since, by any connection (``read_unchanged``)
+        self.checked_data_version = self.store.data_version()
+        return version
+
+    def read_unchanged(self) -> bool:
+        """Whether nothing was committed (by any connection, this one included) between the last
+        catalog check and this connection's latest read: SQLite's data version (a file control, no
+        statement) is brought up to date when a read transaction starts. A statement that ran on the
+        catalog as it was, then read the database, knows by this that the catalog and the loaded
+        indexes were current (search/knn_direct.py: a cached knn() SELECT checks after its rows)."""
+        return self.store.data_version() == self.checked_data_version
 
     def sync_catalog(self) -> None:
         """Another connection to the same file may have created, altered or dropped a table."""
@@ -105,6 +117,15 @@ class Database:
         """Before each statement: see other connections' DDL, clear its warnings, arm the time limit."""
         self.store.end_turn()       # a transaction SQLite ended by itself gives the write turn back
         self.sync_catalog()
+        self._begin_statement()
+
+    def start_read(self) -> None:
+        """``start_statement`` without the catalog check: for a statement that checks after it read
+        (``read_unchanged``) and runs again by the general path when something changed."""
+        self.store.end_turn()
+        self._begin_statement()
+
+    def _begin_statement(self) -> None:
         self.pending_warnings = []
         self._stop = False
         now = time.monotonic()

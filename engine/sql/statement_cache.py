@@ -44,6 +44,7 @@ class ReusablePlan:
     positional: bool = True
     remake_knn: Any = None                   # (db, bound) -> KnnRequest, for a knn() query
     remake_prepare: Any = None               # (db, bound) -> the step run before the SQL (hybrid search)
+    direct: Any = None                       # search/knn_direct.Direct, for a knn() query that has one
 
     def bind(self, params: Any) -> dict[str, Any]:
         """The parameter dict for this execute; an error exactly as a fresh ``bind`` raises it."""
@@ -75,7 +76,7 @@ def reusable(expr: exp.Expression, planned: Any) -> ReusablePlan | None:
     positional = any(not h.this for h in holders)
     names = [f"p{i}" for i in range(1, len(holders) + 1)] if positional else \
         list(dict.fromkeys(str(h.this) for h in holders))
-    return ReusablePlan(expr, planned.sql, names, positional, planned.remake_knn, remake_prepare)
+    return ReusablePlan(expr, planned.sql, names, positional, planned.remake_knn, remake_prepare, planned.direct)
 
 
 class StatementCache:

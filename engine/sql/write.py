@@ -15,7 +15,8 @@ from tesseradb import errors
 from tesseradb.catalog.tables import Column, Table
 from tesseradb.catalog.types import VECTOR_TYPES, pack_array, pack_vector, unpack, write_value
 from tesseradb.catalog.values import to_vectors
-from tesseradb.embed.rows import Embedded, embed_texts, location_row, source_text, source_title
+from tesseradb.catalog import fulltext as catalog_fulltext
+from tesseradb.embed.rows import Embedded, embed_texts, location_row, separator, source_text, source_title
 from tesseradb.errors import UserError
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
@@ -152,7 +153,7 @@ def write_rows(db: Database, table: Table, columns: list[Column], rows: list[lis
     col_sql = ", ".join(quote(c.name) for c in out_cols)
     db.store.executemany(f"INSERT INTO {quote(table.name)} ({col_sql}) VALUES ({', '.join('?' * len(out_cols))})",
                          values)
-    _write_chunk_rows(db, table, ids, vectors)
+    _write_chunk_rows(db, table, ids, vectors, records)
     return Result(rowcount=len(ids) + deleted + 2 * dropped, lastrowid=ids[-1])
 
 
@@ -220,28 +221,54 @@ def supplied_vectors(col: Column, spec, value: Any, row: int) -> Embedded | None
 
 
 def _write_chunk_rows(db: Database, table: Table, ids: list[int],
-                      vectors: dict[str, list[Embedded | None]]) -> None:
+                      vectors: dict[str, list[Embedded | None]], records: list[dict] | None = None) -> None:
+    """``records``: per row its values as written (None: not at hand), whose ``from`` texts give the
+    chunks their full-text entries (``stored_texts``)."""
     for key, per_row in vectors.items():
         if key not in table.vectors:
             continue
         layout = table.layout(key)
-        rows = [(doc_id, ord_, s, e, emb.keys[ord_] if emb.keys else None) + location_row(emb, ord_)
-                for doc_id, emb in zip(ids, per_row) if emb is not None for ord_, (s, e) in enumerate(emb.spans)]
+        texts = stored_texts(table, table.vectors[key], records) if records is not None else None
+        rows, row_texts = [], []
+        for n, (doc_id, emb) in enumerate(zip(ids, per_row)):
+            if emb is None:
+                continue
+            rows.extend((doc_id, ord_, s, e, emb.keys[ord_] if emb.keys else None) + location_row(emb, ord_)
+                        for ord_, (s, e) in enumerate(emb.spans))
+            row_texts.extend([texts[n] if texts is not None else None] * len(emb.spans))
         if rows:
-            write_chunks(db.store, layout, rows)
+            write_chunks(db.store, layout, rows, index=catalog_fulltext.chunk_index(table, key),
+                         texts=row_texts if texts is not None else None)
         unit_table.write(db.store, layout, [(doc_id, ord_, emb.keys[ord_] if emb.keys else None, blob)
                                             for doc_id, emb in zip(ids, per_row) if emb is not None and emb.units
                                             for ord_, blob in enumerate(emb.units)])
 
 
+def stored_texts(table: Table, spec, records: list[dict]) -> list[str | None] | None:
+    """Per record, its ``from`` text exactly as the chunk full-text trigger reads it back from SQLite
+    (``ChunkTextIndex.source_sql``): the ``from`` columns joined, when each is a ``text`` or ``string``
+    column (TEXT affinity: a str is stored as it is) given in the record as a str or None; None for a
+    record where SQLite could hold something else (a number, bytes, a column not written, a NUL)."""
+    columns = [table.column(c) for c in spec.from_columns]
+    if any(c is None or c.type not in ("text", "string") for c in columns):
+        return None
+    names, join = [c.name.lower() for c in columns], separator(spec).join
+    out: list[str | None] = []
+    for rec in records:
+        values = [rec.get(name, 0) for name in names]       # 0: a column not written (its default)
+        text = join("" if v is None else v for v in values) if all(v is None or type(v) is str for v in values) else None
+        out.append(None if text is None or "\x00" in text else text)
+    return out
+
+
 def store_vectors(db: Database, table: Table, col: Column, ids: list[int],
-                   per_row: list[Embedded | None]) -> None:
+                   per_row: list[Embedded | None], records: list[dict] | None = None) -> None:
     db.store.executemany(f"UPDATE {quote(table.name)} SET {quote(col.name)} = ? WHERE id = ?",
                          [(_pack(col, emb), doc_id) for doc_id, emb in zip(ids, per_row)])
     if col.name.lower() in table.vectors:
         layout = table.layout(col.name)
         delete_doc_chunks(db.store, layout, ids)
-        _write_chunk_rows(db, table, ids, {col.name.lower(): per_row})
+        _write_chunk_rows(db, table, ids, {col.name.lower(): per_row}, records)
 
 
 def recompute(db: Database, table: Table, specs: list, ids: list[int]) -> None:
@@ -260,7 +287,8 @@ def recompute(db: Database, table: Table, specs: list, ids: list[int]) -> None:
             texts = [source_text(spec, rec) for rec in records]
             labels = [errors.Place(id=doc_id) for doc_id in got_ids]
             titles = [source_title(spec, rec) for rec in records]
-            store_vectors(db, table, table.column(spec.column), got_ids, embed_texts(db, spec, texts, labels, titles))
+            store_vectors(db, table, table.column(spec.column), got_ids, embed_texts(db, spec, texts, labels, titles),
+                          records)
 
 
 def recompute_all(db: Database, table: Table, specs: list) -> None:

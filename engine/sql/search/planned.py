@@ -46,6 +46,7 @@ class Planned:
     knn: KnnRequest | None = None
     prepare: Callable[[], None] | None = None     # run before the SQL (hybrid search fills its table)
     remake_knn: Callable[[Database, dict[str, Any]], KnnRequest] | None = None  # the knn request for new parameters
+    direct: Any = None      # knn_direct.Direct: the rows without the hits' TEMP table, or None
 
 
 def tables_in_from(db: Database, select: exp.Select) -> dict[str, Any]:

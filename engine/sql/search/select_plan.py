@@ -12,10 +12,10 @@ from tesseradb import errors
 from tesseradb.errors import UserError
 from tesseradb.sql.search import text_search
 from tesseradb.sql.database import Database
-from tesseradb.vectors.knn_options import limit_k
+from tesseradb.vectors.knn_options import MANTICORE_DEFAULT_LIMIT, limit_k
 from tesseradb.vectors.search import KnnCall, KnnRequest, run_knn
 from tesseradb.vectors import knn_rank, passages
-from tesseradb.sql.search import passage_calls, temp_rows
+from tesseradb.sql.search import knn_direct, passage_calls, temp_rows
 from tesseradb.sql.search.planned import Planned, check_internal, rewrite_lengths, rewrite_to_string  # noqa: F401
 from tesseradb.sql.search.planned import tables_in_from as _tables_in_from
 
@@ -66,6 +66,7 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], optio
 
 def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict[str, Any]) -> Planned:
     tables = _tables_in_from(db, select)
+    direct_window = knn_direct.window(select)      # read before the tree is rewritten
     request = KnnRequest.from_call(db, call, tables, bound, default_k=limit_k(select, bound))
     dist_aliases = {p.alias.lower() for p in select.expressions
                     if isinstance(p, exp.Alias) and any(_is_knn_value(n) for n in p.find_all(exp.Anonymous))}
@@ -96,7 +97,8 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     on = exp.condition(f"_knn.{DOC} = {exp.column('id', table=request.alias).sql()}")
     knn_table = exp.to_table(KNN_TABLE).as_("_knn")
     first = select.args["from_"].this
-    if isinstance(first, exp.Table) and first.alias_or_name.lower() == request.alias:
+    alone = isinstance(first, exp.Table) and first.alias_or_name.lower() == request.alias
+    if alone:
         # The k hits drive the query: SQLite knows nothing of the TEMP table's size and would scan the
         # user's table and probe the hits (reading every row); CROSS JOIN fixes the loop order.
         select.set("from_", exp.From(this=knn_table))
@@ -111,7 +113,9 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
                                                    exp.Ordered(this=exp.column("id", table=request.alias))]))
     remake = _remaker(call, tables, select, request.filter_sql, request.passages) \
         if request.passages is None or fixed_passages else None
-    return Planned(select.sql(dialect="sqlite"), bound, request, remake_knn=remake)
+    direct = knn_direct.shape(select, request, first, direct_window, DIST, SCORE) \
+        if direct_window is not None and alone and remake is not None else None
+    return Planned(select.sql(dialect="sqlite"), bound, request, remake_knn=remake, direct=direct)
 
 
 def _remaker(call: exp.Anonymous, tables: dict[str, Any], select: exp.Select,
@@ -125,7 +129,9 @@ def _remaker(call: exp.Anonymous, tables: dict[str, Any], select: exp.Select,
         current = {alias: db.table(name) for alias, name in names.items()}
         if not held or any(held[0][0][a] is not t for a, t in current.items()):
             held[:] = [(current, KnnCall(call, current))]
-        request = held[0][1].request(db, bound, default_k=limit_k(select, bound))
+        knn = held[0][1]
+        # k from LIMIT only when the call names none (a k of its own always wins: knn_options.resolve_k)
+        request = knn.request(db, bound, default_k=MANTICORE_DEFAULT_LIMIT if knn.args.k is not None else limit_k(select, bound))
         request.filter_sql = filter_sql
         request.passages = needs           # what knn_chunk*() read (tesseradb.vectors.passages.Needs)
         return request

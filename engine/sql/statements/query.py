@@ -32,7 +32,7 @@ def _plan(db: Database, expr: exp.Expression, params: Any, options: tuple) -> Pl
         bound = cached.bind(params)
         knn = cached.remake_knn(db, bound) if cached.remake_knn is not None else None
         prepare = cached.remake_prepare(db, bound) if cached.remake_prepare is not None else None
-        return Planned(cached.sql, bound, knn, prepare=prepare)
+        return Planned(cached.sql, bound, knn, prepare=prepare, direct=cached.direct)
     bound_expr, bound = bind(expr, params)
     planned = passes.plan(db, bound_expr, bound, options)
     db.statements.keep_plan(expr, reusable(expr, planned))
@@ -54,6 +54,9 @@ def _fill_knn():
 def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple = (),
                bounded: bool = False) -> Result:
     planned = _plan(db, expr, params, options)
+    direct = planned.direct
+    if direct is not None and direct.columns is not None and not (bounded and _cuts(db, expr)):
+        return _direct_result(direct, direct.rows(db, planned.knn) or [])
     if planned.prepare is not None:
         planned.prepare()
     if planned.knn is not None:
@@ -67,7 +70,36 @@ def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple =
         rows = [tuple(r(v) if r else v for r, v in zip(readers, row)) for row in cursor]
     else:
         rows = [tuple(row) for row in cursor]
+    if direct is not None and direct.columns is None:
+        direct.learn(columns, readers)
     return Result(columns=columns, rows=rows, rowcount=len(rows))
+
+
+def run_direct(db: Database, plan: Any, direct: Any, params: Any) -> Result | None:
+    """The rows of a cached knn() plan (``plan``: statement_cache.ReusablePlan) that has a direct form
+    (``direct``: search/knn_direct.Direct, whose columns the general path learnt); None when the
+    search found nothing (no row was read: the executor cannot tell whether the catalog was current)."""
+    rows = direct.rows(db, plan.remake_knn(db, plan.bind(params)))
+    return None if rows is None else _direct_result(direct, rows)
+
+
+def _direct_result(direct: Any, rows: list[tuple]) -> Result:
+    readers = direct.readers
+    if any(readers):
+        rows = [tuple(r(v) if r else v for r, v in zip(readers, row)) for row in rows]
+    return Result(columns=direct.columns, rows=rows, rowcount=len(rows))
+
+
+def plain_read(db: Database, expr: exp.Expression) -> bool:
+    """Whether a SELECT runs with no time limit (statement_timeout, max_execution_time; a hint makes
+    no plan direct: search/knn_direct.window) and every row of its result goes to the client (no
+    sql_select_limit, no max_result_bytes): what the executor's direct path leaves out."""
+    session = db.session
+    if db.timeout or db.max_result_bytes is not None or session is None:
+        return False
+    system = session.system
+    return not int(system.get("max_execution_time") or 0) > 0 and (
+        int(system.get("sql_select_limit", _NO_LIMIT)) >= _NO_LIMIT or expr.args.get("limit") is not None)
 
 
 _NO_LIMIT = 18446744073709551615        # sql_select_limit's default: no limit
@@ -77,13 +109,19 @@ def _bounded(db: Database, expr: exp.Expression, cursor):
     """The rows a client is sent: at most ``sql_select_limit`` when the SELECT has no LIMIT of its
     own (MySQL's rule), and none past ``db.max_result_bytes`` (``Connection.max_result_bytes``: the
     rows read so far are kept, a Warning 1301 says the result was cut)."""
+    cuts = _cuts(db, expr)
+    if cuts is None:
+        return cursor           # every row (no generator stepping each one)
+    return _cut(db, cursor, *cuts)
+
+
+def _cuts(db: Database, expr: exp.Expression) -> tuple[int | None, int | None] | None:
+    """(rows left, byte budget) of ``_bounded``, or None when neither bounds the rows."""
     session = db.session
     limit = int(session.system.get("sql_select_limit", _NO_LIMIT)) if session is not None else _NO_LIMIT
     rows_left = limit if limit < _NO_LIMIT and expr.args.get("limit") is None else None
     budget = db.max_result_bytes
-    if rows_left is None and budget is None:
-        return cursor           # every row (no generator stepping each one)
-    return _cut(db, cursor, rows_left, budget)
+    return None if rows_left is None and budget is None else (rows_left, budget)
 
 
 def _cut(db: Database, cursor, rows_left: int | None, budget: int | None):

@@ -1,0 +1,170 @@
+"""A knn() SELECT that shows its table's own rows, run without the hits' TEMP table (issue 37).
+
+The general plan (select_plan) fills ``_tessera_knn`` with the hits and lets SQLite join and order
+them. For the common shape, the table alone in FROM, knn() alone in WHERE, a select list of the
+table's own expressions plus ``knn_dist()`` / ``knn_score()``, no GROUP BY, ORDER BY, DISTINCT or
+window, a literal LIMIT/OFFSET at most, the same rows come from one cached statement that reads the
+hits' rows by id (``WHERE id IN (?, ...)``, one statement per number of hits up to
+``IN_LIST_MAX``, more bound as one array, ``IN carray(?)``: right after a model run 10 ids took 70 us
+p50 as a list, 89 as an array), the hits' own values put in
+place and the rows ordered in Python as the general plan's ORDER BY orders them: by distance then id
+(or by the ranking's position, ``{mmr}`` / ``{length_penalty}``), then cut by LIMIT/OFFSET. Right
+after a model run each SQLite call and each Python step costs about three times its warm time
+(docs/benchmarks.md, "knn's engine work"): this saves the TEMP fill (three statements in one call)
+and the join's sort.
+
+The result's columns (names and declared types) are those of the general plan's first execute
+(``Direct.columns``); until it ran, a statement takes the general path. A hit whose document the table
+no longer holds is left out, as the join leaves it out. tests/vectors/test_knn_direct.py compares the
+rows of both paths to the last bit.
+"""
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+import apsw
+
+from sqlglot import exp
+
+from tesseradb.vectors import knn_rank
+from tesseradb.vectors.search import KnnRequest, run_knn
+
+class Direct:
+    """How to make a knn() SELECT's rows without the TEMP table: ``sql`` reads the shown expressions
+    of the hits' rows (their id last); ``parts[i]`` is the position in that row of shown column ``i``,
+    or ``DIST`` / ``SCORE`` for the hit's own value."""
+
+    def __init__(self, sql: str, items: list[str], offset: int, limit: int | None) -> None:
+        self.sql = sql
+        self.items = items          # per select-list item: SQL, STAR (a table's columns), DIST or SCORE
+        self.offset, self.stop = offset, (None if limit is None else offset + limit)
+        self.parts: list[int | str] = []
+        self.hit_values = DIST in items or SCORE in items
+        self.columns: list[tuple[str, str | None]] | None = None     # the general path's, once it ran
+        self.readers: list[Any] = []
+        self._sql: dict[int, str] = {}      # the statement for n ids
+
+    def learn(self, columns: list[tuple[str, str | None]], readers: list[Any]) -> None:
+        """The columns and value readers of the general plan's result (same SQL text, same schema); a
+        ``t.*`` item spans the table's columns, as many as the result has beyond the other items."""
+        stars = self.items.count(STAR)
+        width, odd = divmod(len(columns) - (len(self.items) - stars), stars) if stars else (0, 0)
+        if width < 0 or odd:
+            return
+        parts: list[int | str] = []
+        at = 0
+        for item in self.items:
+            if item in (DIST, SCORE):
+                parts.append(item)
+            else:
+                span = width if item == STAR else 1
+                parts.extend(range(at, at + span))
+                at += span
+        if len(parts) == len(columns):
+            self.parts, self.columns, self.readers = parts, columns, readers
+
+    def rows(self, db: Any, request: KnnRequest) -> list[tuple] | None:
+        """The result's rows before the readers; None when the search found nothing (no row read)."""
+        hits = run_knn(db, request)
+        if not hits:
+            return None
+        # run_knn's hits come nearest first, ties by document id (the general ORDER BY's distance, id),
+        # or in the ranking's order ({mmr}, {length_penalty}: the general ORDER BY's position)
+        ordered = hits
+        n = len(hits)
+        if n <= IN_LIST_MAX:
+            sql = self._sql.get(n)
+            if sql is None:
+                sql = self._sql[n] = self.sql + "(" + ",".join("?" * n) + ")"
+            params: Any = [h[0] for h in hits]
+        else:
+            sql, params = self.sql + "carray(?)", (apsw.carray(array("q", [h[0] for h in hits])),)
+        found = {row[-1]: row for row in db.store.conn.execute(sql, params)}
+        if self.hit_values:
+            return self._with_hit_values(request, hits, ordered, found)
+        parts = self.parts
+        out = [tuple([row[p] for p in parts]) for row in (found.get(h[0]) for h in ordered) if row is not None]
+        return out[self.offset:self.stop] if self.offset or self.stop is not None else out
+
+    def _with_hit_values(self, request: KnnRequest, hits, ordered, found) -> list[tuple]:
+        scores = request.scores
+        metric = request.layout.metric
+        out = []
+        for doc, dist, _ in ordered:
+            row = found.get(doc)
+            if row is None:
+                continue
+            values = []
+            for p in self.parts:
+                if p == DIST:
+                    values.append(float(dist))
+                elif p == SCORE:
+                    values.append(float(scores[doc]) if scores and doc in scores else knn_rank.similarity(dist, metric))
+                else:
+                    values.append(row[p])
+            out.append(tuple(values))
+        return out[self.offset:self.stop] if self.offset or self.stop is not None else out
+
+
+IN_LIST_MAX = 64        # more hits are bound as one array (carray), not one statement per count
+DIST, SCORE, SQL, STAR = "dist", "score", "sql", "star"
+
+
+def window(select: exp.Select) -> tuple[int, int | None] | None:
+    """(OFFSET, LIMIT) of a knn() SELECT, before planning, whose rows can come directly: nothing in
+    it but its one table, knn() alone in WHERE and a select list; None otherwise."""
+    if any(select.args.get(arg) for arg in _MORE):
+        return None
+    where = select.args.get("where")
+    if where is None or not (isinstance(where.this, exp.Anonymous) and str(where.this.this).lower() == "knn"):
+        return None
+    if not isinstance(select.args["from_"].this, exp.Table) or select.find(exp.AggFunc, exp.Window) is not None:
+        return None
+    offset, limit = _clause(select.args.get("offset"), 0), _clause(select.args.get("limit"), -1)
+    if offset is None or limit is None:
+        return None
+    return offset, (None if limit == -1 else limit)
+
+
+# what a SELECT may hold besides its select list, FROM, WHERE, LIMIT and OFFSET (sqlglot's names)
+_MORE = ("joins", "group", "having", "order", "distinct", "with_", "with", "qualify", "windows", "into",
+         "locks", "sample", "laterals", "pivots", "prewhere", "connect", "match", "settings", "format",
+         "options", "kind", "operation_modifiers", "hint")
+
+
+def shape(select: exp.Select, request: KnnRequest, table: exp.Table, window: tuple[int, int | None],
+          dist_column: str, score_column: str) -> Direct | None:
+    """The direct form of the planned knn() ``select`` (``window``: its OFFSET and LIMIT, read before
+    planning), or None when its select list asks more than the table's own expressions and the hits'
+    values."""
+    if request.passages is not None or request.filter_sql is not None:
+        return None
+    sql_items: list[str] = []
+    items: list[str] = []
+    for item in select.expressions:
+        inner = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(inner, exp.Column) and inner.table == "_knn" and inner.name in (dist_column, score_column):
+            items.append(DIST if inner.name == dist_column else SCORE)
+            continue
+        if any(c.table == "_knn" for c in item.find_all(exp.Column)) or item.find(exp.Placeholder) is not None:
+            return None
+        items.append(STAR if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star))
+                     else SQL)
+        sql_items.append(item.sql(dialect="sqlite"))
+    id_column = exp.column("id", table=request.alias).sql(dialect="sqlite")
+    sql = (f"SELECT {', '.join(sql_items + [id_column])} FROM {table.sql(dialect='sqlite')} "
+           f"WHERE {id_column} IN ")
+    return Direct(sql, items, *window)
+
+
+def _clause(node: exp.Expression | None, absent: int) -> int | None:
+    """LIMIT's or OFFSET's value when it is a plain integer literal (``absent`` when there is none)."""
+    if node is None:
+        return absent
+    if any(v is not None for k, v in node.args.items() if k != "expression"):
+        return None
+    value = node.args.get("expression")
+    if isinstance(value, exp.Literal) and not value.is_string and str(value.this).isdigit():
+        return int(value.this)
+    return None

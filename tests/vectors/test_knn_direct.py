@@ -1,0 +1,190 @@
+"""A cached knn() SELECT of its table's own rows takes the direct path (sql/search/knn_direct.py,
+sql/executor._direct): the hits' rows read by id, no TEMP table, no statement bracket, the catalog
+checked after the read. Each query here runs by that path and by the general one (the plan's direct
+form taken away), and the rows must be the same: values and their types to the last bit, order,
+column names; shapes that need SQL's join (filters, ORDER BY, GROUP BY, joins) never take it; another
+connection's writes and DDL are seen as the general path sees them."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tesseradb
+from tesseradb.sql import executor
+
+DIMS = 8
+
+
+@pytest.fixture
+def taken(monkeypatch):
+    """How many statements the direct path answered (``taken[0]``)."""
+    count = [0]
+    inner = executor._direct
+
+    def spy(*args):
+        result = inner(*args)
+        count[0] += result is not None
+        return result
+    monkeypatch.setattr(executor, "_direct", spy)
+    return count
+
+
+def _table(con, metric: str = "cosine", docs: int = 80, seed: int = 3) -> None:
+    rng = np.random.default_rng(seed)
+    con.execute(f"CREATE TABLE t (tag int, title string, v float_vector_array knn_type='hnsw' knn_dims='{DIMS}' "
+                f"hnsw_similarity='{metric}')")
+    rows = []
+    for doc in range(1, docs + 1):
+        x = rng.normal(size=(int(rng.integers(1, 5)), DIMS))
+        rows.append((doc, doc % 4, f"doc {doc}", x.astype(np.float32).tolist()))
+    rows.append((docs + 1, 0, "twin", rows[2][3]))     # a document equal to another: a tie the id breaks
+    con.executemany("INSERT INTO t (id, tag, title, v) VALUES (?, ?, ?, ?)", rows)
+    con.commit()
+
+
+def _plan(con, sql):
+    cache = con.db.statements
+    return cache.plan_for(cache.parse(sql).expr)
+
+
+def _both(con, sql, params, taken):
+    """(direct result, general result), each as (rows, description)."""
+    con.execute(sql, params).fetchall()              # planned; the general path's columns learnt
+    before = taken[0]
+    cur = con.execute(sql, params)
+    direct = (cur.fetchall(), cur.description)
+    assert taken[0] == before + 1, sql
+    plan = _plan(con, sql)
+    keep, plan.direct = plan.direct, None
+    try:
+        cur = con.execute(sql, params)
+        general = (cur.fetchall(), cur.description)
+    finally:
+        plan.direct = keep
+    assert taken[0] == before + 1
+    return direct, general
+
+
+DIRECT = [
+    "SELECT id FROM t WHERE knn(v, 10, ?)",
+    "SELECT id, knn_dist() FROM t WHERE knn(v, 10, ?)",
+    "SELECT * FROM t WHERE knn(v, 7, ?)",
+    "SELECT t.*, knn_dist() AS d FROM t WHERE knn(v, 7, ?)",
+    "SELECT title, knn_dist(), id * 2 AS twice, knn_score(), UPPER(title) FROM t WHERE knn(v, 12, ?) LIMIT 4 OFFSET 2",
+    "SELECT id, knn_dist() FROM t WHERE knn(v, ?) LIMIT 5",
+    "SELECT id, knn_dist() FROM t WHERE knn(v, 70, ?)",
+    "SELECT x.id, x.title, @knn_dist FROM t AS x WHERE knn(v, 9, ?)",
+    "SELECT id, knn_score(), knn_dist() FROM t WHERE knn(v, 10, ?, {mmr=0.5})",
+    "SELECT id, knn_score() FROM t WHERE knn(v, 10, ?, {length_penalty=0.25})",
+    "SELECT id, (SELECT o.title FROM t AS o WHERE o.id = t.id + 1) FROM t WHERE knn(v, 6, ?)",
+]
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2", "ip"])
+def test_direct_rows_equal_the_general_paths(taken, metric):
+    con = tesseradb.connect()
+    _table(con, metric)
+    con.execute("DELETE FROM t WHERE id % 9 = 4")       # dead positions in the index
+    con.commit()
+    rng = np.random.default_rng(7)
+    for i in range(6):
+        q = rng.normal(size=DIMS).astype(np.float32).tolist()
+        for sql in DIRECT:
+            direct, general = _both(con, sql, (q,), taken)
+            assert direct == general and direct[0], (sql, i)
+            assert [[type(v) for v in r] for r in direct[0]] == [[type(v) for v in r] for r in general[0]]
+    direct, general = _both(con, "SELECT id, knn_dist() FROM t WHERE knn(v, 10, ?)", (3,), taken)   # a document
+    assert direct == general and 3 not in [r[0] for r in direct[0]]
+
+
+GENERAL = [
+    "SELECT id FROM t WHERE knn(v, 10, ?) AND tag = 1",
+    "SELECT id, knn_dist() FROM t WHERE knn(v, 10, ?) ORDER BY title",
+    "SELECT tag, COUNT(*) FROM t WHERE knn(v, 10, ?) GROUP BY tag",
+    "SELECT DISTINCT tag FROM t WHERE knn(v, 10, ?)",
+    "SELECT t.id, u.title FROM t JOIN t AS u ON u.id = t.id WHERE knn(t.v, 10, ?)",
+    "SELECT id, knn_dist() * 2 FROM t WHERE knn(v, 10, ?)",
+    "SELECT id FROM t WHERE knn(v, 10, ?) LIMIT ?",
+    "SELECT id, knn_chunk() FROM t WHERE knn(v, 10, ?)",
+    "SELECT id, (SELECT COUNT(*) FROM t AS o WHERE o.tag = t.tag) FROM t WHERE knn(v, 6, ?)",
+]
+
+
+def test_what_needs_sql_takes_the_general_path(taken):
+    con = tesseradb.connect()
+    _table(con)
+    q = np.random.default_rng(1).normal(size=DIMS).astype(np.float32).tolist()
+    for sql in GENERAL:
+        params = (q, 3) if sql.endswith("LIMIT ?") else (q,)
+        first = con.execute(sql, params).fetchall()
+        assert con.execute(sql, params).fetchall() == first and first, sql
+    assert taken[0] == 0
+
+
+def test_session_settings_send_it_the_general_way(taken):
+    con = tesseradb.connect()
+    _table(con)
+    q = np.random.default_rng(2).normal(size=DIMS).astype(np.float32).tolist()
+    sql = "SELECT id, title FROM t WHERE knn(v, 10, ?)"
+    assert len(con.execute(sql, (q,)).fetchall()) == 10
+    con.execute("SET sql_select_limit = 3")
+    assert len(con.execute(sql, (q,)).fetchall()) == 3          # the general path's row bound
+    con.execute("SET sql_select_limit = DEFAULT")
+    con.max_result_bytes = 1
+    assert len(con.execute(sql, (q,)).fetchall()) == 1
+    con.max_result_bytes = None
+    assert taken[0] == 0
+    assert len(con.execute(sql, (q,)).fetchall()) == 10
+    assert taken[0] == 1
+
+
+def test_another_connections_writes_and_ddl_are_seen(taken, tmp_path):
+    path = str(tmp_path / "db.tessera")
+    con = tesseradb.connect(path)
+    _table(con)
+    other = tesseradb.connect(path)
+    q = np.random.default_rng(4).normal(size=DIMS).astype(np.float32)
+    sql = "SELECT id, title, knn_dist() FROM t WHERE knn(v, 5, ?)"
+    params = (q.tolist(),)
+    con.execute(sql, params).fetchall()
+    before = con.execute(sql, params).fetchall()
+    assert taken[0] == 1
+    other.execute("INSERT INTO t (id, title, v) VALUES (900, 'new', ?)", ([q.tolist()],))   # the nearest now
+    other.commit()
+    rows = con.execute(sql, params).fetchall()
+    assert rows[0][:2] == (900, "new") and rows[1:] == before[:4]
+    other.execute(f"DELETE FROM t WHERE id = {before[0][0]}")
+    other.commit()
+    assert before[0][0] not in [r[0] for r in con.execute(sql, params).fetchall()]
+    other.execute("DROP TABLE t")
+    other.execute(f"CREATE TABLE t (title string, extra int, v float_vector_array knn_type='hnsw' knn_dims='{DIMS}' "
+                  "hnsw_similarity='cosine')")
+    other.execute("INSERT INTO t (id, title, extra, v) VALUES (7, 'seven', 70, ?)", ([q.tolist()],))
+    other.commit()
+    assert con.execute("SELECT * FROM t WHERE knn(v, 5, ?)", params).fetchall()[0][:3] == (7, "seven", 70)
+    assert [r[:2] for r in con.execute(sql, params).fetchall()] == [(7, "seven")]
+    other.execute("DROP TABLE t")
+    other.commit()
+    with pytest.raises(tesseradb.Error) as seen:
+        con.execute(sql, params)
+    fresh = tesseradb.connect(path)
+    with pytest.raises(tesseradb.Error) as expected:      # what a connection that never ran it says
+        fresh.execute(sql, params)
+    assert str(seen.value) == str(expected.value) and type(seen.value) is type(expected.value)
+    fresh.close()
+    con.close()
+    other.close()
+
+
+def test_a_query_text_takes_it_with_the_model(taken):
+    """The short path serves text queries (the model's vector cached or not) exactly as vectors."""
+    con = tesseradb.connect()
+    con.execute("CREATE TABLE d (body text, v float_vector_array knn_type='hnsw' model_name='all-MiniLM-L6-v2' "
+                "from='body')")
+    con.executemany("INSERT INTO d (id, body) VALUES (?, ?)",
+                    [(1, "cats purr on the sofa"), (2, "the stock market fell"), (3, "kittens chase yarn")])
+    con.commit()
+    sql = "SELECT id, body, knn_dist() FROM d WHERE knn(v, 2, ?)"
+    first = con.execute(sql, ("a small cat",)).fetchall()
+    again = con.execute(sql, ("a small cat",)).fetchall()
+    assert again == first and {r[0] for r in first} == {1, 3} and taken[0] == 1
