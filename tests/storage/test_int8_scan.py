@@ -107,6 +107,7 @@ def _compare(index: VectorIndex, queries: np.ndarray, k: int, monkeypatch) -> in
     scanned = [index.search(q, k) for q in queries]
     monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 1)
     monkeypatch.setattr(int8_scan, "BUILD_AFTER", 1)
+    monkeypatch.setattr(int8_scan, "WORTH_SHARE", 1)        # the pass however many chunks it leaves
     answered = 0
     real = int8_scan.candidates
 
@@ -174,3 +175,21 @@ def test_zero_rows_keep_the_float32_scan(monkeypatch):
     index.add(np.arange(1, 6), np.arange(1, 6), np.zeros((5, 4), np.float32))
     assert [d for d, _, _ in index.search(np.ones(4, np.float32), 3)] == [1, 2, 3]
     assert not index._derived["int8"].usable
+
+
+def test_a_shortlist_whose_searches_leave_many_chunks_takes_the_float32_scan(monkeypatch):
+    """k 50 of 60 documents leaves most chunks: after one such search the pass is skipped for that
+    shortlist, tried again every RETRY-th search, and a small k still takes it."""
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 1)
+    monkeypatch.setattr(int8_scan, "BUILD_AFTER", 1)
+    index, x = _index("cosine", seed=3, docs=60)
+    tried = []
+    real = int8_scan.Int8Pass.scores
+    monkeypatch.setattr(int8_scan.Int8Pass, "scores", lambda self, *a: (tried.append(1), real(self, *a))[1])
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 10**12)
+    scanned = [index.search(x[i], 50) for i in range(2 * int8_scan.RETRY + 1)]
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 1)
+    assert [index.search(x[i], 50) for i in range(2 * int8_scan.RETRY + 1)] == scanned
+    assert len(tried) == 3                                  # the first, then every RETRY-th
+    first = index._derived["int8"]
+    assert first.worth(1)

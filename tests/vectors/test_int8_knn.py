@@ -36,6 +36,7 @@ def _both(con, monkeypatch, sql: str, q: list) -> tuple[list, list]:
 @pytest.mark.parametrize("metric", ["cosine", "ip"])
 def test_knn_rows_equal_the_float32_scans(metric, monkeypatch):
     monkeypatch.setattr(int8_scan, "BUILD_AFTER", 1)
+    monkeypatch.setattr(int8_scan, "WORTH_SHARE", 1)        # the pass however many chunks it leaves
     rng = np.random.default_rng(21)
     centers = rng.normal(size=(7, DIMS))
     con = tesseradb.connect()
