@@ -131,7 +131,7 @@ def _query_vectors(db: Context, table: Table, spec, node: exp.Expression, bound:
         if not spec.model_name:
             raise UserError("Embeddings generation string specified, but embeddings are not loaded",
                             errors.SqlSyntaxError)
-        return _model(db, spec, held).embed_query(value).reshape(1, -1).astype(np.float32), None
+        return _model(db, spec, held).embed_query(value).reshape(1, -1).astype(np.float32, copy=False), None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return _document_vectors(db, table, spec, int(value)), int(value)
     if isinstance(value, (list, tuple, np.ndarray)):

@@ -72,6 +72,7 @@ DIRECT = [
     "SELECT t.*, knn_dist() AS d FROM t WHERE knn(v, 7, ?)",
     "SELECT title, knn_dist(), id * 2 AS twice, knn_score(), UPPER(title) FROM t WHERE knn(v, 12, ?) LIMIT 4 OFFSET 2",
     "SELECT id, knn_dist() FROM t WHERE knn(v, ?) LIMIT 5",
+    "SELECT id, knn_dist() FROM t WHERE knn(v, 70, ?)",
     "SELECT x.id, x.title, @knn_dist FROM t AS x WHERE knn(v, 9, ?)",
     "SELECT id, knn_score(), knn_dist() FROM t WHERE knn(v, 10, ?, {mmr=0.5})",
     "SELECT id, knn_score() FROM t WHERE knn(v, 10, ?, {length_penalty=0.25})",

@@ -90,9 +90,16 @@ def _direct_result(direct: Any, rows: list[tuple]) -> Result:
     return Result(columns=direct.columns, rows=rows, rowcount=len(rows))
 
 
-def unbounded(db: Database, expr: exp.Expression) -> bool:
-    """Whether ``_bounded`` leaves every row of ``expr``'s result (no sql_select_limit, no byte bound)."""
-    return _cuts(db, expr) is None
+def plain_read(db: Database, expr: exp.Expression) -> bool:
+    """Whether a SELECT runs with no time limit (statement_timeout, max_execution_time; a hint makes
+    no plan direct: search/knn_direct.window) and every row of its result goes to the client (no
+    sql_select_limit, no max_result_bytes): what the executor's direct path leaves out."""
+    session = db.session
+    if db.timeout or db.max_result_bytes is not None or session is None:
+        return False
+    system = session.system
+    return not int(system.get("max_execution_time") or 0) > 0 and (
+        int(system.get("sql_select_limit", _NO_LIMIT)) >= _NO_LIMIT or expr.args.get("limit") is not None)
 
 
 _NO_LIMIT = 18446744073709551615        # sql_select_limit's default: no limit
