@@ -61,8 +61,10 @@ def near_cut(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale
 
 
 def near_positions(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale: float,
-                   groups: Grouping | None = None) -> np.ndarray:
-    """The indexes of ``near_cut``'s chunks, ascending (what a search rescores: one mask fewer)."""
+                   groups: Grouping | None = None, extent: float | None = None) -> np.ndarray:
+    """The indexes of ``near_cut``'s chunks, ascending (what a search rescores: one mask fewer).
+    ``extent``: at least the largest |distance| of every chunk when ``approx`` holds only some of them
+    (int8_scan's candidates), so that the result keeps every chunk the whole array's would keep."""
     if not len(docs):
         return np.empty(0, np.int64)
     groups = grouping(docs) if groups is None else groups
@@ -74,7 +76,9 @@ def near_positions(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float,
     # the largest |distance|, without an array of them (NaN propagates through max and min alike); ufuncs
     # and array methods directly, not numpy's Python wrappers (np.flatnonzero, np.partition): per query
     # they are called once each on a few thousand values, and their wrappers cost as much
-    widest = 2.0 * rel_tol * (1.0 + max(float(np.maximum.reduce(approx)), -float(np.minimum.reduce(approx))) + scale)
+    if extent is None:
+        extent = max(float(np.maximum.reduce(approx)), -float(np.minimum.reduce(approx)))
+    widest = 2.0 * rel_tol * (1.0 + extent + scale)
     if len(best) <= k:
         return (approx <= _own_best(docs, groups[2], best, np.arange(len(docs))) + widest).nonzero()[0]
     part = best.copy()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import faiss
 import numpy as np
 
-from . import quantized, ranking, vector_plan
+from . import int8_scan, quantized, ranking, vector_plan
 from .positions import distinct, int_array, one_thread
 from .vector_plan import EF_MAX, Plan
 
@@ -161,9 +161,51 @@ class Searching:
         document is kept between writes, and the scan's distances need no gather when all are live.
         ``scale``: ``_scale(q)``."""
         pos, docs, groups = self._live_groups()
+        first = self._int8_pass(pos)
+        if first is not None and first.worth(shortlist) and \
+                int8_scan.SMALLEST <= scale <= int8_scan.LARGEST * self._max_norm:
+            found = self._scan_int8(first, q, scale, want, shortlist, pos, docs, groups)
+            if found is not None:
+                return found
         approx = self._distances32(q, pos)
         near = ranking.near_positions(docs, approx, shortlist, vector_plan.RESCORE_TOL, scale, groups)
         return self._rank(q, near if pos is None else pos[near], want)
+
+    def _scan_int8(self, first: int8_scan.Int8Pass, q: np.ndarray, scale: float, want: int, shortlist: int,
+                   pos: np.ndarray | None, docs: np.ndarray, groups: ranking.Grouping) -> list[tuple[int, float, int]] | None:
+        """``_scan_live`` through the 8-bit first pass, or None when it rules out too few chunks.
+
+        The chunks left are those the float32 scan could keep near the cut: the margin is the float32
+        error ``near_positions`` allows for (RESCORE_TOL of 1 + |d| + scale, |d| <= 1 + scale) twice on
+        each side of the cut, so every chunk it would send to float64 is among them."""
+        err = vector_plan.RESCORE_TOL * (2.0 + 2.0 * scale)
+        dots, unit, bound = first.scores(q, scale / self._max_norm)
+        at = int8_scan.candidates(dots, unit, bound, groups, shortlist, 4.0 * err + int8_scan.ROUNDING * (1.0 + scale))
+        first.saw(shortlist, len(docs) if at is None else len(at))
+        if at is None or not 0 < len(at) * int8_scan.RESCAN_SHARE <= len(docs):
+            return None
+        cand = at if pos is None else pos[at]
+        if len(at) <= int8_scan.RANK_AT_ONCE:   # few: every one in float64 (a superset of the near ones)
+            return self._rank(q, cand, want)
+        near = ranking.near_positions(docs[at], self._distances32(q, cand), shortlist,
+                                      vector_plan.RESCORE_TOL, scale, extent=1.0 + scale + err)
+        return self._rank(q, cand[near], want)
+
+    def _int8_pass(self, pos: np.ndarray | None) -> int8_scan.Int8Pass | None:
+        """The 8-bit first pass over the live chunks (``int8_scan``): on an inner-product index of at
+        least ``int8_scan.MIN_CHUNKS`` live chunks, built by the ``BUILD_AFTER``-th search since the last
+        write (a table written between most of its searches keeps the float32 scan) and kept until
+        the next write."""
+        if self.metric == "l2" or self._live < int8_scan.MIN_CHUNKS or not self._max_norm <= int8_scan.LARGEST:
+            return None
+        first = self._derived.get("int8")
+        if first is None:
+            seen = self._derived["int8_seen"] = self._derived.get("int8_seen", 0) + 1
+            if seen < int8_scan.BUILD_AFTER:
+                return None
+            xb = self._vectors()
+            first = self._derived["int8"] = int8_scan.Int8Pass(xb if pos is None else xb[pos])
+        return first if first.usable else None
 
     def _live_groups(self) -> tuple[np.ndarray | None, np.ndarray, ranking.Grouping]:
         """(positions of the live chunks, None when every position is live; their doc ids; their

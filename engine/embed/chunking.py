@@ -3,7 +3,8 @@
 Pure functions, no model inside: the caller tokenizes the text once (no special tokens) and
 passes the character offsets of the content tokens; :func:`plan_chunks` returns character spans
 of the source text. The engine then embeds ``text[chunk.start:chunk.end]`` for every chunk
-(the model re-tokenizes and, past its window, truncates each chunk string).
+(the model re-tokenizes and, past its window, truncates each chunk string; a chunk cut at word
+boundaries brings its ids from the page's tokens instead: embed/token_ids.py).
 
 The algorithm follows Manticore's ``embeddings/src/chunk.rs`` (see ``shared/MANTICORE_NOTES.md``
 §4) with the differences written down in ``docs/chunking.md``:
@@ -23,7 +24,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from icu4py.breakers import SentenceBreaker
 
@@ -62,6 +63,8 @@ class ChunkPlan:
     total_tokens: int
     merged_overflow: bool
     dropped_tokens: int
+    #: per chunk, its token ids from the page's tokens when the model can take them (embed/token_ids.py)
+    ids: tuple | None = field(default=None, compare=False, repr=False)
 
 
 def effective_size(max_tokens: int, window: int) -> int:

@@ -1,0 +1,195 @@
+"""The 8-bit first pass over a vector index's live chunks (storage/int8_scan.py).
+
+Its bound must hold for any vectors and any query (a property test drives onnxruntime's own
+quantization of the query with adversarial values), and a search through it must return what the
+float32 scan of every live chunk returns, to the last bit: ids, order and distances, with deleted
+chunks, k 10 and 50, after writes (the codes are rebuilt), on cosine and ip indexes."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from tesseradb.storage import int8_scan
+from tesseradb.storage.vectors import VectorIndex
+
+DIMS = 24
+
+
+def _finite32(low: float, high: float):
+    return st.floats(low, high, width=32, allow_nan=False, allow_infinity=False, allow_subnormal=True)
+
+
+@st.composite
+def _rows_and_query(draw):
+    dims = draw(st.integers(1, 40))
+    n = draw(st.integers(1, 30))
+    magnitude = draw(st.sampled_from([1e-12, 1e-3, 1.0, 1e3, 1e9]))
+    values = _finite32(-1.0, 1.0)
+    x = draw(hnp.arrays(np.float32, (n, dims), elements=values)) * np.float32(magnitude)
+    if draw(st.booleans()):                         # rows of very different lengths
+        x *= draw(hnp.arrays(np.float32, (n, 1), elements=st.sampled_from([1e-6, 1.0, 1e4]).map(np.float32)))
+    q_magnitude = draw(st.sampled_from([1e-9, 1.0, 1e6]))
+    q = draw(hnp.arrays(np.float32, (1, dims), elements=values)) * np.float32(q_magnitude)
+    if draw(st.booleans()):                         # a query of one sign only, or one spike
+        q = np.abs(q) if draw(st.booleans()) else np.where(np.arange(dims) == 0, q, np.float32(0.0))
+    return x.astype(np.float32), np.ascontiguousarray(q, np.float32)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_rows_and_query())
+def test_the_bound_holds_for_any_rows_and_query(case):
+    x, q = case
+    first = int8_scan.Int8Pass(x)
+    if not first.usable:
+        assert float(np.abs(x).max()) < int8_scan.TINY
+        return
+    q_norm = float(np.linalg.norm(q.astype(np.float64)))
+    dots, unit, bound = first.scores(q, q_norm)
+    exact = x.astype(np.float64) @ q[0].astype(np.float64)
+    approx = dots.astype(np.float64) * unit
+    assert math.isfinite(bound)
+    assert np.all(np.abs(exact - approx) <= bound), (np.abs(exact - approx).max(), bound)
+
+
+def test_the_query_is_quantized_as_the_bound_assumes():
+    """onnxruntime's DynamicQuantizeLinear, read back: every value within half a step (a / 2) of its
+    code, and the products exact integers (what ``scores`` builds the bound on)."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(50, DIMS)).astype(np.float32)
+    first = int8_scan.Int8Pass(x)
+    codes = np.clip(np.rint(x / np.float32(first.step)), -127, 127).astype(np.int64)
+    for scale in (1e-6, 1.0, 1e5):
+        q = (rng.normal(size=(1, DIMS)) * scale).astype(np.float32)
+        dots, unit, _ = first.scores(q, float(np.linalg.norm(q)))
+        a = unit / first.step
+        lo, hi = min(float(q.min()), 0.0), max(float(q.max()), 0.0)
+        assert a == pytest.approx((hi - lo) / 255, rel=1e-6)
+        zero = int(np.clip(round(-lo / a), 0, 255))
+        c = np.clip(np.rint(q[0] / np.float32(a)) + zero, 0, 255).astype(np.int64)
+        assert np.abs(q[0] - (c - zero) * a).max() <= a * (0.5 + int8_scan.SLACK)
+        assert np.array_equal(dots, codes @ (c - zero))
+
+
+def _clustered(rng, docs: int, dims: int = DIMS, lengths: bool = False):
+    """Chunks of documents around a few centers (many near ties), doc ids in order."""
+    centers = rng.normal(size=(8, dims))
+    chunk_docs, rows = [], []
+    for doc in range(1, docs + 1):
+        n = int(rng.integers(1, 12))
+        x = centers[doc % 8] + 0.25 * rng.normal(size=(n, dims))
+        if doc % 13 == 0:
+            x[-1] = x[0]                                    # two equal chunks in a document
+        if lengths:
+            x *= rng.uniform(0.2, 5.0, size=(n, 1))
+        rows.append(x)
+        chunk_docs += [doc] * n
+    x = np.concatenate(rows).astype(np.float32)
+    return np.arange(1, len(x) + 1, dtype=np.int64), np.array(chunk_docs, np.int64), x
+
+
+def _index(metric: str, seed: int = 1, docs: int = 420, lengths: bool = False) -> tuple[VectorIndex, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    chunks, doc_ids, x = _clustered(rng, docs, lengths=lengths)
+    index = VectorIndex(DIMS, metric)
+    index.add(chunks, doc_ids, x)
+    return index, x
+
+
+def _compare(index: VectorIndex, queries: np.ndarray, k: int, monkeypatch) -> int:
+    """Search every query by the float32 scan and by the 8-bit pass; the results must be equal.
+    Returns how many searches the 8-bit pass answered itself (not falling back to the scan)."""
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 10**12)
+    scanned = [index.search(q, k) for q in queries]
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 1)
+    monkeypatch.setattr(int8_scan, "BUILD_AFTER", 1)
+    monkeypatch.setattr(int8_scan, "WORTH_SHARE", 1)        # the pass however many chunks it leaves
+    answered = 0
+    real = int8_scan.candidates
+
+    def counted(*args):
+        nonlocal answered
+        at = real(*args)
+        answered += at is not None
+        return at
+    monkeypatch.setattr(int8_scan, "candidates", counted)
+    first = [index.search(q, k) for q in queries]
+    monkeypatch.setattr(int8_scan, "candidates", real)
+    assert first == scanned
+    return answered
+
+
+@pytest.mark.parametrize("metric", ["cosine", "ip"])
+@pytest.mark.parametrize("k", [10, 50])
+def test_searches_equal_the_float32_scan(metric, k, monkeypatch):
+    index, x = _index(metric, lengths=metric == "ip")
+    rng = np.random.default_rng(7)
+    queries = np.concatenate([x[rng.choice(len(x), 40)] + 0.05 * rng.normal(size=(40, DIMS)),
+                              rng.normal(size=(20, DIMS))]).astype(np.float32)
+    answered = _compare(index, queries, k, monkeypatch)
+    assert "int8" in index._derived
+    assert answered == len(queries)
+
+
+def test_deleted_chunks_and_writes(monkeypatch):
+    index, x = _index("cosine", seed=4)
+    rng = np.random.default_rng(9)
+    queries = (x[rng.choice(len(x), 30)] + 0.05 * rng.normal(size=(30, DIMS))).astype(np.float32)
+    _compare(index, queries, 10, monkeypatch)
+    # deleted documents and chunks: the live ones are coded (and a search never returns the dead)
+    best = index.search(queries[0], 1)[0]
+    index.remove_docs([best[0], 7, 8, 9])
+    index.remove_chunks([5, 6, 40])
+    assert "int8" not in index._derived                     # a write drops the codes
+    _compare(index, queries, 10, monkeypatch)
+    assert all(d != best[0] for q in queries for d, _, _ in index.search(q, 10))
+    # a write adds a document equal to the first query: the rebuilt codes find it first
+    index.add(np.array([10**6]), np.array([10**5]), queries[:1])
+    assert "int8" not in index._derived
+    _compare(index, queries, 10, monkeypatch)
+    assert index.search(queries[0], 1)[0][0] == 10**5
+
+
+def test_the_first_pass_waits_for_searches_and_skips_l2(monkeypatch):
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 1)
+    index, x = _index("cosine", seed=2)
+    for _ in range(int8_scan.BUILD_AFTER - 1):
+        index.search(x[0], 10)
+    assert "int8" not in index._derived                     # a table written between searches keeps the scan
+    index.search(x[0], 10)
+    assert "int8" in index._derived
+    l2, x = _index("l2", seed=2)
+    for _ in range(int8_scan.BUILD_AFTER + 1):
+        l2.search(x[0], 10)
+    assert "int8" not in l2._derived
+
+
+def test_zero_rows_keep_the_float32_scan(monkeypatch):
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 1)
+    monkeypatch.setattr(int8_scan, "BUILD_AFTER", 1)
+    index = VectorIndex(4, "ip")
+    index.add(np.arange(1, 6), np.arange(1, 6), np.zeros((5, 4), np.float32))
+    assert [d for d, _, _ in index.search(np.ones(4, np.float32), 3)] == [1, 2, 3]
+    assert not index._derived["int8"].usable
+
+
+def test_a_shortlist_whose_searches_leave_many_chunks_takes_the_float32_scan(monkeypatch):
+    """k 50 of 60 documents leaves most chunks: after one such search the pass is skipped for that
+    shortlist, tried again every RETRY-th search, and a small k still takes it."""
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 1)
+    monkeypatch.setattr(int8_scan, "BUILD_AFTER", 1)
+    index, x = _index("cosine", seed=3, docs=60)
+    tried = []
+    real = int8_scan.Int8Pass.scores
+    monkeypatch.setattr(int8_scan.Int8Pass, "scores", lambda self, *a: (tried.append(1), real(self, *a))[1])
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 10**12)
+    scanned = [index.search(x[i], 50) for i in range(2 * int8_scan.RETRY + 1)]
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 1)
+    assert [index.search(x[i], 50) for i in range(2 * int8_scan.RETRY + 1)] == scanned
+    assert len(tried) == 3                                  # the first, then every RETRY-th
+    first = index._derived["int8"]
+    assert first.worth(1)
