@@ -23,7 +23,7 @@ from tesseradb.embed import chunking
 from tesseradb.embed.chunking import ChunkPlan
 from tesseradb.embed.markdown_chunks import PATH_SEPARATOR, Outline, parse_outline, plan_markdown
 from tesseradb.embed.model import Model
-from tesseradb.embed.planning import plan_document
+from tesseradb.embed.planning import plan_document, plan_whole
 
 CONTEXT_SHARE = 4          # the context line takes at most M // 4 tokens
 
@@ -49,9 +49,13 @@ class Cut:
     def located(self, text: str) -> list[Located]:
         return [self.locate(text, c.start, c.end) for c in self.plan.chunks]
 
-    def pieces(self, text: str, located: Sequence[Located]) -> list[str]:
-        """What the model reads of each chunk."""
-        return [embedded_text(where.context, text[c.start:c.end]) for c, where in zip(self.plan.chunks, located)]
+    def pieces(self, text: str, located: Sequence[Located], model: Model | None = None) -> list[str]:
+        """What the model reads of each chunk; given the ``model`` the plan was made for, a chunk it
+        reads as it is brings its token ids from the page's tokens (``Model.chunk_text``)."""
+        ids = self.plan.ids if model is not None and self.plan.ids is not None else (None,) * len(self.plan.chunks)
+        return [model.chunk_text(text[c.start:c.end], chunk_ids) if chunk_ids is not None and not where.context
+                else embedded_text(where.context, text[c.start:c.end])
+                for c, where, chunk_ids in zip(self.plan.chunks, located, ids)]
 
 
 def embedded_text(context: str | None, chunk: str) -> str:
@@ -113,8 +117,9 @@ def cut_document(model: Model, text: str, *, strategy: str, max_tokens: int = 0,
         if chunk_context == "heading" else None
     settings = {"overlap_tokens": overlap_tokens, "max_chunks": max_chunks}
     if strategy == "markdown":
-        plan = plan_markdown(text, model.token_offsets(text), outline, max_tokens=max_tokens, window=model.window,
-                             context_cost=contexts.cost if contexts else None, **settings)
+        plan = plan_whole(model, text, lambda offsets: plan_markdown(
+            text, offsets, outline, max_tokens=max_tokens, window=model.window,
+            context_cost=contexts.cost if contexts else None, **settings))
     else:
         reserve = contexts.most() if contexts is not None and strategy != "truncate" else 0
         plan = plan_document(model, text, strategy=strategy, max_tokens=size - reserve if reserve else max_tokens,

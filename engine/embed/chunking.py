@@ -3,7 +3,8 @@
 Pure functions, no model inside: the caller tokenizes the text once (no special tokens) and
 passes the character offsets of the content tokens; :func:`plan_chunks` returns character spans
 of the source text. The engine then embeds ``text[chunk.start:chunk.end]`` for every chunk
-(the model re-tokenizes and, past its window, truncates each chunk string).
+(the model re-tokenizes and, past its window, truncates each chunk string; a chunk cut at word
+boundaries brings its ids from the page's tokens instead: embed/token_ids.py).
 
 The algorithm follows Manticore's ``embeddings/src/chunk.rs`` (see ``shared/MANTICORE_NOTES.md``
 §4) with the differences written down in ``docs/chunking.md``:
@@ -23,7 +24,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from icu4py.breakers import SentenceBreaker
 
@@ -62,6 +63,8 @@ class ChunkPlan:
     total_tokens: int
     merged_overflow: bool
     dropped_tokens: int
+    #: per chunk, its token ids from the page's tokens when the model can take them (embed/token_ids.py)
+    ids: tuple | None = field(default=None, compare=False, repr=False)
 
 
 def effective_size(max_tokens: int, window: int) -> int:
@@ -157,8 +160,14 @@ class _Tokens:
 
     def __init__(self, text: str, offsets: Sequence[tuple[int, int]]):
         self.text = text
-        self.offsets = [(int(s), int(e)) for s, e in offsets]
+        # a tokenizer's list of int pairs is used as it is (a copy of a long page's cost 0.1 s a manual)
+        plain = isinstance(offsets, list) and (not offsets or type(offsets[0][0]) is int is type(offsets[0][1]))
+        self.offsets = offsets if plain else [(int(s), int(e)) for s, e in offsets]
         self.starts = [s for s, _ in self.offsets]
+        ends = [e for _, e in self.offsets]
+        #: the tokens' ends when they never decrease (tokens do not nest): a window's end is its last
+        #: token's, no scan of the window (None: scan)
+        self.ends = ends if ends == sorted(ends) else None
 
     def first_at_or_after(self, pos: int, lo: int = 0, hi: int | None = None) -> int:
         """Index of the first token (in ``[lo, hi)``) that starts at or after ``pos``."""
@@ -186,7 +195,7 @@ class _Tokens:
         while True:
             last = min(first + size, hi)  # exclusive
             start = self.offsets[first][0]
-            end = max(start, max(e for _, e in self.offsets[first:last]))
+            end = max(start, self.ends[last - 1] if self.ends is not None else max(e for _, e in self.offsets[first:last]))
             if last < hi:
                 if snap:
                     end = self.snap_back(start, end)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:      # onnxruntime and tokenizers load with the first model (d
     import onnxruntime as ort
     from tokenizers import Encoding, Tokenizer
 
+from tesseradb.embed import token_ids
 from tesseradb.embed.errors import EmbeddingCancelled, ModelError
 from tesseradb.embed.pooling import Head
 
@@ -132,6 +133,8 @@ class Model:
         self.splits_on_whitespace = isinstance(self._tokenizer.pre_tokenizer, BertPreTokenizer)
         self._embed_tokenizer = load_tokenizer(tokenizer_path)
         self._embed_tokenizer.enable_truncation(max_length=info.window + self._specials)
+        # chunks cut at word boundaries bring their ids from the page's tokens (embed/token_ids.py)
+        self._template = None if prompts.document else token_ids.template(self._tokenizer, self._embed_tokenizer)
         self.token_budget = TOKEN_BUDGET  # batching knobs, per instance (the benchmark varies them)
         self.max_rows = max_rows
         self.threads: int | None = None  # onnxruntime intra-op threads; None: every CPU this process may use
@@ -156,6 +159,26 @@ class Model:
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character offsets of every content token of the whole text (no specials, no truncation)."""
         return list(self._tokenizer.encode(_check_text(text), add_special_tokens=False).offsets)
+
+    def page_tokens(self, text: str) -> token_ids.PageTokens:
+        """The whole text's content tokens: their offsets, and the ids of chunks cut on them."""
+        return token_ids.PageTokens(self._tokenizer.encode(_check_text(text), add_special_tokens=False))
+
+    @property
+    def reads_ids(self) -> bool:
+        """Whether :meth:`embed` takes a chunk's ids from its page's tokens (:func:`chunk_text`)."""
+        return self._template is not None
+
+    def chunk_text(self, text: str, ids: np.ndarray | None) -> str:
+        """A chunk's text for :meth:`embed`, with its ids from the page's tokens (None: none)."""
+        return token_ids.tokenized(text, ids if self._template is not None else None, self._tokenizer)
+
+    def _given(self, text: str) -> token_ids.Tokenized | None:
+        """What :meth:`embed` runs for a chunk that brings its ids (none: tokenize its text)."""
+        if isinstance(text, token_ids.Tokenized) and text.tokenizer is self._tokenizer and \
+                self._template is not None and 0 < len(text.ids) <= self.window:
+            return self._template.wrap(text.ids)
+        return None
 
     def count_tokens(self, text: str, start: int = 0) -> int:
         """Content tokens of ``text[start:]`` (``start`` at a whitespace cut), without holding them.
@@ -187,14 +210,17 @@ class Model:
         (true -> :class:`EmbeddingCancelled`, once the batches already running have ended).
         """
         prompt = self.prompts.query if query else self.prompts.document
-        items = [prompt + self._head(_check_text(t)) for t in texts]
-        out = np.empty((len(items), self.dims), dtype=np.float32)
-        if not items:
+        out = np.empty((len(texts), self.dims), dtype=np.float32)
+        if not texts:
             return out
+        encodings = [None if query else self._given(t) for t in texts]
+        todo = [n for n, e in enumerate(encodings) if e is None]
+        items = [prompt + self._head(_check_text(texts[n])) for n in todo]
         # one text (a query): encode() on this thread; encode_batch hands even one text to the
         # tokenizer's thread pool and waits for it (the same Encoding either way)
         tok = self._embed_tokenizer
-        encodings = tok.encode_batch(items) if len(items) > 1 else [tok.encode(items[0])]
+        for n, encoding in zip(todo, tok.encode_batch(items) if len(items) > 1 else map(tok.encode, items)):
+            encodings[n] = encoding
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         order = np.argsort(lengths, kind="stable")
         done = 0
@@ -205,11 +231,11 @@ class Model:
                 out[rows] = vectors
                 done += len(rows)
                 if on_progress is not None:
-                    on_progress(done, len(items))
+                    on_progress(done, len(texts))
                 if should_stop is not None and should_stop():   # batches still running are waited for
                     break
-        if done < len(items) or (should_stop is not None and should_stop()):   # the last batch counts too
-            raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(items)} texts")
+        if done < len(texts) or (should_stop is not None and should_stop()):   # the last batch counts too
+            raise EmbeddingCancelled(f"embedding cancelled after {done} of {len(texts)} texts")
         return out
 
     def bulk_workers(self) -> int:

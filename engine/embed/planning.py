@@ -18,6 +18,8 @@ prefix (which may depend on the next few characters) never decides a kept chunk.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
+from dataclasses import replace
 
 from tesseradb.embed import chunking
 from tesseradb.embed.chunking import Chunk, ChunkPlan
@@ -36,15 +38,26 @@ def plan_document(model: Model, text: str, *, strategy: str, max_tokens: int = 0
     settings = {"strategy": strategy, "max_tokens": max_tokens, "overlap_tokens": overlap_tokens,
                 "max_chunks": max_chunks, "window": model.window}
     if strategy == "markdown":          # sections need the whole outline: no prefix planning
-        return plan_markdown(text, model.token_offsets(text), parse_outline(text), max_tokens=max_tokens,
-                             overlap_tokens=overlap_tokens, max_chunks=max_chunks, window=model.window)
+        return plan_whole(model, text, lambda offsets: plan_markdown(
+            text, offsets, parse_outline(text), max_tokens=max_tokens, overlap_tokens=overlap_tokens,
+            max_chunks=max_chunks, window=model.window))
     bounded = strategy == "truncate" or max_chunks > 0
     if len(text) <= WHOLE_CHARS or not bounded or not model.splits_on_whitespace:
-        return chunking.plan_chunks(text, model.token_offsets(text), **settings)
+        return plan_whole(model, text, lambda offsets: chunking.plan_chunks(text, offsets, **settings))
     if strategy == "truncate":
         total = model.count_tokens(text)
         return ChunkPlan((Chunk(0, len(text)),), total, False, max(0, total - model.window))
     return _plan_prefix(model, text, settings)
+
+
+def plan_whole(model: Model, text: str, plan_of: Callable[[list[tuple[int, int]]], ChunkPlan]) -> ChunkPlan:
+    """``plan_of`` the whole text's token offsets, with each chunk's token ids when the model takes
+    them from the page's tokens (embed/token_ids.py: the model does not tokenize those chunks again)."""
+    if not getattr(model, "reads_ids", False):
+        return plan_of(model.token_offsets(text))
+    page = model.page_tokens(text)
+    plan = plan_of(page.offsets)
+    return replace(plan, ids=page.chunk_ids(plan.chunks, model.window))
 
 
 def _plan_prefix(model: Model, text: str, settings: dict) -> ChunkPlan:
@@ -55,7 +68,7 @@ def _plan_prefix(model: Model, text: str, settings: dict) -> ChunkPlan:
     while True:
         cut = whitespace_cut(text, reach)
         if cut >= len(text):
-            return chunking.plan_chunks(text, model.token_offsets(text), **settings)
+            return plan_whole(model, text, lambda offsets: chunking.plan_chunks(text, offsets, **settings))
         prefix = text[:cut]
         offsets = model.token_offsets(prefix)
         plan = chunking.plan_chunks(prefix, offsets, **{**settings, "max_chunks": 0})

@@ -83,7 +83,7 @@ def embed_texts(db: Context, spec: VectorSpec, texts: list[str], labels: list[Pl
         _warn_about_loss(db, spec, cut.plan, label)
         cuts.append(cut)
         where.append(located)
-    pieces = [p for text, cut, located in zip(texts, cuts, where) for p in cut.pieces(text, located)]
+    pieces = [p for text, cut, located in zip(texts, cuts, where) for p in cut.pieces(text, located, model)]
     if on_cut is not None:
         on_cut()
     result = reuse.embed_pieces(db, model, pieces, on_progress=db.on_progress, should_stop=db.check_cancelled)

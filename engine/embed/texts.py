@@ -55,6 +55,6 @@ def embed_texts(texts: Sequence[str], model: str = DEFAULT_MODEL, losses: list |
     if losses is not None:
         losses.extend((i + 1, c.plan.total_tokens, c.plan.total_tokens - c.plan.dropped_tokens)
                       for i, c in enumerate(cuts) if c.plan.dropped_tokens)
-    pieces = [p for text, cut in zip(texts, cuts) for p in cut.pieces(text, cut.located(text))]
+    pieces = [p for text, cut in zip(texts, cuts) for p in cut.pieces(text, cut.located(text), engine_model)]
     return [e.vectors for e in embed_plans(engine_model, spec.chunk_strategy, texts, [c.plan for c in cuts],
                                            pieces=pieces)]

@@ -137,7 +137,7 @@ class ChunkEmbedder:
             check_text(text, f"id {doc_id}")
             cut = cut_text(self.model, s, text, source_title(s, row))       # with its context lines
             cuts.append(cut)
-            pieces += cut.pieces(text, cut.located(text))
+            pieces += cut.pieces(text, cut.located(text), self.model)
         return attach(batch, s, embed_plans(self.model, s.chunk_strategy, texts, [c.plan for c in cuts], pieces=pieces))
 
 

@@ -37,27 +37,32 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
 
 
 def _direct(db: Database, stmt: ast.Query, params: Params) -> Result | None:
-    """A cached knn() SELECT whose rows come directly (search/knn_direct.py), with only what the
-    bracket below does for a plain read: no time limit, no session pass, no row bound (each is a
-    reason for the general path), the engine's tables refused, warnings cleared and kept. The catalog
-    check comes after the rows, not before: ``Database.read_unchanged`` says whether anything was
-    committed since the last check, and then the statement runs again by the general path (the
-    catalog checked first). None: the general path (``statement`` and the query handler) runs it.
-    Right after a model run each step of the bracket costs ~3x its warm time (issue 37)."""
+    """A SELECT whose plan is cached, run with only what the bracket below does for a plain read: no
+    time limit, no session pass, no row bound, no OPTION (each is a reason for the general path),
+    warnings cleared and kept. A knn() SELECT of its table's own rows takes its direct form
+    (search/knn_direct.py). The catalog check comes after the rows, not before:
+    ``Database.read_unchanged`` says whether anything was committed since the last check (a read
+    of the database brings SQLite's data version up to date; a SELECT that reads none of it depends
+    on no table), and if so the statement runs again by the general path, the catalog checked first.
+    None: the general path (``statement`` and the query handler) runs it. Right after a model run
+    each step of the bracket costs ~3x its warm time (issue 37)."""
     cache = db.statements
     plan = cache.plan_for(stmt.expr)
-    direct = plan.direct if plan is not None else None
-    if direct is None or direct.columns is None or stmt.outfile is not None or stmt.options \
-            or not cache.wants_no_session_pass(stmt) or not query.plain_read(db, stmt.expr):
+    if plan is None or stmt.outfile is not None or stmt.options or not cache.wants_no_session_pass(stmt) \
+            or not query.plain_read(db, stmt.expr):
         return None
     # a plan is kept only after the bracket ran this very tree, which refused the engine's own tables
     # (a check of the tree alone) and read_only's (a SELECT without OUTFILE passes)
+    direct = plan.direct
     db.read_limit = None
     db.start_read()
     try:
-        result = query.run_direct(db, plan, direct, params)
+        if direct is not None and direct.columns is not None:
+            result = query.run_direct(db, plan, direct, params)
+        else:
+            result = query.run_select(db, stmt.expr, params)
         if result is None or not db.read_unchanged():
-            return None             # no row read (no hit), or a commit since the catalog check
+            return None             # no row read (no knn() hit), or a commit since the catalog check
         variables.record(db, "select", result)
         return result
     except Exception:

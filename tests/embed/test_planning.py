@@ -63,8 +63,9 @@ def test_truncate_counts_without_offsets(model):
 
 def test_only_a_prefix_is_tokenized_with_offsets(model, monkeypatch):
     seen = []
-    original = model.token_offsets
-    monkeypatch.setattr(model, "token_offsets", lambda text: seen.append(len(text)) or original(text))
+    for name in ("token_offsets", "page_tokens"):        # what the planner tokenizes, either way
+        original = getattr(model, name)
+        monkeypatch.setattr(model, name, lambda text, original=original: seen.append(len(text)) or original(text))
     plan = planning.plan_document(model, TEXT * 10, strategy="recursive", max_tokens=256, overlap_tokens=32,
                                   max_chunks=3)
     assert plan.merged_overflow and len(plan.chunks) == 3 and plan.chunks[-1].end == len(TEXT) * 10

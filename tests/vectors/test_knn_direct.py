@@ -1,6 +1,6 @@
-"""A cached knn() SELECT of its table's own rows takes the direct path (sql/search/knn_direct.py,
-sql/executor._direct): the hits' rows read by id, no TEMP table, no statement bracket, the catalog
-checked after the read. Each query here runs by that path and by the general one (the plan's direct
+"""A cached knn() SELECT of its table's own rows takes the direct form (sql/search/knn_direct.py): the
+hits' rows read by id, no TEMP table; like every SELECT whose plan is cached it runs without the
+statement bracket, the catalog checked after the read (sql/executor._direct). Each query here runs by that path and by the general one (the plan's direct
 form taken away), and the rows must be the same: values and their types to the last bit, order,
 column names; shapes that need SQL's join (filters, ORDER BY, GROUP BY, joins) never take it; another
 connection's writes and DDL are seen as the general path sees them."""
@@ -11,13 +11,28 @@ import pytest
 
 import tesseradb
 from tesseradb.sql import executor
+from tesseradb.sql.statements import query
 
 DIMS = 8
 
 
 @pytest.fixture
 def taken(monkeypatch):
-    """How many statements the direct path answered (``taken[0]``)."""
+    """How many statements the direct form answered (``taken[0]``)."""
+    count = [0]
+    inner = query.run_direct
+
+    def spy(*args):
+        result = inner(*args)
+        count[0] += result is not None
+        return result
+    monkeypatch.setattr(query, "run_direct", spy)
+    return count
+
+
+@pytest.fixture
+def cached(monkeypatch):
+    """How many statements the executor's cached-read path answered (``cached[0]``), direct form or not."""
     count = [0]
     inner = executor._direct
 
@@ -188,3 +203,33 @@ def test_a_query_text_takes_it_with_the_model(taken):
     first = con.execute(sql, ("a small cat",)).fetchall()
     again = con.execute(sql, ("a small cat",)).fetchall()
     assert again == first and {r[0] for r in first} == {1, 3} and taken[0] == 1
+
+
+def test_cached_selects_see_another_connections_ddl_and_writes(cached, tmp_path):
+    """Any SELECT whose plan is cached skips the catalog check before it runs: a commit since the
+    last check sends it down the general path, which checks first."""
+    path = str(tmp_path / "plain.tessera")
+    con, other = tesseradb.connect(path), tesseradb.connect(path)
+    con.execute("CREATE TABLE p (a int, b string)")
+    con.execute("INSERT INTO p (id, a, b) VALUES (1, 10, 'x'), (2, 20, 'y')")
+    con.commit()
+    sql = "SELECT * FROM p WHERE a >= ? ORDER BY id"
+    assert con.execute(sql, (0,)).fetchall() == [(1, 10, "x"), (2, 20, "y")]
+    assert con.execute(sql, (15,)).fetchall() == [(2, 20, "y")] and cached[0] == 1
+    other.execute("INSERT INTO p (id, a, b) VALUES (3, 30, 'z')")
+    other.commit()
+    assert con.execute(sql, (15,)).fetchall() == [(2, 20, "y"), (3, 30, "z")]
+    other.execute("ALTER TABLE p ADD COLUMN c int")
+    other.commit()
+    cur = con.execute(sql, (25,))
+    assert cur.fetchall() == [(3, 30, "z", None)] and [d[0] for d in cur.description] == ["id", "a", "b", "c"]
+    assert con.execute(sql, (25,)).fetchall() == [(3, 30, "z", None)]
+    other.execute("DROP TABLE p")
+    other.commit()
+    with pytest.raises(tesseradb.Error) as seen:
+        con.execute(sql, (25,))
+    with pytest.raises(tesseradb.Error) as expected:
+        other.execute(sql, (25,))
+    assert str(seen.value) == str(expected.value)
+    con.close()
+    other.close()
