@@ -160,8 +160,14 @@ class _Tokens:
 
     def __init__(self, text: str, offsets: Sequence[tuple[int, int]]):
         self.text = text
-        self.offsets = [(int(s), int(e)) for s, e in offsets]
+        # a tokenizer's list of int pairs is used as it is (a copy of a long page's cost 0.1 s a manual)
+        plain = isinstance(offsets, list) and (not offsets or type(offsets[0][0]) is int is type(offsets[0][1]))
+        self.offsets = offsets if plain else [(int(s), int(e)) for s, e in offsets]
         self.starts = [s for s, _ in self.offsets]
+        ends = [e for _, e in self.offsets]
+        #: the tokens' ends when they never decrease (tokens do not nest): a window's end is its last
+        #: token's, no scan of the window (None: scan)
+        self.ends = ends if ends == sorted(ends) else None
 
     def first_at_or_after(self, pos: int, lo: int = 0, hi: int | None = None) -> int:
         """Index of the first token (in ``[lo, hi)``) that starts at or after ``pos``."""
@@ -189,7 +195,7 @@ class _Tokens:
         while True:
             last = min(first + size, hi)  # exclusive
             start = self.offsets[first][0]
-            end = max(start, max(e for _, e in self.offsets[first:last]))
+            end = max(start, self.ends[last - 1] if self.ends is not None else max(e for _, e in self.offsets[first:last]))
             if last < hi:
                 if snap:
                     end = self.snap_back(start, end)

@@ -538,3 +538,10 @@ def test_characters_the_tokenizer_drops_stay_inside_their_word(tokenizer, text):
     for strategy in ("fixed", "recursive", "mean", "sentence"):
         plan = plan_chunks(text, offsets, strategy=strategy, max_tokens=1, window=1)
         check_plan(text, offsets, plan, strategy, 1, 0, 1)
+
+
+def test_a_window_ends_after_its_longest_token_when_tokens_nest():
+    """Offsets whose ends go back (a token inside the one before it): a window still ends after the
+    furthest end of its tokens, not its last token's."""
+    plan = plan_chunks("ab cd ef gh", [(0, 8), (3, 5), (9, 11)], strategy="fixed", max_tokens=2)
+    assert plan.chunks[0] == Chunk(0, 8)
