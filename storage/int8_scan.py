@@ -2,25 +2,26 @@
 
 The exact scan of every live chunk (``Searching._scan_live``) reads all their float32 vectors: on a
 table of a few thousand chunks that is megabytes, read back from memory after the query's model run
-has pushed them out of the caches. This pass reads a quarter of the bytes: each vector as 8-bit codes
-with a scale of its own (``x ≈ code * step``, ``step = max|x| / 127``), the query as 8-bit codes too
-(``q ≈ (c - zero) * a``), multiplied as integers by onnxruntime's ``MatMulInteger`` (MLAS's quantized
-GEMM, the codes a constant that it packs once, at the session's creation). Integer products of
-unsigned 8-bit values (the vector codes carry a zero point of 128) are exact on every MLAS kernel (the
-signed-by-unsigned ones may saturate on AVX2, onnxruntime's quantization notes say), so the
-approximate similarity ``ŝ = (c - zero)·code * a * step`` is known to float64 rounding, and so is its
-distance from the true one::
+has pushed them out of the caches. This pass reads a quarter of the bytes: the vectors as 8-bit codes
+with one step for all (``x ≈ code * step``, ``step = max|x| / 127``), the query as 8-bit codes too
+(``q ≈ (c - z) * a``, ONNX's ``DynamicQuantizeLinear``), multiplied as integers by onnxruntime's
+``MatMulInteger`` (MLAS's quantized GEMM, the codes a constant that it packs once, when the session is
+created). Integer products of unsigned 8-bit values (the vector codes carry a zero point of 128) are
+exact on every MLAS kernel (the signed-by-unsigned ones may saturate on AVX2, onnxruntime's quantization
+notes say), so the approximate inner product ``ŝ = (c - z)·code * a * step`` is known to rounding, and
+so is its distance from the true one::
 
-    |q·x - ŝ| <= ||q||_1 * step / 2 + max|q - q̂| * ||x̂||_1
+    |q·x - ŝ| <= ||q||_1 * step / 2 + a / 2 * max ||x̂||_1,   ||q||_1 <= sqrt(dims) * |q|
 
-(the vector's rounding is at most half its step in each dimension, the query's at most ``max|q - q̂|``,
-computed from the query's own codes). ``candidates`` turns the bound into the chunks that the float32
-scan's ``ranking.near_positions`` could keep: every other chunk is farther than the shortlist-th best
-document by more than the float32 error the exact path allows for. The caller computes the
-candidates' float32 distances the same way the full scan does and ranks them as before, so a search
-returns what the full scan returns, to the last bit (tests/vectors/test_int8_scan.py).
+(each dimension of a vector is at most half a step from its code's value, the query's at most a / 2).
+``candidates`` turns the bound into the chunks that the float32 scan's ``ranking.near_positions``
+could keep; the caller ranks them in float64 as the scan does the ones it keeps, so a search returns
+what the scan returns, to the last bit (tests/storage/test_int8_scan.py, tests/vectors/test_int8_knn.py;
+the bound itself against onnxruntime's quantization by a property test).
 
-Inner products only (``cosine`` and ``ip``); an ``l2`` index keeps the float32 scan.
+Inner products only (``cosine`` and ``ip``); an ``l2`` index keeps the float32 scan. Where the pass
+does not pay (few chunks, many left after it) the scan runs instead: see the constants below and
+docs/vector_index.md.
 """
 from __future__ import annotations
 
