@@ -37,7 +37,10 @@ SLACK = 1e-4       # on half a step: float32's rounding of x / step and q / a (<
 ROUNDING = 1e-4    # of 1 + |q| max|x|: more than the float32 rounding of the session's sums and products
 TINY = 1e-30       # a row whose largest |value| is below this gets no codes (subnormal steps)
 ZERO = 128          # the vector codes' zero point: codes in 1..255 stand for -127..127
-BUILD_AFTER = 16    # searches of one state of the index before its codes are built (``Searching``)
+# Searches of one state of the index before its codes are built (``Searching``): the build (~9 ms of
+# numpy and 2-5 ms for the session on the manual) pays for itself after ~100 searches at ~0.13 ms each;
+# building after 64 keeps a table written every few dozen searches from paying it again and again
+BUILD_AFTER = 64
 MIN_CHUNKS = 2048   # fewer live chunks: the float32 scan (``Searching._int8_pass``)
 LARGEST = 1e15     # vectors (and queries) longer than this: the float32 scan (no float32 overflow below)
 SMALLEST = 1e-15   # the query's |q| max|x| below this: the float32 scan (no subnormal query scale)
