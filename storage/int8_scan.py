@@ -25,6 +25,7 @@ docs/vector_index.md.
 """
 from __future__ import annotations
 
+import base64
 import math
 from typing import Any
 
@@ -74,7 +75,7 @@ class Int8Pass:
         self.root_dims = math.sqrt(self.dims) * (1.0 + SLACK)
         codes_t = np.ascontiguousarray(codes.T).view(np.uint8)
         codes_t ^= 0x80                         # + ZERO, as unsigned bytes
-        self._session = _session(codes_t)
+        self._session, self._codes = _session(codes_t)
         self._seen: dict[int, list] = {}        # shortlist -> [mean candidates, searches since the last try]
 
     def worth(self, shortlist: int) -> bool:
@@ -133,26 +134,46 @@ def candidates(dots: np.ndarray, unit: float, bound: float, groups: ranking.Grou
     return (dots >= cut).nonzero()[0]
 
 
-def _session(codes_t: np.ndarray) -> Any:
-    """A one-thread onnxruntime session: the query's 8-bit codes c (``DynamicQuantizeLinear``: scale
-    a, zero point z) and their exact integer products with the vector codes (``MatMulInteger``)."""
-    import onnxruntime as ort
+GRAPH = base64.b64decode(
+    "CAg6uAEKIwoBcRIBYxIBYRIBeiIVRHluYW1pY1F1YW50aXplTGluZWFyCigKAWMKBWNvZGVzCgF6CgR6ZXJvEgRkb3RzIg1NYXRN"
+    "dWxJbnRlZ2VyEglpbnQ4X3NjYW4qCxACQgR6ZXJvSgGAKhAIAQgBEAJCBWNvZGVzSgEAWhcKAXESEgoQCAESDAoCCAEKBhIEZGlt"
+    "c2IXCgRkb3RzEg8KDQgGEgkKAggBCgMSAW5iCwoBYRIGCgQIARIAQgQKABAN")
+
+
+def build_graph() -> bytes:
+    """The session's graph, serialized by onnx: the query's 8-bit codes c (``DynamicQuantizeLinear``:
+    scale a, zero point z) and their exact integer products with the vector codes (``MatMulInteger``),
+    the codes a 1 x 1 placeholder that each session replaces. ``GRAPH`` holds these bytes, so that a
+    search never imports onnx (~0.85 s: its ml_dtypes); tests/storage/test_int8_scan.py compares them."""
     from onnx import TensorProto, helper, numpy_helper
 
-    dims, n = codes_t.shape
     nodes = [helper.make_node("DynamicQuantizeLinear", ["q"], ["c", "a", "z"]),
              helper.make_node("MatMulInteger", ["c", "codes", "z", "zero"], ["dots"])]
     graph = helper.make_graph(
-        nodes, "int8_scan", [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, dims])],
-        [helper.make_tensor_value_info("dots", TensorProto.INT32, [1, n]),
+        nodes, "int8_scan", [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, "dims"])],
+        [helper.make_tensor_value_info("dots", TensorProto.INT32, [1, "n"]),
          helper.make_tensor_value_info("a", TensorProto.FLOAT, [])],
-        [numpy_helper.from_array(codes_t, "codes"), numpy_helper.from_array(np.array(ZERO, np.uint8), "zero")])
+        [numpy_helper.from_array(np.array(ZERO, np.uint8), "zero"),
+         numpy_helper.from_array(np.zeros((1, 1), np.uint8), "codes")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
+    return model.SerializeToString()
+
+
+def _session(codes_t: np.ndarray) -> tuple[Any, Any]:
+    """A one-thread onnxruntime session of ``GRAPH`` with ``codes_t`` (dims x n, unsigned) in place of
+    its placeholder: a constant initializer, packed once by MLAS when the session is created. (The
+    graph's own shapes are the placeholder's: onnxruntime checks the outputs' against them and only
+    logs the difference, at a level the session does not log.) Returns the session and the codes'
+    OrtValue, which must live as long as the session."""
+    import onnxruntime as ort
+
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.log_severity_level = 3
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    codes = ort.OrtValue.ortvalue_from_numpy(codes_t)
+    options.add_initializer("codes", codes)
+    return ort.InferenceSession(GRAPH, options, providers=["CPUExecutionProvider"]), codes
