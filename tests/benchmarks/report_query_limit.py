@@ -339,7 +339,12 @@ NOTES = [
     "difference 96-100 us), `SELECT id, title, knn_dist()` 839 -> 740 and 739 -> 622; hybrid_match "
     "4363 -> 4285 (300 pairs); first-time knn / model in the same turns 1.214 -> 1.244, "
     "1.141 -> 1.101, 1.212 -> 1.183, 1.227 -> 1.184 (the model's own p50 moved 3.8-7.2 ms with the "
-    "load: a first-time ratio moves by more than the change). Not done: for `SELECT id` alone the hits "
+    "load: a first-time ratio moves by more than the change); in alternating blocks of 12 in one process "
+    "(bare model, knn by main's path, knn by the new one; first-time texts, 396 calls a side, 3 runs, "
+    "load 4.8-5.1, the model's p50 7.5-8.0 ms at that load) knn / model 1.122 -> 1.092, 1.167 -> 1.138, "
+    "1.109 -> 1.089, the knn call 0.16-0.22 ms faster. Every cached SELECT gets the short bracket: "
+    "MAX_EXECUTION_TIME (hint or session), statement_timeout, sql_select_limit and max_result_bytes "
+    "still send it the general way (tests/vectors/test_knn_direct.py). Not done: for `SELECT id` alone the hits "
     "are the rows (the index holds only the table's documents), but the read by id is also the "
     "statement's catalog check, and a `PRAGMA schema_version` in its place costs two thirds of it.",
     "- Tried for the scan and dropped (right after a model run, p50): numpy's `xb @ q` (OpenBLAS sgemv) 0.47 "
