@@ -2,28 +2,30 @@
 
 The exact scan of every live chunk (``Searching._scan_live``) reads all their float32 vectors: on a
 table of a few thousand chunks that is megabytes, read back from memory after the query's model run
-has pushed them out of the caches. This pass reads a quarter of the bytes: each vector as 8-bit codes
-with a scale of its own (``x ≈ code * step``, ``step = max|x| / 127``), the query as 8-bit codes too
-(``q ≈ (c - zero) * a``), multiplied as integers by onnxruntime's ``MatMulInteger`` (MLAS's quantized
-GEMM, the codes a constant that it packs once, at the session's creation). Integer products of
-unsigned 8-bit values (the vector codes carry a zero point of 128) are exact on every MLAS kernel (the
-signed-by-unsigned ones may saturate on AVX2, onnxruntime's quantization notes say), so the
-approximate similarity ``ŝ = (c - zero)·code * a * step`` is known to float64 rounding, and so is its
-distance from the true one::
+has pushed them out of the caches. This pass reads a quarter of the bytes: the vectors as 8-bit codes
+with one step for all (``x ≈ code * step``, ``step = max|x| / 127``), the query as 8-bit codes too
+(``q ≈ (c - z) * a``, ONNX's ``DynamicQuantizeLinear``), multiplied as integers by onnxruntime's
+``MatMulInteger`` (MLAS's quantized GEMM, the codes a constant that it packs once, when the session is
+created). Integer products of unsigned 8-bit values (the vector codes carry a zero point of 128) are
+exact on every MLAS kernel (the signed-by-unsigned ones may saturate on AVX2, onnxruntime's quantization
+notes say), so the approximate inner product ``ŝ = (c - z)·code * a * step`` is known to rounding, and
+so is its distance from the true one::
 
-    |q·x - ŝ| <= ||q||_1 * step / 2 + max|q - q̂| * ||x̂||_1
+    |q·x - ŝ| <= ||q||_1 * step / 2 + a / 2 * max ||x̂||_1,   ||q||_1 <= sqrt(dims) * |q|
 
-(the vector's rounding is at most half its step in each dimension, the query's at most ``max|q - q̂|``,
-computed from the query's own codes). ``candidates`` turns the bound into the chunks that the float32
-scan's ``ranking.near_positions`` could keep: every other chunk is farther than the shortlist-th best
-document by more than the float32 error the exact path allows for. The caller computes the
-candidates' float32 distances the same way the full scan does and ranks them as before, so a search
-returns what the full scan returns, to the last bit (tests/vectors/test_int8_scan.py).
+(each dimension of a vector is at most half a step from its code's value, the query's at most a / 2).
+``candidates`` turns the bound into the chunks that the float32 scan's ``ranking.near_positions``
+could keep; the caller ranks them in float64 as the scan does the ones it keeps, so a search returns
+what the scan returns, to the last bit (tests/storage/test_int8_scan.py, tests/vectors/test_int8_knn.py;
+the bound itself against onnxruntime's quantization by a property test).
 
-Inner products only (``cosine`` and ``ip``); an ``l2`` index keeps the float32 scan.
+Inner products only (``cosine`` and ``ip``); an ``l2`` index keeps the float32 scan. Where the pass
+does not pay (few chunks, many left after it) the scan runs instead: see the constants below and
+docs/vector_index.md.
 """
 from __future__ import annotations
 
+import base64
 import math
 from typing import Any
 
@@ -35,7 +37,10 @@ SLACK = 1e-4       # on half a step: float32's rounding of x / step and q / a (<
 ROUNDING = 1e-4    # of 1 + |q| max|x|: more than the float32 rounding of the session's sums and products
 TINY = 1e-30       # a row whose largest |value| is below this gets no codes (subnormal steps)
 ZERO = 128          # the vector codes' zero point: codes in 1..255 stand for -127..127
-BUILD_AFTER = 16    # searches of one state of the index before its codes are built (``Searching``)
+# Searches of one state of the index before its codes are built (``Searching``): the build (~9 ms of
+# numpy and 2-5 ms for the session on the manual) pays for itself after ~100 searches at ~0.13 ms each;
+# building after 64 keeps a table written every few dozen searches from paying it again and again
+BUILD_AFTER = 64
 MIN_CHUNKS = 2048   # fewer live chunks: the float32 scan (``Searching._int8_pass``)
 LARGEST = 1e15     # vectors (and queries) longer than this: the float32 scan (no float32 overflow below)
 SMALLEST = 1e-15   # the query's |q| max|x| below this: the float32 scan (no subnormal query scale)
@@ -73,7 +78,7 @@ class Int8Pass:
         self.root_dims = math.sqrt(self.dims) * (1.0 + SLACK)
         codes_t = np.ascontiguousarray(codes.T).view(np.uint8)
         codes_t ^= 0x80                         # + ZERO, as unsigned bytes
-        self._session = _session(codes_t)
+        self._session, self._codes = _session(codes_t)
         self._seen: dict[int, list] = {}        # shortlist -> [mean candidates, searches since the last try]
 
     def worth(self, shortlist: int) -> bool:
@@ -132,26 +137,46 @@ def candidates(dots: np.ndarray, unit: float, bound: float, groups: ranking.Grou
     return (dots >= cut).nonzero()[0]
 
 
-def _session(codes_t: np.ndarray) -> Any:
-    """A one-thread onnxruntime session: the query's 8-bit codes c (``DynamicQuantizeLinear``: scale
-    a, zero point z) and their exact integer products with the vector codes (``MatMulInteger``)."""
-    import onnxruntime as ort
+GRAPH = base64.b64decode(
+    "CAg6uAEKIwoBcRIBYxIBYRIBeiIVRHluYW1pY1F1YW50aXplTGluZWFyCigKAWMKBWNvZGVzCgF6CgR6ZXJvEgRkb3RzIg1NYXRN"
+    "dWxJbnRlZ2VyEglpbnQ4X3NjYW4qCxACQgR6ZXJvSgGAKhAIAQgBEAJCBWNvZGVzSgEAWhcKAXESEgoQCAESDAoCCAEKBhIEZGlt"
+    "c2IXCgRkb3RzEg8KDQgGEgkKAggBCgMSAW5iCwoBYRIGCgQIARIAQgQKABAN")
+
+
+def build_graph() -> bytes:
+    """The session's graph, serialized by onnx: the query's 8-bit codes c (``DynamicQuantizeLinear``:
+    scale a, zero point z) and their exact integer products with the vector codes (``MatMulInteger``),
+    the codes a 1 x 1 placeholder that each session replaces. ``GRAPH`` holds these bytes, so that a
+    search never imports onnx (~0.85 s: its ml_dtypes); tests/storage/test_int8_scan.py compares them."""
     from onnx import TensorProto, helper, numpy_helper
 
-    dims, n = codes_t.shape
     nodes = [helper.make_node("DynamicQuantizeLinear", ["q"], ["c", "a", "z"]),
              helper.make_node("MatMulInteger", ["c", "codes", "z", "zero"], ["dots"])]
     graph = helper.make_graph(
-        nodes, "int8_scan", [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, dims])],
-        [helper.make_tensor_value_info("dots", TensorProto.INT32, [1, n]),
+        nodes, "int8_scan", [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, "dims"])],
+        [helper.make_tensor_value_info("dots", TensorProto.INT32, [1, "n"]),
          helper.make_tensor_value_info("a", TensorProto.FLOAT, [])],
-        [numpy_helper.from_array(codes_t, "codes"), numpy_helper.from_array(np.array(ZERO, np.uint8), "zero")])
+        [numpy_helper.from_array(np.array(ZERO, np.uint8), "zero"),
+         numpy_helper.from_array(np.zeros((1, 1), np.uint8), "codes")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
+    return model.SerializeToString()
+
+
+def _session(codes_t: np.ndarray) -> tuple[Any, Any]:
+    """A one-thread onnxruntime session of ``GRAPH`` with ``codes_t`` (dims x n, unsigned) in place of
+    its placeholder: a constant initializer, packed once by MLAS when the session is created. (The
+    graph's own shapes are the placeholder's: onnxruntime checks the outputs' against them and only
+    logs the difference, at a level the session does not log.) Returns the session and the codes'
+    OrtValue, which must live as long as the session."""
+    import onnxruntime as ort
+
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.log_severity_level = 3
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    codes = ort.OrtValue.ortvalue_from_numpy(codes_t)
+    options.add_initializer("codes", codes)
+    return ort.InferenceSession(GRAPH, options, providers=["CPUExecutionProvider"]), codes

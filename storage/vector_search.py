@@ -2,7 +2,8 @@
 
 ``Searching`` is the read half of ``VectorIndex`` (storage/vectors.py holds the state and the writes):
 ``search`` finds the candidates and sizes the search (``vector_plan``), then runs it exactly (one pass
-over the candidates' float32 vectors or codes) or through the graph (an ``IDSelectorBitmap`` keeps dead
+over the candidates' float32 vectors or codes; every live chunk of a large cosine or ip index first
+through ``int8_scan``'s 8-bit pass, with an exact bound) or through the graph (an ``IDSelectorBitmap`` keeps dead
 and filtered-out positions out), and ranks documents by their closest chunk in float64
 (``ranking``); a quantized index takes a shortlist from its codes and rescores it with the exact
 vectors SQLite holds. Every method here runs under the index's read lock.

@@ -6,7 +6,10 @@ A write that embeds and opens its own transaction (INSERT/REPLACE ... VALUES or 
 ``from`` column, executemany of them, LOAD DATA) embeds before it takes SQLite's write lock: the bracket runs its first
 pass (``statements/embed_first.py``: rows evaluated, texts cut, the model run, no transaction open),
 then BEGIN IMMEDIATE, then the statement, which finds its cuts and vectors made. Other writers wait
-for its SQLite writes only (docs/durability.md)."""
+for its SQLite writes only (docs/durability.md).
+
+A SELECT whose plan is cached takes a shorter way (``_direct``): no bracket, its catalog check after
+its read (``Database.read_unchanged``), the general way again when anything was committed since."""
 from __future__ import annotations
 
 import contextlib
@@ -66,7 +69,7 @@ def _direct(db: Database, stmt: ast.Query, params: Params) -> Result | None:
         variables.record(db, "select", result)
         return result
     except Exception:
-        if not db.read_unchanged():
+        if not db.read_unchanged() and not db.check_cancelled():
             return None             # perhaps the catalog's fault: the general path checks it first
         db.reload_catalog()         # as the bracket does
         raise

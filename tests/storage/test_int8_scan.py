@@ -7,6 +7,8 @@ chunks, k 10 and 50, after writes (the codes are rebuilt), on cosine and ip inde
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -193,3 +195,17 @@ def test_a_shortlist_whose_searches_leave_many_chunks_takes_the_float32_scan(mon
     assert len(tried) == 3                                  # the first, then every RETRY-th
     first = index._derived["int8"]
     assert first.worth(1)
+
+
+def test_the_stored_graph_is_what_onnx_builds():
+    """``GRAPH`` (so that a search never imports onnx) is the bytes onnx.helper serializes."""
+    assert int8_scan.GRAPH == int8_scan.build_graph()
+
+
+def test_a_pass_imports_no_onnx():
+    """Building and running a pass loads onnxruntime only (onnx's import alone takes ~0.85 s)."""
+    code = ("import sys, numpy as np; from tesseradb.storage import int8_scan; "
+            "p = int8_scan.Int8Pass(np.random.default_rng(0).normal(size=(64, 8)).astype(np.float32)); "
+            "p.scores(np.ones((1, 8), np.float32), 8 ** 0.5); print(sorted(m for m in ('onnx', 'onnxruntime') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["['onnxruntime']"]

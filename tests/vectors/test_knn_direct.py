@@ -233,3 +233,24 @@ def test_cached_selects_see_another_connections_ddl_and_writes(cached, tmp_path)
     assert str(seen.value) == str(expected.value)
     con.close()
     other.close()
+
+
+def test_a_cached_select_keeps_its_time_limits(cached):
+    """MAX_EXECUTION_TIME (the hint or the session's) holds on every execute of a cached plan: such a
+    statement takes the general path. The plan is made by a fast execute, then a slow one must stop."""
+    con = tesseradb.connect()
+    con.execute("CREATE TABLE p (a int, b int)")
+    con.executemany("INSERT INTO p (id, a, b) VALUES (?, ?, 1)", [(i, i) for i in range(1, 401)])
+    con.commit()
+    three = "SELECT {hint} x.id FROM p AS x, p AS y, p AS z WHERE x.b = ? AND x.a + y.a + z.a = -1"
+    for hint in ("/*+ MAX_EXECUTION_TIME(50) */", ""):
+        if not hint:
+            con.execute("SET max_execution_time = 50")
+        sql = three.format(hint=hint)
+        assert con.execute(sql, (2,)).fetchall() == [] and con.execute(sql, (2,)).fetchall() == []
+        with pytest.raises(tesseradb.OperationalError, match="maximum statement execution time exceeded"):
+            con.execute(sql, (1,))          # 64 million rows to look at
+    con.execute("SET max_execution_time = 0")
+    sql = three.format(hint="")
+    assert con.execute(sql, (2,)).fetchall() == [] and con.execute(sql, (2,)).fetchall() == []
+    assert cached[0] == 1       # that shape takes the cached path when nothing limits it

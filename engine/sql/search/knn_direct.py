@@ -7,11 +7,12 @@ window, a literal LIMIT/OFFSET at most, the same rows come from one cached state
 hits' rows by id (``WHERE id IN (?, ...)``, one statement per number of hits up to
 ``IN_LIST_MAX``, more bound as one array, ``IN carray(?)``: right after a model run 10 ids took 70 us
 p50 as a list, 89 as an array), the hits' own values put in
-place and the rows ordered in Python as the general plan's ORDER BY orders them: by distance then id
-(or by the ranking's position, ``{mmr}`` / ``{length_penalty}``), then cut by LIMIT/OFFSET. Right
-after a model run each SQLite call and each Python step costs about three times its warm time
-(docs/benchmarks.md, "knn's engine work"): this saves the TEMP fill (three statements in one call)
-and the join's sort.
+place and the rows kept in the hits' order, which is the general plan's ORDER BY: run_knn returns
+them by distance, ties by id (or in the ranking's order, ``{mmr}`` / ``{length_penalty}``, the
+general plan's position column), then cut by LIMIT/OFFSET. Right after a model run each SQLite call
+and each Python step costs about three times its warm time (docs/benchmarks.md, "knn's engine
+work"): this saves the TEMP fill (three statements in one call), the join and its sort. The
+executor runs it with a short bracket and checks the catalog after the read (sql/executor._direct).
 
 The result's columns (names and declared types) are those of the general plan's first execute
 (``Direct.columns``); until it ran, a statement takes the general path. A hit whose document the table

@@ -91,12 +91,12 @@ def _direct_result(direct: Any, rows: list[tuple]) -> Result:
 
 
 def plain_read(db: Database, expr: exp.Expression) -> bool:
-    """Whether a SELECT runs with no time limit (statement_timeout, max_execution_time; a hint makes
-    no plan direct: search/knn_direct.window) and every row of its result goes to the client (no
+    """Whether a SELECT runs with no time limit (statement_timeout, max_execution_time, a hint) and
+    every row of its result goes to the client (no
     sql_select_limit, no max_result_bytes): what the executor's direct path leaves out."""
     session = db.session
-    if db.timeout or db.max_result_bytes is not None or session is None:
-        return False
+    if db.timeout or db.max_result_bytes is not None or session is None or expr.args.get("hint") is not None:
+        return False        # a hint may be MAX_EXECUTION_TIME's (sql/mysql/time_limit.py)
     system = session.system
     return not int(system.get("max_execution_time") or 0) > 0 and (
         int(system.get("sql_select_limit", _NO_LIMIT)) >= _NO_LIMIT or expr.args.get("limit") is not None)
