@@ -178,6 +178,13 @@ CHANGES = [
     "1 (5,000 random 384-d vectors: 3.0 s vs 1.3 s wall, load 4). The markdown outline (0.39 CPU s: "
     "markdown-it's block rules alone already) and the planner's other 0.2 s. The overlap costs the model some "
     "CPU: its batches share the cores with the read-ahead for a few seconds.",
+    "", "Runs of session 44 (h44m) after these changes, each whole manual, 2 rounds, other helpers working: "
+    "at load 4.0-5.4 the engine's own CPU outside the model's batches was 3.2 / 3.1 s (2.7%), CPU share 0.0% / "
+    "4.0%; at load 3.2-4.8, 3.4 / 3.3 s (3.2% / 3.1%), CPU share 7.4% / 5.3%; the table above is the last run "
+    "(load 0.5 at its start, 2.9-3.2 during its rounds: other helpers started again). Stored vs bare: "
+    "max |stored - bare| 0.0 each time. Session 43's quiet run (the lead, load "
+    "1.4-2.2): own CPU 4.4 / 4.0 s (4.1% / 3.7%), CPU share 5.8% / 1.8%, wall 58.5 / 56.5 s, wall share 7.9% "
+    "/ 3.9%. The wall share on a quiet machine is left to the next quiet run.",
     "", "Runs of session 43, each whole manual, 2 rounds, other helpers working: at load 0.7 -> 2.0 (before "
     "the query session was warmed up and the batches timed) the engine took 56.6 and 53.7 s, the bare model "
     "52.4 and 52.5 s: CPU share 5.2% and 0.7%, wall share 8.0% and 2.3% (the first round pays the first "
