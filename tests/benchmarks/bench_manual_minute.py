@@ -54,7 +54,8 @@ TARGET_SECONDS, TARGET_SHARE = 60.0, 0.05
 # py-spy frames ('function (file:line)') -> the part of the load they belong to: a sample goes to the
 # part of its innermost frame that names one (the first part that matches; none: "other")
 PARTS = [
-    ("tokenizing documents for the chunk planner", ("Model.token_offsets", "Model.count_tokens")),
+    ("tokenizing documents for the chunk planner", ("Model.token_offsets", "Model.count_tokens", "Model.page_tokens",
+                                                    "token_ids.py")),
     ("model (Model.embed: tokenizing the chunks, the onnxruntime batches)", ("Session.run", "onnxruntime", "Model.embed",
                                                                             "Model._run", "runner.py", "pooling.py")),
     ("markdown outline (markdown-it)", ("markdown_it/", "markdown_chunks.py")),
@@ -89,7 +90,7 @@ class Recorder:
 
         def embed(texts, **kw):
             if self.active and not kw.get("query"):
-                self.calls.append(list(texts))
+                self.calls.append([str(t) for t in texts])   # plain text: the bare model tokenizes it
             return inner(texts, **kw)
 
         def timed_run(*args, **kw):

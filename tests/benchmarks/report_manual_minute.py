@@ -153,13 +153,32 @@ CHANGES = [
     "while the read-ahead cuts its other documents, then embeds those from their cuts: the model starts "
     "0.2 s into the statement instead of 1.1 s. Each text's cut and vector are the same whichever call makes "
     "them (stored vs bare above: max |stored - bare| 0.0).",
-    "", "Left as they are: the FAISS HNSW graph built at COMMIT (1.0-1.7 CPU s, 0.8 s wall, OpenMP threads); "
-    "the chunk rows' full-text trigger, whose `substr()` reads the page's body again for every chunk (0.45 s "
-    "for 5,097 chunk rows, of which the full-text itself is 0.07 s: it grows with the square of a page's "
-    "length, most of it Changelog.md); tokenizing the whole pages for the chunk planner (1.3 CPU s: "
-    "`Model.embed` tokenizes the chunks again); the markdown outline (0.39 CPU s) and the planner (0.3 s). "
-    "The overlap costs the model some CPU: its batches share the cores with the read-ahead for a few seconds.",
-    "", "Runs of this session, each whole manual, 2 rounds, other helpers working: at load 0.7 -> 2.0 (before "
+    "", "What changed in session 44 (h44m), measured with the same stand-in model (vectors at no cost; each "
+    "figure the engine's CPU time for the whole manual, other helpers working, load 3-4):",
+    "- **Chunk full-text entries from the writer** (`storage/chunk_table.write_chunks`, `storage/fulltext."
+    "ChunkTextIndex`): the trigger's `substr()` read the page's body again for every chunk (quadratic in a "
+    "page's length). The rows' writer now gives the chunks their ids and adds their entries first, cut in "
+    "Python from the text it holds; the trigger skips a chunk that has an entry and still indexes any other "
+    "(a number in a text column, a row written by another tool). A file with the previous trigger gets the "
+    "new one when opened (same entries: nothing rebuilt); until then its trigger alone indexes. Chunk rows "
+    "with their full-text: 0.49-0.57 -> 0.12-0.15 CPU s.",
+    "- **Tokenizing once** (`embed/token_ids.py`): a chunk cut at word boundaries (no token or word across "
+    "its edges) with at most the window's tokens brings its ids from the page's tokens, which the planner "
+    "made; `Model.embed` wraps them in the tokenizer's special tokens instead of tokenizing the chunk again "
+    "(a BERT WordPiece tokenizer, no document prefix, no context line; any other chunk is tokenized as "
+    "before). The bare side gets the chunks as plain text and tokenizes them, as a user's call would. "
+    "Paired runs: engine CPU 4.3-4.7 / 3.3-3.4 s with it, 5.0-5.6 / 4.6-5.2 s without.",
+    "- **Planner**: the tokenizer's offsets are used as they are (no copy) and a window ends at its last "
+    "token's end when the ends never decrease: `plan_chunks` over the manual 0.37 -> 0.22 CPU s.",
+    "", "Left as they are: the FAISS HNSW graph built at COMMIT (1.0-1.7 CPU s, 0.8 s wall on a quiet "
+    "machine). Building it while the model embeds cannot lower the wall much: the quiet run above kept both "
+    "cores busy (56.0 CPU s per core in 56.5 s), so the graph would take its CPU from the model's batches, "
+    "and at COMMIT it already runs on both cores (OpenMP); what the overlap could win is the ~0.5 s the "
+    "cores idle. Not tried. Noticed: on the loaded machine FAISS's OpenMP add was slower on 2 threads than on "
+    "1 (5,000 random 384-d vectors: 3.0 s vs 1.3 s wall, load 4). The markdown outline (0.39 CPU s: "
+    "markdown-it's block rules alone already) and the planner's other 0.2 s. The overlap costs the model some "
+    "CPU: its batches share the cores with the read-ahead for a few seconds.",
+    "", "Runs of session 43, each whole manual, 2 rounds, other helpers working: at load 0.7 -> 2.0 (before "
     "the query session was warmed up and the batches timed) the engine took 56.6 and 53.7 s, the bare model "
     "52.4 and 52.5 s: CPU share 5.2% and 0.7%, wall share 8.0% and 2.3% (the first round pays the first "
     "LOAD DATA's imports and the query session); the table above is the last run. The wall share on a quiet "
