@@ -364,7 +364,11 @@ NOTES = [
     "in the same turns), fusion 0.2, the read by id 0.07. So the ratio hangs on whether the text side "
     "runs beside the model (a free core) or before it: bench_query_limit --every 1 --rounds 150, three "
     "runs after the change, hybrid / knn call by call 1.341 / 1.315 / 1.283, in blocks 1.366 / 1.313 / "
-    "1.365 (load 3.7, 2.9, 2.6; in the last run the text side ran beside the model in 147 of 150 calls).",
+    "1.365 (load 3.7, 2.9, 2.6); three more when the machine went quiet (load 0.4-0.7, the model's p50 "
+    "2.9-3.3 ms): call by call 1.288 / 1.282 / 1.289, in blocks 1.280 / 1.337 / 1.255 (the last run kept "
+    "above; its text side ran beside the model in 146 of 150 calls). With the model at ~3 ms, what "
+    "hybrid_match does outside the model's run, 1.57 ms p50 against knn's 0.89 (the window-50 knn side, "
+    "fusion, waiting for the text side's thread, the side set-up), is most of the ratio's 0.28.",
     "- Tried for the scan and dropped (right after a model run, p50): numpy's `xb @ q` (OpenBLAS sgemv) 0.47 "
     "ms with one thread, 6.2 ms with its default threads, against FAISS's 0.24; onnxruntime's MatMul 0.45 "
     "(one thread) and 0.29 ms (two) against 0.21; the scan split in two halves over a second thread 0.28 "
