@@ -368,7 +368,15 @@ NOTES = [
     "2.9-3.3 ms): call by call 1.288 / 1.282 / 1.289, in blocks 1.280 / 1.337 / 1.255 (the last run kept "
     "above; its text side ran beside the model in 146 of 150 calls). With the model at ~3 ms, what "
     "hybrid_match does outside the model's run, 1.57 ms p50 against knn's 0.89 (the window-50 knn side, "
-    "fusion, waiting for the text side's thread, the side set-up), is most of the ratio's 0.28.",
+    "fusion, waiting for the text side's thread, the side set-up), is most of the ratio's 0.28. Timed "
+    "piece by piece (`perf_counter` wrappers, 300 statements after a bare model run, load 0.7): the model "
+    "inside hybrid_match 3.46 ms against 3.07 inside knn (the text side's thread beside it), the knn side "
+    "(k 50) 0.72, fusion 0.084, the read by id 0.058, the side set-up ~0.3 (of it `spare_core` 0.052 and "
+    "LIMIT worked out twice per statement, 0.032). Removed: /proc/loadavg is opened once and read with one "
+    "`pread` (three system calls before), a literal LIMIT/OFFSET is worked out once per plan: paired in "
+    "one process (main's two functions in turns with the new ones, 500 statements a side after a bare "
+    "model run) 6.39 -> 6.26 and 6.40 -> 6.30 ms p50, paired median difference 0.054 and 0.052 ms "
+    "(load 0.5-2.8).",
     "- Tried for the scan and dropped (right after a model run, p50): numpy's `xb @ q` (OpenBLAS sgemv) 0.47 "
     "ms with one thread, 6.2 ms with its default threads, against FAISS's 0.24; onnxruntime's MatMul 0.45 "
     "(one thread) and 0.29 ms (two) against 0.21; the scan split in two halves over a second thread 0.28 "

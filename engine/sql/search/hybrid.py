@@ -90,6 +90,9 @@ class Search:
             concurrent.futures.wait([self.early])
 
 
+_LITERAL_LIMIT = (exp.Select, exp.Limit, exp.Offset, exp.Literal)
+
+
 @dataclass
 class SideSpec:
     """What the sides are, as written (value-independent): each execute of the statement makes its
@@ -103,13 +106,23 @@ class SideSpec:
     filter_sql: str | None = None
     needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
     planned: bool = False                                 # filter_sql is known: a text side may start early
+    fixed_k: int | None = None    # LIMIT + OFFSET when neither is a parameter (shown_k)
     shown_first: bool = False     # the query shows the fused list's first LIMIT + OFFSET rows as they are (no
                                   # ORDER BY, post-fusion condition, join, grouping or rerank): only they need passages
+
+    def shown_k(self, bound: dict[str, Any]) -> int:
+        """LIMIT + OFFSET (``limit_k``), worked out once when neither is a parameter."""
+        if self.fixed_k is not None:
+            return self.fixed_k
+        k = limit_k(self.limits, bound)
+        if all(isinstance(node, _LITERAL_LIMIT) for node in self.limits.walk()):
+            self.fixed_k = k            # LIMIT/OFFSET are plain numbers: no execute changes them
+        return k
 
     def build(self, db: Database, bound: dict[str, Any]) -> tuple[list[Search], int, str, Table]:
         sides = [resolve_side(db, node, bound, self.tables, name) for node, name in self.texts]
         names = {id(node): name for node, name in self.knns if name}
-        default_k = limit_k(self.limits, bound)
+        default_k = self.shown_k(bound)
         early = (self.filter_sql,) if self.planned else None
         searches, alias, table = _searches(db, bound, self.opts, sides, [n for n, _ in self.knns], self.hybrids,
                                            names, self.tables, default_k, early)
@@ -126,7 +139,7 @@ class Prepare:
     def __init__(self, db: Database, spec: SideSpec, bound: dict[str, Any]):
         self.db, self.spec = db, spec
         self.searches, self.window, self.alias, self.table = spec.build(db, bound)
-        self.shown = limit_k(spec.limits, bound)         # LIMIT + OFFSET
+        self.shown = spec.shown_k(bound)                  # LIMIT + OFFSET
         self.rerank_text = rerank_stage.query_text([n for n, _ in spec.texts], [n for n, _ in spec.knns], spec.hybrids,
                                                    bound) if spec.opts.rerank else None
 
