@@ -376,7 +376,13 @@ NOTES = [
     "`pread` (three system calls before), a literal LIMIT/OFFSET is worked out once per plan: paired in "
     "one process (main's two functions in turns with the new ones, 500 statements a side after a bare "
     "model run) 6.39 -> 6.26 and 6.40 -> 6.30 ms p50, paired median difference 0.054 and 0.052 ms "
-    "(load 0.5-2.8).",
+    "(load 0.5-2.8). bench_query_limit --every 1 --rounds 150 after it, two runs at load 3.2-3.5 (the "
+    "last kept above; the text side ran on the caller's thread in all 150 calls, no core spare): hybrid / "
+    "knn call by call 1.265 / 1.289, in blocks 1.439 / 1.453. Tried, not kept: starting the text side "
+    "after the model run, beside the knn side's scan (the model ran 0.39 ms slower with the text side's "
+    "thread beside it): 0.044 and 0.057 ms p50 faster paired (400 and 600 statements a side, load ~3), "
+    "the same rows, too little to change where the design says the side runs without a quiet-machine "
+    "measurement.",
     "- Tried for the scan and dropped (right after a model run, p50): numpy's `xb @ q` (OpenBLAS sgemv) 0.47 "
     "ms with one thread, 6.2 ms with its default threads, against FAISS's 0.24; onnxruntime's MatMul 0.45 "
     "(one thread) and 0.29 ms (two) against 0.21; the scan split in two halves over a second thread 0.28 "
