@@ -26,12 +26,15 @@ docs/vector_index.md.
 from __future__ import annotations
 
 import base64
+import logging
 import math
 from typing import Any
 
 import numpy as np
 
 from . import ranking
+
+log = logging.getLogger(__name__)
 
 SLACK = 1e-4       # on half a step: float32's rounding of x / step and q / a (< 2e-5 of a step)
 ROUNDING = 1e-4    # of 1 + |q| max|x|: more than the float32 rounding of the session's sums and products
@@ -78,7 +81,14 @@ class Int8Pass:
         self.root_dims = math.sqrt(self.dims) * (1.0 + SLACK)
         codes_t = np.ascontiguousarray(codes.T).view(np.uint8)
         codes_t ^= 0x80                         # + ZERO, as unsigned bytes
-        self._session, self._codes = _session(codes_t)
+        try:
+            self._session, self._codes = _session(codes_t)
+        except Exception as exc:  # noqa: BLE001 - any onnxruntime failure: the exact float32 scan answers
+            # The pass only saves time: an onnxruntime that refuses the session (the swapped-in
+            # codes' shape differs from the stored graph's placeholder) leaves the float32 scan.
+            log.warning("knn's 8-bit first pass is off for this index: %s", exc)
+            self.usable = False
+            return
         self._seen: dict[int, list] = {}        # shortlist -> [mean candidates, searches since the last try]
 
     def worth(self, shortlist: int) -> bool:

@@ -44,7 +44,7 @@ class ReusablePlan:
     positional: bool = True
     remake_knn: Any = None                   # (db, bound) -> KnnRequest, for a knn() query
     remake_prepare: Any = None               # (db, bound) -> the step run before the SQL (hybrid search)
-    direct: Any = None                       # search/knn_direct.Direct, for a knn() query that has one
+    direct: Any = None                       # search/knn_direct.Direct (hybrid_direct.HybridDirect), when one
 
     def bind(self, params: Any) -> dict[str, Any]:
         """The parameter dict for this execute; an error exactly as a fresh ``bind`` raises it."""

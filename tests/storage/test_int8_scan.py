@@ -179,6 +179,24 @@ def test_zero_rows_keep_the_float32_scan(monkeypatch):
     assert not index._derived["int8"].usable
 
 
+def test_a_session_that_cannot_be_made_leaves_the_float32_scan(monkeypatch, caplog):
+    """An onnxruntime that refuses the pass's session (say, a release that checks the swapped-in
+    codes against the stored graph's placeholder shape) costs the speed-up, never a query."""
+    index, x = _index("cosine", seed=5)
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 10**12)
+    scanned = [index.search(q, 10) for q in x[:5]]
+    monkeypatch.setattr(int8_scan, "MIN_CHUNKS", 1)
+    monkeypatch.setattr(int8_scan, "BUILD_AFTER", 1)
+
+    def refused(codes_t):
+        raise RuntimeError("[ONNXRuntimeError] : 1 : FAIL : shape mismatch for initializer codes")
+    monkeypatch.setattr(int8_scan, "_session", refused)
+    with caplog.at_level("WARNING", logger=int8_scan.__name__):
+        assert [index.search(q, 10) for q in x[:5]] == scanned
+    assert not index._derived["int8"].usable
+    assert "first pass is off" in caplog.text
+
+
 def test_a_shortlist_whose_searches_leave_many_chunks_takes_the_float32_scan(monkeypatch):
     """k 50 of 60 documents leaves most chunks: after one such search the pass is skipped for that
     shortlist, tried again every RETRY-th search, and a small k still takes it."""

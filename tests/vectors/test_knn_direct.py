@@ -10,38 +10,9 @@ import numpy as np
 import pytest
 
 import tesseradb
-from tesseradb.sql import executor
-from tesseradb.sql.statements import query
+from direct_paths import both, cached, taken  # noqa: F401  (tests/vectors/direct_paths.py; fixtures)
 
 DIMS = 8
-
-
-@pytest.fixture
-def taken(monkeypatch):
-    """How many statements the direct form answered (``taken[0]``)."""
-    count = [0]
-    inner = query.run_direct
-
-    def spy(*args):
-        result = inner(*args)
-        count[0] += result is not None
-        return result
-    monkeypatch.setattr(query, "run_direct", spy)
-    return count
-
-
-@pytest.fixture
-def cached(monkeypatch):
-    """How many statements the executor's cached-read path answered (``cached[0]``), direct form or not."""
-    count = [0]
-    inner = executor._direct
-
-    def spy(*args):
-        result = inner(*args)
-        count[0] += result is not None
-        return result
-    monkeypatch.setattr(executor, "_direct", spy)
-    return count
 
 
 def _table(con, metric: str = "cosine", docs: int = 80, seed: int = 3) -> None:
@@ -55,29 +26,6 @@ def _table(con, metric: str = "cosine", docs: int = 80, seed: int = 3) -> None:
     rows.append((docs + 1, 0, "twin", rows[2][3]))     # a document equal to another: a tie the id breaks
     con.executemany("INSERT INTO t (id, tag, title, v) VALUES (?, ?, ?, ?)", rows)
     con.commit()
-
-
-def _plan(con, sql):
-    cache = con.db.statements
-    return cache.plan_for(cache.parse(sql).expr)
-
-
-def _both(con, sql, params, taken):
-    """(direct result, general result), each as (rows, description)."""
-    con.execute(sql, params).fetchall()              # planned; the general path's columns learnt
-    before = taken[0]
-    cur = con.execute(sql, params)
-    direct = (cur.fetchall(), cur.description)
-    assert taken[0] == before + 1, sql
-    plan = _plan(con, sql)
-    keep, plan.direct = plan.direct, None
-    try:
-        cur = con.execute(sql, params)
-        general = (cur.fetchall(), cur.description)
-    finally:
-        plan.direct = keep
-    assert taken[0] == before + 1
-    return direct, general
 
 
 DIRECT = [
@@ -105,10 +53,10 @@ def test_direct_rows_equal_the_general_paths(taken, metric):
     for i in range(6):
         q = rng.normal(size=DIMS).astype(np.float32).tolist()
         for sql in DIRECT:
-            direct, general = _both(con, sql, (q,), taken)
+            direct, general = both(con, sql, (q,), taken)
             assert direct == general and direct[0], (sql, i)
             assert [[type(v) for v in r] for r in direct[0]] == [[type(v) for v in r] for r in general[0]]
-    direct, general = _both(con, "SELECT id, knn_dist() FROM t WHERE knn(v, 10, ?)", (3,), taken)   # a document
+    direct, general = both(con, "SELECT id, knn_dist() FROM t WHERE knn(v, 10, ?)", (3,), taken)   # a document
     assert direct == general and 3 not in [r[0] for r in direct[0]]
 
 

@@ -38,7 +38,7 @@ from tesseradb.grammar.match_fts5 import to_fts5
 from tesseradb.grammar.match_mysql import parse_against
 from tesseradb.grammar.stopwords import ENGLISH
 from tesseradb.sql.database import Database
-from tesseradb.sql.search.match import (TextOptions, TextSide, calls, checked_query, conjuncts, expand_star,
+from tesseradb.sql.search.match import (TextOptions, TextSide, calls, checked_query, conjuncts,
                                     resolve_side, tables_in_from, weight_sql)
 from tesseradb.storage.catalog import quote
 from tesseradb.storage.fulltext import ChunkTextIndex
@@ -47,19 +47,15 @@ from tesseradb.vectors.fusion import RankedList
 from tesseradb.vectors.knn_options import limit_k
 from tesseradb.vectors.search import KnnRequest, run_knn
 from tesseradb.vectors import passages
-from tesseradb.sql.search import hybrid_defaults, passage_calls, rerank_stage, temp_rows
+from tesseradb.sql.search import hybrid_defaults, hybrid_direct, knn_direct, passage_calls, rerank_stage, temp_rows
+from tesseradb.sql.search import hybrid_query
+from tesseradb.sql.search.hybrid_query import CREATE_TABLE, TABLE
 from tesseradb.sql.search.cores import spare_core
 
 # hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
 # SQLite both release the GIL; the connection is used by one thread at a time) when a core is free for
 # it (``spare_core``); otherwise it runs on the caller's thread before the model
 _EARLY = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="tessera-text-side")
-TABLE = "_tessera_hybrid"
-# joined to the user's tables: the reserved prefix keeps a user column named score or weight unambiguous
-CREATE_TABLE = (f"CREATE TEMP TABLE IF NOT EXISTS {TABLE} (_tessera_doc INTEGER PRIMARY KEY, "
-                "_tessera_score REAL NOT NULL, _tessera_weight REAL, _tessera_dist REAL, _tessera_chunk INTEGER, "
-                "_tessera_rerank REAL)")
-SCORES = ("weight", "hybrid_score", "knn_dist", "rerank_score")
 # hybrid_match()'s text side leaves English stop words out: on the manual's questions recall@1 rose
 # from 64% to 68% (MRR 0.761 -> 0.790), headings unchanged. Candidates per side stay Manticore's
 # (the LIMIT): 50 measured +0.6 points of deep recall@1 on the headings, the same on the questions,
@@ -94,6 +90,9 @@ class Search:
             concurrent.futures.wait([self.early])
 
 
+_LITERAL_LIMIT = (exp.Select, exp.Limit, exp.Offset, exp.Literal)
+
+
 @dataclass
 class SideSpec:
     """What the sides are, as written (value-independent): each execute of the statement makes its
@@ -107,13 +106,23 @@ class SideSpec:
     filter_sql: str | None = None
     needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
     planned: bool = False                                 # filter_sql is known: a text side may start early
+    fixed_k: int | None = None    # LIMIT + OFFSET when neither is a parameter (shown_k)
     shown_first: bool = False     # the query shows the fused list's first LIMIT + OFFSET rows as they are (no
                                   # ORDER BY, post-fusion condition, join, grouping or rerank): only they need passages
+
+    def shown_k(self, bound: dict[str, Any]) -> int:
+        """LIMIT + OFFSET (``limit_k``), worked out once when neither is a parameter."""
+        if self.fixed_k is not None:
+            return self.fixed_k
+        k = limit_k(self.limits, bound)
+        if all(isinstance(node, _LITERAL_LIMIT) for node in self.limits.walk()):
+            self.fixed_k = k            # LIMIT/OFFSET are plain numbers: no execute changes them
+        return k
 
     def build(self, db: Database, bound: dict[str, Any]) -> tuple[list[Search], int, str, Table]:
         sides = [resolve_side(db, node, bound, self.tables, name) for node, name in self.texts]
         names = {id(node): name for node, name in self.knns if name}
-        default_k = limit_k(self.limits, bound)
+        default_k = self.shown_k(bound)
         early = (self.filter_sql,) if self.planned else None
         searches, alias, table = _searches(db, bound, self.opts, sides, [n for n, _ in self.knns], self.hybrids,
                                            names, self.tables, default_k, early)
@@ -130,7 +139,7 @@ class Prepare:
     def __init__(self, db: Database, spec: SideSpec, bound: dict[str, Any]):
         self.db, self.spec = db, spec
         self.searches, self.window, self.alias, self.table = spec.build(db, bound)
-        self.shown = limit_k(spec.limits, bound)         # LIMIT + OFFSET
+        self.shown = spec.shown_k(bound)                  # LIMIT + OFFSET
         self.rerank_text = rerank_stage.query_text([n for n, _ in spec.texts], [n for n, _ in spec.knns], spec.hybrids,
                                                    bound) if spec.opts.rerank else None
 
@@ -147,7 +156,8 @@ class Prepare:
             rows.append(("hybrid filter", self.spec.filter_sql))
         return rows
 
-    def __call__(self) -> None:
+    def fused(self) -> tuple[list, dict[int, float]]:
+        """Run the sides and fuse them: the fused rows the query can show, and the reranker's scores."""
         db, spec = self.db, self.spec
         lists = [RankedList(s.name, s.kind, s.ranked(spec.filter_sql, self.window), s.weight) for s in self.searches]
         fused = score_fusion.fuse(lists, hybrid_defaults.method(spec.opts, spec.hybrids), spec.opts.rank_constant,
@@ -157,7 +167,15 @@ class Prepare:
             column, chunks = _best_chunks(self.searches, lists)
             fused, reranked = rerank_stage.apply(db, self.table, column, fused, chunks, spec.opts.rerank,
                                                  spec.opts.rerank_window, self.rerank_text)
-        shown = self._shown(fused)
+        return self._shown(fused), reranked
+
+    def shown_rows(self) -> list:
+        """The fused rows the query can show, for hybrid_direct (which takes no rerank)."""
+        return self.fused()[0]
+
+    def __call__(self) -> None:
+        db, spec = self.db, self.spec
+        shown, reranked = self.fused()
         temp_rows.fill(db.store, CREATE_TABLE, TABLE, 6,
                        [(h.doc_id, h.score, h.weight, h.dist, h.chunk_id, reranked.get(h.doc_id)) for h in shown])
         if spec.needs is not None:  # every fused row, found by text or by knn, scored against the first knn query
@@ -180,6 +198,7 @@ class Prepare:
 class HybridPlan:
     sql: str
     prepare: Prepare
+    direct: hybrid_direct.HybridDirect | None = None    # the rows without the TEMP table, or None
 
 
 def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOptions, sides: list[TextSide],
@@ -198,6 +217,8 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     if calls(select, "knn_score"):
         raise UserError("knn_score() is only allowed in a knn() query, not in hybrid search (see hybrid_score())",
                         errors.SqlSyntaxError)
+    direct_window = knn_direct.window(select, "hybrid_match") if hybrids and not opts.rerank else None
+    first = select.args["from_"].this           # both read before the tree is rewritten
     limits = exp.Select()
     for clause in ("limit", "offset"):
         if select.args.get(clause) is not None:
@@ -206,19 +227,21 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
                     [c.copy() for c in hybrids], tables_in_from(db, select), opts, limits)
     prepare = Prepare(db, spec, bound)
     rest = [c for c in where if not any(c is n for n in nodes)]
-    post = _post_conditions(select, rest)
+    post = hybrid_query.post_conditions(select, rest)
     spec.shown_first = (select.args.get("limit") is not None and not post and not opts.rerank
                         and not any(select.args.get(a) for a in ("order", "group", "joins", "distinct", "having"))
                         and not select.find(exp.AggFunc))
     pre = [c for c in rest if not any(c is p for p in post)]
-    spec.filter_sql = _filter_sql(select, prepare.alias, pre)
+    spec.filter_sql = hybrid_query.filter_sql(select, prepare.alias, pre)
     db.store.execute(CREATE_TABLE)
-    _rewrite(select, prepare.alias, rest, reranked=bool(opts.rerank))
+    hybrid_query.rewrite(select, prepare.alias, rest, reranked=bool(opts.rerank))
     searched = next((s.request for s in prepare.searches if s.request is not None), None)
     spec.needs = passage_calls.rewrite(select, prepare.alias, bound, source=passage_calls.source_of(
         prepare.table, searched.column) if searched is not None else None)
     spec.planned = True
-    return HybridPlan(select.sql(dialect="sqlite"), prepare)
+    direct = hybrid_direct.shape(select, first, prepare.alias, direct_window) if direct_window is not None \
+        and spec.needs is None and isinstance(first, exp.Table) and first.alias_or_name.lower() == prepare.alias else None
+    return HybridPlan(select.sql(dialect="sqlite"), prepare, direct)
 
 
 # -- the sides -------------------------------------------------------------------------------------
@@ -391,48 +414,3 @@ def _apply_weights(searches: list[Search], opts: TextOptions) -> None:
             raise UserError(f"fusion_weights: unknown search name '{name}' (name a search with MATCH(...) AS "
                             "name or knn(...) AS name)", errors.SqlSyntaxError)
         named[name].weight = weight
-
-
-# -- the final query ---------------------------------------------------------------------------------
-def _mentions_scores(node: exp.Expression, aliases: set[str]) -> bool:
-    return any(calls(node, n) for n in SCORES) or any(
-        c.name.lower() in aliases and not c.table for c in node.find_all(exp.Column))
-
-
-def _post_conditions(select: exp.Select, rest: list[exp.Expression]) -> list[exp.Expression]:
-    aliases = {p.alias.lower() for p in select.expressions if isinstance(p, exp.Alias) and _mentions_scores(p, set())}
-    return [c for c in rest if _mentions_scores(c, aliases)]
-
-
-def _filter_sql(select: exp.Select, alias: str, pre: list[exp.Expression]) -> str | None:
-    if not pre:
-        return None
-    filt = exp.select(exp.column("id", table=alias)).distinct()
-    filt.set("from_", select.args["from_"].copy())
-    if select.args.get("joins"):
-        filt.set("joins", [j.copy() for j in select.args["joins"]])
-    filt.set("where", exp.Where(this=exp.and_(*[c.copy() for c in pre])))
-    return filt.sql(dialect="sqlite")
-
-
-def _rewrite(select: exp.Select, alias: str, rest: list[exp.Expression], reranked: bool = False) -> None:
-    expand_star(select)
-    values = {"weight": exp.column("_tessera_weight", table="_h"), "hybrid_score": exp.column("_tessera_score", table="_h"),
-              "knn_dist": exp.column("_tessera_dist", table="_h"), "rerank_score": exp.column("_tessera_rerank", table="_h")}
-    for name, value in values.items():
-        for node in calls(select, name):
-            node.replace(value.copy())
-    first = select.args["from_"].this
-    on = exp.EQ(this=exp.column("_tessera_doc", table="_h"), expression=exp.column("id", table=alias))
-    hybrid = exp.Table(this=exp.to_identifier(TABLE), alias=exp.TableAlias(this=exp.to_identifier("_h")))
-    if isinstance(first, exp.Table) and first.alias_or_name.lower() == alias:
-        select.set("from_", exp.From(this=hybrid))
-        joins = [exp.Join(this=first.copy(), on=on, kind="CROSS")]
-    else:
-        joins = [exp.Join(this=hybrid, on=on)]
-    select.set("joins", joins + list(select.args.get("joins") or []))
-    select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
-    if not (select.args.get("order") or select.args.get("group") or select.find(exp.AggFunc)):
-        first_keys = [exp.Ordered(this=exp.column("_tessera_rerank", table="_h"), desc=True, nulls_first=False)] if reranked else []
-        select.set("order", exp.Order(expressions=first_keys + [
-            exp.Ordered(this=exp.column("_tessera_score", table="_h"), desc=True), exp.Ordered(this=exp.column("id", table=alias))]))

@@ -38,10 +38,10 @@ class Direct:
 
     def __init__(self, sql: str, items: list[str], offset: int, limit: int | None) -> None:
         self.sql = sql
-        self.items = items          # per select-list item: SQL, STAR (a table's columns), DIST or SCORE
+        self.items = items          # per select-list item: SQL, STAR (a table's columns) or a search's value
         self.offset, self.stop = offset, (None if limit is None else offset + limit)
         self.parts: list[int | str] = []
-        self.hit_values = DIST in items or SCORE in items
+        self.hit_values = any(item not in (SQL, STAR) for item in items)
         self.columns: list[tuple[str, str | None]] | None = None     # the general path's, once it ran
         self.readers: list[Any] = []
         self._sql: dict[int, str] = {}      # the statement for n ids
@@ -56,7 +56,7 @@ class Direct:
         parts: list[int | str] = []
         at = 0
         for item in self.items:
-            if item in (DIST, SCORE):
+            if item not in (SQL, STAR):         # a search's own value (DIST, SCORE, hybrid's WEIGHT)
                 parts.append(item)
             else:
                 span = width if item == STAR else 1
@@ -72,27 +72,34 @@ class Direct:
             return None
         # run_knn's hits come nearest first, ties by document id (the general ORDER BY's distance, id),
         # or in the ranking's order ({mmr}, {length_penalty}: the general ORDER BY's position)
-        ordered = hits
-        n = len(hits)
+        found = self.read(db, [h[0] for h in hits])
+        if self.hit_values:
+            return self._with_hit_values(request, hits, found)
+        parts = self.parts
+        return self.cut([tuple([row[p] for p in parts]) for row in (found.get(h[0]) for h in hits) if row is not None])
+
+    def read(self, db: Any, ids: list[int]) -> dict[int, tuple]:
+        """The shown expressions of the rows with these ids (their id last), by id; one cached
+        statement (hybrid_direct reads its fused rows with it too)."""
+        n = len(ids)
         if n <= IN_LIST_MAX:
             sql = self._sql.get(n)
             if sql is None:
                 sql = self._sql[n] = self.sql + "(" + ",".join("?" * n) + ")"
-            params: Any = [h[0] for h in hits]
+            params: Any = ids
         else:
-            sql, params = self.sql + "carray(?)", (apsw.carray(array("q", [h[0] for h in hits])),)
-        found = {row[-1]: row for row in db.store.conn.execute(sql, params)}
-        if self.hit_values:
-            return self._with_hit_values(request, hits, ordered, found)
-        parts = self.parts
-        out = [tuple([row[p] for p in parts]) for row in (found.get(h[0]) for h in ordered) if row is not None]
+            sql, params = self.sql + "carray(?)", (apsw.carray(array("q", ids)),)
+        return {row[-1]: row for row in db.store.conn.execute(sql, params)}
+
+    def cut(self, out: list[tuple]) -> list[tuple]:
+        """The rows LIMIT/OFFSET keep."""
         return out[self.offset:self.stop] if self.offset or self.stop is not None else out
 
-    def _with_hit_values(self, request: KnnRequest, hits, ordered, found) -> list[tuple]:
+    def _with_hit_values(self, request: KnnRequest, hits, found) -> list[tuple]:
         scores = request.scores
         metric = request.layout.metric
         out = []
-        for doc, dist, _ in ordered:
+        for doc, dist, _ in hits:
             row = found.get(doc)
             if row is None:
                 continue
@@ -105,20 +112,21 @@ class Direct:
                 else:
                     values.append(row[p])
             out.append(tuple(values))
-        return out[self.offset:self.stop] if self.offset or self.stop is not None else out
+        return self.cut(out)
 
 
 IN_LIST_MAX = 64        # more hits are bound as one array (carray), not one statement per count
 DIST, SCORE, SQL, STAR = "dist", "score", "sql", "star"
 
 
-def window(select: exp.Select) -> tuple[int, int | None] | None:
-    """(OFFSET, LIMIT) of a knn() SELECT, before planning, whose rows can come directly: nothing in
-    it but its one table, knn() alone in WHERE and a select list; None otherwise."""
+def window(select: exp.Select, search: str = "knn") -> tuple[int, int | None] | None:
+    """(OFFSET, LIMIT) of a knn() SELECT (or ``search``'s: hybrid_match), before planning, whose rows
+    can come directly: nothing in it but its one table, the search call alone in WHERE and a select
+    list; None otherwise."""
     if any(select.args.get(arg) for arg in _MORE):
         return None
     where = select.args.get("where")
-    if where is None or not (isinstance(where.this, exp.Anonymous) and str(where.this.this).lower() == "knn"):
+    if where is None or not (isinstance(where.this, exp.Anonymous) and str(where.this.this).lower() == search):
         return None
     if not isinstance(select.args["from_"].this, exp.Table) or select.find(exp.AggFunc, exp.Window) is not None:
         return None
@@ -141,22 +149,34 @@ def shape(select: exp.Select, request: KnnRequest, table: exp.Table, window: tup
     values."""
     if request.passages is not None or request.filter_sql is not None:
         return None
+    shown = items_of(select, "_knn", {dist_column: DIST, score_column: SCORE})
+    return None if shown is None else Direct(statement(table, request.alias, shown[1]), shown[0], *window)
+
+
+def items_of(select: exp.Select, joined: str, values: dict[str, str]) -> tuple[list[str], list[str]] | None:
+    """(the kinds of the rewritten ``select``'s items, the SQL of those the table's rows give), or None
+    when an item needs more than the table's own expressions and the search's values (``values``:
+    the joined TEMP table's column -> its kind; ``joined``: that table's alias)."""
     sql_items: list[str] = []
     items: list[str] = []
     for item in select.expressions:
         inner = item.this if isinstance(item, exp.Alias) else item
-        if isinstance(inner, exp.Column) and inner.table == "_knn" and inner.name in (dist_column, score_column):
-            items.append(DIST if inner.name == dist_column else SCORE)
+        if isinstance(inner, exp.Column) and inner.table == joined and inner.name in values:
+            items.append(values[inner.name])
             continue
-        if any(c.table == "_knn" for c in item.find_all(exp.Column)) or item.find(exp.Placeholder) is not None:
+        if any(c.table == joined for c in item.find_all(exp.Column)) or item.find(exp.Placeholder) is not None:
             return None
         items.append(STAR if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star))
                      else SQL)
         sql_items.append(item.sql(dialect="sqlite"))
-    id_column = exp.column("id", table=request.alias).sql(dialect="sqlite")
-    sql = (f"SELECT {', '.join(sql_items + [id_column])} FROM {table.sql(dialect='sqlite')} "
-           f"WHERE {id_column} IN ")
-    return Direct(sql, items, *window)
+    return items, sql_items
+
+
+def statement(table: exp.Table, alias: str, sql_items: list[str]) -> str:
+    """The direct read of ``table``'s rows by id, its IN list left to ``Direct.read``."""
+    id_column = exp.column("id", table=alias).sql(dialect="sqlite")
+    return (f"SELECT {', '.join(sql_items + [id_column])} FROM {table.sql(dialect='sqlite')} "
+            f"WHERE {id_column} IN ")
 
 
 def _clause(node: exp.Expression | None, absent: int) -> int | None:

@@ -47,7 +47,7 @@ def plan_select(db: Database, expr: exp.Expression, bound: dict[str, Any], optio
     text = text_search.plan(db, expr, bound, options)    # MATCH(), weight(), HIGHLIGHT(), hybrid search
     if text is not None:
         passage_calls.reject_outside_knn(expr)     # left only when no knn() side took them (hybrid does)
-        return Planned(text.sql, bound, prepare=text.prepare)
+        return Planned(text.sql, bound, prepare=text.prepare, direct=text.direct)
     knn_calls = [n for n in expr.find_all(exp.Anonymous) if _is_call(n, "knn")]
     dist_calls = [n for n in expr.find_all(exp.Anonymous) if _is_knn_value(n)]
     if not knn_calls:

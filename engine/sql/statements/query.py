@@ -56,7 +56,7 @@ def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple =
     planned = _plan(db, expr, params, options)
     direct = planned.direct
     if direct is not None and direct.columns is not None and not (bounded and _cuts(db, expr)):
-        return _direct_result(direct, direct.rows(db, planned.knn) or [])
+        return _direct_result(direct, direct.rows(db, planned.knn if planned.knn is not None else planned.prepare) or [])
     if planned.prepare is not None:
         planned.prepare()
     if planned.knn is not None:
@@ -76,10 +76,11 @@ def run_select(db: Database, expr: exp.Expression, params: Any, options: tuple =
 
 
 def run_direct(db: Database, plan: Any, direct: Any, params: Any) -> Result | None:
-    """The rows of a cached knn() plan (``plan``: statement_cache.ReusablePlan) that has a direct form
-    (``direct``: search/knn_direct.Direct, whose columns the general path learnt); None when the
-    search found nothing (no row was read: the executor cannot tell whether the catalog was current)."""
-    rows = direct.rows(db, plan.remake_knn(db, plan.bind(params)))
+    """The rows of a cached knn() or hybrid_match() plan (``plan``: statement_cache.ReusablePlan) that
+    has a direct form (``direct``: search/knn_direct.Direct or search/hybrid_direct.HybridDirect, whose
+    columns the general path learnt); None when the search found nothing (no row was read: the executor cannot tell whether the catalog was current)."""
+    bound = plan.bind(params)
+    rows = direct.rows(db, plan.remake_knn(db, bound) if plan.remake_knn is not None else plan.remake_prepare(db, bound))
     return None if rows is None else _direct_result(direct, rows)
 
 
