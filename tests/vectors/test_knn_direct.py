@@ -202,3 +202,22 @@ def test_a_cached_select_keeps_its_time_limits(cached):
     sql = three.format(hint="")
     assert con.execute(sql, (2,)).fetchall() == [] and con.execute(sql, (2,)).fetchall() == []
     assert cached[0] == 1       # that shape takes the cached path when nothing limits it
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("SELECT t WHERE knn(v, 3, (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8))", "requested KNN search attribute 'v' not found"),
+    ("SELECT id, knn_dist() WHERE knn(v, 5, ?)", "requested KNN search attribute 'v' not found"),
+    ("SELECT 1 WHERE hybrid_match('sofa')", "hybrid_match() needs a table in FROM"),
+    ("SELECT 1 WHERE MATCH('sofa') AND knn(v, 3, ?)", "MATCH() needs a table in FROM"),
+])
+def test_a_search_without_from_is_a_user_error(sql, message):
+    """The fuzzer's finding: a search call in a SELECT with no FROM (a typo that swallowed it) got
+    ``internal error: KeyError`` from the direct form's shape check and hybrid's planner."""
+    con = tesseradb.connect()
+    _table(con)
+    params = ([0.1] * DIMS,) if "?" in sql else None
+    for _ in range(2):                       # the second time too (a plan is cached only after a run)
+        with pytest.raises(tesseradb.ProgrammingError) as caught:
+            con.execute(sql, params)
+        assert message in str(caught.value) and "internal error" not in str(caught.value)
+    assert len(con.execute("SELECT id FROM t WHERE knn(v, 3, ?)", ([0.1] * DIMS,)).fetchall()) == 3

@@ -217,6 +217,8 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
     if calls(select, "knn_score"):
         raise UserError("knn_score() is only allowed in a knn() query, not in hybrid search (see hybrid_score())",
                         errors.SqlSyntaxError)
+    if select.args.get("from_") is None:
+        raise UserError(f"{'hybrid_match' if hybrids else 'MATCH'}() needs a table in FROM", errors.SqlSyntaxError)
     direct_window = knn_direct.window(select, "hybrid_match") if hybrids and not opts.rerank else None
     first = select.args["from_"].this           # both read before the tree is rewritten
     limits = exp.Select()

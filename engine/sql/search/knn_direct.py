@@ -128,7 +128,8 @@ def window(select: exp.Select, search: str = "knn") -> tuple[int, int | None] | 
     where = select.args.get("where")
     if where is None or not (isinstance(where.this, exp.Anonymous) and str(where.this.this).lower() == search):
         return None
-    if not isinstance(select.args["from_"].this, exp.Table) or select.find(exp.AggFunc, exp.Window) is not None:
+    source = select.args.get("from_")      # a SELECT without FROM: the general path says what is wrong
+    if source is None or not isinstance(source.this, exp.Table) or select.find(exp.AggFunc, exp.Window) is not None:
         return None
     offset, limit = _clause(select.args.get("offset"), 0), _clause(select.args.get("limit"), -1)
     if offset is None or limit is None:
