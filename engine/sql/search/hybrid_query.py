@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from tesseradb.sql.search import temp_rows
 from tesseradb.sql.search.match import calls, expand_star
 
 TABLE = "_tessera_hybrid"
@@ -43,16 +44,9 @@ def rewrite(select: exp.Select, alias: str, rest: list[exp.Expression], reranked
     for name, value in values.items():
         for node in calls(select, name):
             node.replace(value.copy())
-    first = select.args["from_"].this
     on = exp.EQ(this=exp.column("_tessera_doc", table="_h"), expression=exp.column("id", table=alias))
     hybrid = exp.Table(this=exp.to_identifier(TABLE), alias=exp.TableAlias(this=exp.to_identifier("_h")))
-    if isinstance(first, exp.Table) and first.alias_or_name.lower() == alias:
-        select.set("from_", exp.From(this=hybrid))
-        joins = [exp.Join(this=first.copy(), on=on, kind="CROSS")]
-    else:
-        joins = [exp.Join(this=hybrid, on=on)]
-    select.set("joins", joins + list(select.args.get("joins") or []))
-    select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+    temp_rows.join_hits(select, hybrid, alias, on, rest)
     if not (select.args.get("order") or select.args.get("group") or select.find(exp.AggFunc)):
         first_keys = [exp.Ordered(this=exp.column("_tessera_rerank", table="_h"), desc=True, nulls_first=False)] if reranked else []
         select.set("order", exp.Order(expressions=first_keys + [

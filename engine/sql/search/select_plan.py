@@ -98,15 +98,7 @@ def _plan_knn(db: Database, select: exp.Select, call: exp.Anonymous, bound: dict
     knn_table = exp.to_table(KNN_TABLE).as_("_knn")
     first = select.args["from_"].this
     alone = isinstance(first, exp.Table) and first.alias_or_name.lower() == request.alias
-    if alone:
-        # The k hits drive the query: SQLite knows nothing of the TEMP table's size and would scan the
-        # user's table and probe the hits (reading every row); CROSS JOIN fixes the loop order.
-        select.set("from_", exp.From(this=knn_table))
-        joins = [exp.Join(this=first.copy(), on=on, kind="CROSS")]
-    else:
-        joins = [exp.Join(this=knn_table, on=on)]
-    select.set("joins", joins + list(select.args.get("joins") or []))
-    select.set("where", exp.Where(this=exp.and_(*rest)) if rest else None)
+    temp_rows.join_hits(select, knn_table, request.alias, on, rest)
     if not select.args.get("order") and not select.args.get("group") and not select.find(exp.AggFunc):
         key = POS if knn_rank.active(request) else DIST      # {mmr}, {length_penalty}: their order
         select.set("order", exp.Order(expressions=[exp.Ordered(this=exp.column(key, table="_knn")),
