@@ -160,14 +160,18 @@ class Prepare:
         """Run the sides and fuse them: the fused rows the query can show, and the reranker's scores."""
         db, spec = self.db, self.spec
         lists = [RankedList(s.name, s.kind, s.ranked(spec.filter_sql, self.window), s.weight) for s in self.searches]
+        # only the rows the query can show: all of them, or when it shows the fused list's first rows as
+        # they are (SideSpec.shown_first), those scoring at least the last shown one (ties are ordered
+        # by id later). Only they go into the TEMP table and get passages: the query's ORDER BY score,
+        # id and LIMIT pick the same rows from them as from every fused row
         fused = score_fusion.fuse(lists, hybrid_defaults.method(spec.opts, spec.hybrids), spec.opts.rank_constant,
-                                  spec.opts.normalization)
+                                  spec.opts.normalization, top=self.shown if spec.shown_first else None)
         reranked: dict[int, float] = {}
         if spec.opts.rerank:
             column, chunks = _best_chunks(self.searches, lists)
             fused, reranked = rerank_stage.apply(db, self.table, column, fused, chunks, spec.opts.rerank,
                                                  spec.opts.rerank_window, self.rerank_text)
-        return self._shown(fused), reranked
+        return fused, reranked
 
     def shown_rows(self) -> list:
         """The fused rows the query can show, for hybrid_direct (which takes no rerank)."""
@@ -182,16 +186,6 @@ class Prepare:
             source = next(s.request for s in self.searches if s.request is not None)
             passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in shown], spec.needs,
                           text=source.text)
-
-    def _shown(self, fused: list) -> list:
-        """The fused rows the query can show: all of them, or when it shows the fused list's first rows
-        as they are (``SideSpec.shown_first``), those scoring at least the last shown one (ties are
-        ordered by id later). Only they go into the TEMP table and get passages: the query's ORDER BY
-        score, id and LIMIT pick the same rows from them as from every fused row."""
-        if not self.spec.shown_first or len(fused) <= self.shown:
-            return fused
-        cut = sorted((h.score for h in fused), reverse=True)[self.shown - 1]
-        return [h for h in fused if h.score >= cut]
 
 
 @dataclass
