@@ -40,8 +40,10 @@ def run(db: Database, stmt: ast.Statement, params: Params = None) -> Result:
 
 
 def _direct(db: Database, stmt: ast.Query, params: Params) -> Result | None:
-    """A SELECT whose plan is cached, run with only what the bracket below does for a plain read: no
-    time limit, no session pass, no row bound, no OPTION (each is a reason for the general path),
+    """A SELECT whose plan is cached, run with only what the bracket below does for a plain read: the
+    session's max_execution_time armed as the bracket arms it (``tessera serve`` sets one: every
+    SELECT a client sends has it), no other time limit, no session pass, no row bound, no OPTION
+    (each is a reason for the general path),
     warnings cleared and kept. A knn() SELECT of its table's own rows takes its direct form
     (search/knn_direct.py). The catalog check comes after the rows, not before:
     ``Database.read_unchanged`` says whether anything was committed since the last check (a read
@@ -57,7 +59,7 @@ def _direct(db: Database, stmt: ast.Query, params: Params) -> Result | None:
     # a plan is kept only after the bracket ran this very tree, which refused the engine's own tables
     # (a check of the tree alone) and read_only's (a SELECT without OUTFILE passes)
     direct = plan.direct
-    db.read_limit = None
+    db.read_limit = time_limit.session_limit(db)     # max_execution_time (no hint: plain_read said so)
     db.start_read()
     try:
         if direct is not None and direct.columns is not None:
@@ -68,10 +70,12 @@ def _direct(db: Database, stmt: ast.Query, params: Params) -> Result | None:
             return None             # no row read (no knn() hit), or a commit since the catalog check
         variables.record(db, "select", result)
         return result
-    except Exception:
+    except Exception as exc:
         if not db.read_unchanged() and not db.check_cancelled():
             return None             # perhaps the catalog's fault: the general path checks it first
         db.reload_catalog()         # as the bracket does
+        if db.read_limit_hit:
+            raise time_limit.exceeded() from exc
         raise
     finally:
         db.end_statement(show_warnings=False)

@@ -73,6 +73,7 @@ def probe_serve(argv: list[str]) -> int:
     protocol.WireConnection._command = _command
     around(session.EngineSession, "_execute", "execute", "executed")
     around(query, "run_select", "select", "selected")
+    around(query, "run_direct", "select", "selected")      # a cached plan (executor._direct)
     around(protocol.WireConnection, "write_outcome", "write", "written", coroutine=True)
     select = selectors.EpollSelector.select
 

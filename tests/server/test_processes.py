@@ -10,6 +10,7 @@ import pymysql
 import pytest
 
 import tesseradb
+from tesseradb.sql import executor
 from tests.server.support import connect, mariadb, wait_for
 
 FOREVER = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
@@ -128,6 +129,42 @@ def test_max_execution_time_default_session_and_hint(db_file):
             with pytest.raises(pymysql.err.MySQLError) as info:
                 cur.execute("SET max_execution_time = 'soon'")
             assert info.value.args[0] == 1232
+    finally:
+        srv.stop()
+
+
+def test_max_execution_time_holds_for_a_select_run_before(db_file, monkeypatch):
+    """A SELECT the server ran before (its plan cached: the engine's shorter path, which every client
+    of the server takes since the server sets max_execution_time) still stops at the limit: a fast
+    execute of a prepared statement makes the plan, a slow one with another parameter must stop."""
+    cached, direct = [], executor._direct
+
+    def counted(*args):
+        result = direct(*args)
+        cached.append(result is not None)
+        return result
+    monkeypatch.setattr(executor, "_direct", counted)       # the server runs in this process
+    srv = tesseradb.serve(db_file, port=0, max_execution_time=300, background=True)
+    try:
+        with connect(srv.port) as c, c.cursor() as cur:
+            cur.execute("CREATE TABLE p (a int, b int)")
+            cur.executemany("INSERT INTO p (id, a, b) VALUES (%s, %s, 1)", [(i, i) for i in range(1, 401)])
+        con = mysql.connector.connect(host="127.0.0.1", port=srv.port, user="app", database="docs")
+        try:
+            cur = con.cursor(prepared=True)
+            sql = "SELECT x.id FROM p AS x, p AS y, p AS z WHERE x.b = ? AND x.a + y.a + z.a = -1"
+            for _ in range(2):
+                cur.execute(sql, (2,))
+                assert cur.fetchall() == []
+            assert cached[-1]                   # the second one took the cached path
+            with pytest.raises(mysql.connector.Error) as info:
+                cur.execute(sql, (1,))          # 64 million rows to look at
+                cur.fetchall()
+            assert info.value.errno == 3024
+            cur.execute(sql, (2,))
+            assert cur.fetchall() == []
+        finally:
+            con.close()
     finally:
         srv.stop()
 

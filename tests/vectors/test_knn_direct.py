@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tesseradb
+from tesseradb.sql.mysql.time_limit import EXCEEDED
 from direct_paths import both, cached, taken  # noqa: F401  (tests/vectors/direct_paths.py; fixtures)
 
 DIMS = 8
@@ -184,8 +185,10 @@ def test_cached_selects_see_another_connections_ddl_and_writes(cached, tmp_path)
 
 
 def test_a_cached_select_keeps_its_time_limits(cached):
-    """MAX_EXECUTION_TIME (the hint or the session's) holds on every execute of a cached plan: such a
-    statement takes the general path. The plan is made by a fast execute, then a slow one must stop."""
+    """MAX_EXECUTION_TIME holds on every execute of a cached plan: the hint's (such a statement takes
+    the general path) and the session's (the cached path arms it: ``tessera serve`` sets one for every
+    client, so its SELECTs take that path too). The plan is made by a fast execute, then a slow one
+    must stop."""
     con = tesseradb.connect()
     con.execute("CREATE TABLE p (a int, b int)")
     con.executemany("INSERT INTO p (id, a, b) VALUES (?, ?, 1)", [(i, i) for i in range(1, 401)])
@@ -195,13 +198,18 @@ def test_a_cached_select_keeps_its_time_limits(cached):
         if not hint:
             con.execute("SET max_execution_time = 50")
         sql = three.format(hint=hint)
+        before = cached[0]
         assert con.execute(sql, (2,)).fetchall() == [] and con.execute(sql, (2,)).fetchall() == []
+        assert cached[0] - before == (0 if hint else 1)     # the hint: the general path; the session's: cached
         with pytest.raises(tesseradb.OperationalError, match="maximum statement execution time exceeded"):
             con.execute(sql, (1,))          # 64 million rows to look at
+        assert con.execute("SHOW WARNINGS").fetchall() == [("Error", 3024, EXCEEDED)]
     con.execute("SET max_execution_time = 0")
     sql = three.format(hint="")
+    before = cached[0]
     assert con.execute(sql, (2,)).fetchall() == [] and con.execute(sql, (2,)).fetchall() == []
-    assert cached[0] == 1       # that shape takes the cached path when nothing limits it
+    assert cached[0] - before == 1      # that shape takes the cached path when nothing limits it too
+    con.close()
 
 
 @pytest.mark.parametrize("sql, message", [

@@ -92,15 +92,14 @@ def _direct_result(direct: Any, rows: list[tuple]) -> Result:
 
 
 def plain_read(db: Database, expr: exp.Expression) -> bool:
-    """Whether a SELECT runs with no time limit (statement_timeout, max_execution_time, a hint) and
-    every row of its result goes to the client (no
+    """Whether a SELECT runs with no time limit but the session's max_execution_time (which the
+    executor's direct path arms itself: ``tessera serve`` sets one for every client; not
+    statement_timeout, not a hint) and every row of its result goes to the client (no
     sql_select_limit, no max_result_bytes): what the executor's direct path leaves out."""
     session = db.session
     if db.timeout or db.max_result_bytes is not None or session is None or expr.args.get("hint") is not None:
         return False        # a hint may be MAX_EXECUTION_TIME's (sql/mysql/time_limit.py)
-    system = session.system
-    return not int(system.get("max_execution_time") or 0) > 0 and (
-        int(system.get("sql_select_limit", _NO_LIMIT)) >= _NO_LIMIT or expr.args.get("limit") is not None)
+    return int(session.system.get("sql_select_limit", _NO_LIMIT)) >= _NO_LIMIT or expr.args.get("limit") is not None
 
 
 _NO_LIMIT = 18446744073709551615        # sql_select_limit's default: no limit
