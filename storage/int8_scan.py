@@ -1,20 +1,21 @@
-"""An 8-bit first pass over a vector index's live chunks, with a deterministic error bound.
+"""An 8-bit first pass over a vector index's live chunks, with a deterministic error bound per chunk.
 
 The exact scan of every live chunk (``Searching._scan_live``) reads all their float32 vectors: on a
 table of a few thousand chunks that is megabytes, read back from memory after the query's model run
-has pushed them out of the caches. This pass reads a quarter of the bytes: the vectors as 8-bit codes
-with one step for all (``x ≈ code * step``, ``step = max|x| / 127``), the query as 8-bit codes too
-(``q ≈ (c - z) * a``, ONNX's ``DynamicQuantizeLinear``), multiplied as integers by onnxruntime's
-``MatMulInteger`` (MLAS's quantized GEMM, the codes a constant that it packs once, when the session is
-created). Integer products of unsigned 8-bit values (the vector codes carry a zero point of 128) are
-exact on every MLAS kernel (the signed-by-unsigned ones may saturate on AVX2, onnxruntime's quantization
-notes say), so the approximate inner product ``ŝ = (c - z)·code * a * step`` is known to rounding, and
-so is its distance from the true one::
+has pushed them out of the caches. This pass reads a quarter of the bytes: each vector as 8-bit codes
+with a step of its own (``x ≈ code * step``, ``step = max|x| / 127`` of that vector), the query as 8-bit
+codes too (``q ≈ (c - z) * a``, ONNX's ``DynamicQuantizeLinear``), multiplied as integers by
+onnxruntime's ``MatMulInteger`` (MLAS's quantized GEMM, the codes a constant that it packs once, when
+the session is created). Integer products of unsigned 8-bit values (the vector codes carry a zero point
+of 128) are exact on every MLAS kernel (the signed-by-unsigned ones may saturate on AVX2, onnxruntime's
+quantization notes say), so the approximate inner product ``ŝ = q̂·x̂ = (c - z)·code * a * step`` is
+known to float64's rounding, and so is its distance from the true one, chunk by chunk::
 
-    |q·x - ŝ| <= ||q||_1 * step / 2 + a / 2 * max ||x̂||_1,   ||q||_1 <= sqrt(dims) * |q|
+    |q·x - ŝ| <= |q·(x - x̂)| + |(q - q̂)·x̂| <= |q| * ||x - x̂|| + a / 2 * max ||x̂||_1
 
-(each dimension of a vector is at most half a step from its code's value, the query's at most a / 2).
-``candidates`` turns the bound into the chunks that the float32 scan's ``ranking.near_positions``
+(Cauchy-Schwarz for the vector's own coding error, known for each vector when its codes are made; each
+dimension of the query within a / 2 of its code's value).
+``candidates`` turns the bounds into the chunks that the float32 scan's ``ranking.near_positions``
 could keep; the caller ranks them in float64 as the scan does the ones it keeps, so a search returns
 what the scan returns, to the last bit (tests/storage/test_int8_scan.py, tests/vectors/test_int8_knn.py;
 the bound itself against onnxruntime's quantization by a property test).
@@ -36,10 +37,11 @@ from . import ranking
 
 log = logging.getLogger(__name__)
 
-SLACK = 1e-4       # on half a step: float32's rounding of x / step and q / a (< 2e-5 of a step)
-ROUNDING = 1e-4    # of 1 + |q| max|x|: more than the float32 rounding of the session's sums and products
+SLACK = 1e-4       # relative, on every term of the bound: float64's rounding of the error norms (~1e-15)
+# and float32's of q / a (< 2e-5 of a step)
+ROUNDING = 1e-4    # of 1 + |q| max|x|: more than float64's rounding of ŝ and of the cut
 TINY = 1e-30       # a row whose largest |value| is below this gets no codes (subnormal steps)
-ZERO = 128          # the vector codes' zero point: codes in 1..255 stand for -127..127
+ZERO = 128          # the codes' zero point: codes in 1..255 stand for -127..127
 # Searches of one state of the index before its codes are built (``Searching``): the build (~9 ms of
 # numpy and 2-5 ms for the session on the manual) pays for itself after ~100 searches at ~0.13 ms each;
 # building after 64 keeps a table written every few dozen searches from paying it again and again
@@ -50,7 +52,7 @@ SMALLEST = 1e-15   # the query's |q| max|x| below this: the float32 scan (no sub
 RANK_AT_ONCE = 128  # at most this many candidates: all rescored in float64, with no float32 pass between
 # Right after a model run on the whole manual (5,097 chunks), the pass cost ~0.27 ms and the float32
 # scan ~0.33; rescoring the chunks left ~0.28 us each beyond the scan's own ~10: worth it below ~230
-# chunks left (1 in 22; k 10: 94 at the median, k 50: ~800, 0.2 ms slower than the scan)
+# chunks left (1 in 22; k 10: 53 at the median, k 50: ~490)
 WORTH_SHARE = 20    # searches leaving more than 1 in this many chunks on average: the float32 scan
 RETRY = 8           # ... except every 8th, which tries the pass again
 MEAN_WEIGHT = 0.25
@@ -58,27 +60,28 @@ RESCAN_SHARE = 4    # more candidates than 1 in this many chunks: the float32 sc
 
 
 class Int8Pass:
-    """The 8-bit codes of ``x``'s rows (float32, the scan's order), one step for all, in a session
+    """The 8-bit codes of ``x``'s rows (float32, the scan's order), a step for each row, in a session
     that multiplies them with a query's. ``usable`` is False when there is nothing to code (no rows,
     or every value (nearly) zero)."""
 
     def __init__(self, x: np.ndarray) -> None:
         x = np.asarray(x, np.float32)
         self.n, self.dims = x.shape
-        amax = float(np.maximum.reduce(np.abs(x), axis=None)) if self.n else 0.0
-        self.usable = amax >= TINY
+        amax = np.maximum.reduce(np.abs(x), axis=1).astype(np.float64) if self.n else np.zeros(0)
+        self.usable = bool(self.n) and float(np.maximum.reduce(amax)) >= TINY
         if not self.usable:
             return
-        self.step = amax / 127.0
-        y = x / np.float32(self.step)
+        coded = amax >= TINY
+        self.steps = np.where(coded, amax / 127.0, 0.0)        # a row too small to code: codes 0, x̂ = 0
+        y = x / np.where(coded, self.steps, 1.0)[:, None]       # float64: |y| <= 127 to its rounding
         np.rint(y, out=y)
         np.clip(y, -127, 127, out=y)
         codes = y.astype(np.int8)
-        # |x - code * step| <= step / 2 in every dimension, to float32's rounding of x / step
-        # (< 2 ** -24 * 127 steps); ||x̂||_1 = sum |code| * step at its largest: the bound's factors
-        self.half = self.step * (0.5 + SLACK)
-        self.l1 = float(np.maximum.reduce(np.add.reduce(np.abs(codes), axis=1, dtype=np.int32))) * self.step
-        self.root_dims = math.sqrt(self.dims) * (1.0 + SLACK)
+        # each row's own coding error ||x - x̂|| and ||x̂||_1, in float64 from the codes as made (the
+        # bound's factors: its rounding ~1e-15 relative, well within SLACK)
+        x_hat = codes * self.steps[:, None]
+        self.errors = np.sqrt(np.add.reduce((x - x_hat) ** 2, axis=1)) * (1.0 + SLACK)
+        self.l1 = float(np.maximum.reduce(np.add.reduce(np.abs(x_hat), axis=1))) * (1.0 + SLACK)
         codes_t = np.ascontiguousarray(codes.T).view(np.uint8)
         codes_t ^= 0x80                         # + ZERO, as unsigned bytes
         try:
@@ -112,39 +115,44 @@ class Int8Pass:
         else:
             seen[0] += MEAN_WEIGHT * (left - seen[0])
 
-    def scores(self, q: np.ndarray, q_norm: float) -> tuple[np.ndarray, float, float]:
-        """(dots, unit, bound): ``dots * unit`` is each row's approximate inner product ŝ with ``q``
-        (one float32 row of ``dims`` values, of length ``q_norm``), within ``bound`` of the true one.
+    def scores(self, q: np.ndarray, q_norm: float) -> tuple[np.ndarray, np.ndarray]:
+        """(approx, width): each row's approximate inner product ŝ with ``q`` (one float32 row of
+        ``dims`` values, of length at most ``q_norm``), within ``width`` of the true one (float64).
 
         ŝ = (c - z) a · code * step, where c are the query's codes (scale a, zero point z, ONNX's
         ``DynamicQuantizeLinear``: |q - (c - z) a| <= a / 2 in every dimension); so
-        |q·x - ŝ| <= |q·(x - x̂)| + |(q - q̂)·x̂| <= ||q||_1 step / 2 + a / 2 ||x̂||_1, and
-        ||q||_1 <= sqrt(dims) |q|."""
+        |q·x - ŝ| <= |q·(x - x̂)| + |(q - q̂)·x̂| <= |q| ||x - x̂|| + a / 2 ||x̂||_1."""
         dots, a = self._session.run(None, {"q": q})
         a = float(a)
-        return dots[0], a * self.step, self.root_dims * q_norm * self.half + a * (0.5 + SLACK) * self.l1
+        approx = dots[0] * a
+        approx *= self.steps
+        width = self.errors * (q_norm * (1.0 + SLACK))
+        width += a * (0.5 + SLACK) * self.l1
+        return approx, width
 
 
-def candidates(dots: np.ndarray, unit: float, bound: float, groups: ranking.Grouping, shortlist: int,
+def candidates(approx: np.ndarray, width: np.ndarray, groups: ranking.Grouping, shortlist: int,
                margin: float) -> np.ndarray | None:
     """Indexes (ascending) of the chunks whose distance ``1 - q·x`` can be within ``margin`` of the
     shortlist-th best document's, or None (too few documents, or no finite bound).
 
-    With every ŝ = ``dots * unit`` within ``bound`` of the true product, the shortlist-th best
-    document's distance is at most ``1 - S + bound`` (S: the shortlist-th largest of the documents'
-    best ŝ), and a chunk's at least ``1 - ŝ - bound``: a chunk with ``ŝ < S - 2 bound - margin`` is
-    farther than the cut by more than ``margin``. ``groups``: ``ranking.grouping`` of the chunks' doc ids.
+    With every true product within ``width`` of ``approx``, the shortlist-th best document's distance
+    is at most ``1 - S`` (S: the shortlist-th largest of the documents' best ``approx - width``), and
+    a chunk's at least ``1 - approx - width``: a chunk with ``approx + width < S - margin`` is farther
+    than the cut by more than ``margin``. ``groups``: ``ranking.grouping`` of the chunks' doc ids.
     """
     order, starts, _ = groups
-    if len(starts) <= shortlist or not unit > 0.0:
+    if len(starts) <= shortlist:
         return None
-    best = np.maximum.reduceat(dots if order is None else dots[order], starts)
+    low = approx - width
+    best = np.maximum.reduceat(low if order is None else low[order], starts)
     at = len(best) - shortlist
     best.partition(at)
-    cut = float(best[at]) - (2.0 * bound + margin) / unit
+    cut = float(best[at]) - margin
     if not -math.inf < cut < math.inf:      # NaN or infinite: no bound to go by
         return None
-    return (dots >= cut).nonzero()[0]
+    approx += width                         # the chunks' highest possible products (approx is the caller's own)
+    return (approx >= cut).nonzero()[0]
 
 
 GRAPH = base64.b64decode(

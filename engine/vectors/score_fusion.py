@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from tesseradb import errors
 from tesseradb.errors import UserError
-from tesseradb.vectors.fusion import Fused, RankedList, note_hit, rrf
+from tesseradb.vectors.fusion import Fused, RankedList, note_hit
 
 NORMALIZATIONS = ("minmax", "l2")
 METHODS = ("rrf", "linear")
@@ -44,24 +44,45 @@ _NORMALIZE: dict[str, Callable[[list[float]], list[float]]] = {"minmax": _minmax
 
 
 def linear(lists: Sequence[RankedList], normalization: str = "minmax") -> list[Fused]:
-    fused: dict[int, Fused] = {}
-    for ranked in lists:
-        if not ranked.hits:
-            continue
-        for (doc, score, chunk), value in zip(ranked.hits, _NORMALIZE[normalization](_similarity(ranked))):
-            hit = fused.get(doc)
-            if hit is None:
-                hit = fused[doc] = Fused(doc, 0.0)
-            hit.score += ranked.weight * value
-            note_hit(hit, ranked.kind, score, chunk)
-    return sorted(fused.values(), key=lambda h: (-h.score, h.doc_id))
+    return fuse(lists, "linear", 0, normalization)
 
 
-def fuse(lists: Sequence[RankedList], method: str, rank_constant: int, normalization: str) -> list[Fused]:
-    """The fused list by ``method`` ('rrf' or 'linear')."""
+def _terms(ranked: RankedList, method: str, rank_constant: int, normalization: str) -> list[float]:
+    """What each of the side's hits adds to its document's score, in the side's order."""
+    weight = ranked.weight
     if method == "linear":
-        return linear(lists, normalization)
-    return rrf(lists, rank_constant)
+        return [weight * value for value in _NORMALIZE[normalization](_similarity(ranked))]
+    return [weight / (rank_constant + rank) for rank in range(1, len(ranked.hits) + 1)]
+
+
+def fuse(lists: Sequence[RankedList], method: str, rank_constant: int, normalization: str,
+         top: int | None = None) -> list[Fused]:
+    """The fused list by ``method`` ('rrf' or 'linear'), by score descending, then document id.
+
+    With ``top``, only the rows scoring at least the ``top``-th best one (ties kept): what a query
+    that shows the fused list's first ``top`` rows as they are can show (hybrid.SideSpec.shown_first).
+    The scores are summed per document first (each side's terms in the sides' order, as
+    ``vectors.fusion.rrf`` adds them), and a ``Fused`` row is made only for the rows returned."""
+    scores: dict[int, float] = {}
+    get = scores.get
+    for ranked in lists:
+        if ranked.hits:
+            for (doc, _, _), term in zip(ranked.hits, _terms(ranked, method, rank_constant, normalization)):
+                scores[doc] = get(doc, 0.0) + term
+    if top is not None and 0 < top < len(scores):
+        cut = sorted(scores.values(), reverse=True)[top - 1]
+        docs = [doc for doc, score in scores.items() if score >= cut]
+    else:
+        docs = list(scores)
+    docs.sort(key=lambda doc: (-scores[doc], doc))
+    fused = {doc: Fused(doc, scores[doc]) for doc in docs}
+    for ranked in lists:
+        kind = ranked.kind
+        for doc, score, chunk in ranked.hits:
+            hit = fused.get(doc)
+            if hit is not None:
+                note_hit(hit, kind, score, chunk)
+    return list(fused.values())
 
 
 def check_options(method: str | None, given: set[str]) -> None:

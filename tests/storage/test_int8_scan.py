@@ -39,6 +39,10 @@ def _rows_and_query(draw):
     q = draw(hnp.arrays(np.float32, (1, dims), elements=values)) * np.float32(q_magnitude)
     if draw(st.booleans()):                         # a query of one sign only, or one spike
         q = np.abs(q) if draw(st.booleans()) else np.where(np.arange(dims) == 0, q, np.float32(0.0))
+    if draw(st.booleans()):                         # whole steps: the first row of codes leaves nothing
+        q = draw(hnp.arrays(np.float32, (1, dims), elements=st.integers(-127, 127).map(np.float32)))
+        q[0, 0] = 127
+        q = q * np.float32(q_magnitude)
     return x.astype(np.float32), np.ascontiguousarray(q, np.float32)
 
 
@@ -51,30 +55,35 @@ def test_the_bound_holds_for_any_rows_and_query(case):
         assert float(np.abs(x).max()) < int8_scan.TINY
         return
     q_norm = float(np.linalg.norm(q.astype(np.float64)))
-    dots, unit, bound = first.scores(q, q_norm)
+    approx, width = first.scores(q, q_norm)
     exact = x.astype(np.float64) @ q[0].astype(np.float64)
-    approx = dots.astype(np.float64) * unit
-    assert math.isfinite(bound)
-    assert np.all(np.abs(exact - approx) <= bound), (np.abs(exact - approx).max(), bound)
+    assert np.isfinite(width).all()
+    assert np.all(np.abs(exact - approx) <= width), (np.abs(exact - approx) - width).max()
 
 
 def test_the_query_is_quantized_as_the_bound_assumes():
     """onnxruntime's DynamicQuantizeLinear, read back: every value within half a step (a / 2) of its
-    code, and the products exact integers (what ``scores`` builds the bound on)."""
+    code, the products exact integers, and each row coded with a step of its own (what ``scores``
+    builds the bound on)."""
     rng = np.random.default_rng(3)
     x = rng.normal(size=(50, DIMS)).astype(np.float32)
+    x[3] *= 1e-3                                            # a short row: a step of its own
     first = int8_scan.Int8Pass(x)
-    codes = np.clip(np.rint(x / np.float32(first.step)), -127, 127).astype(np.int64)
+    assert first.steps[3] == pytest.approx(float(np.abs(x[3]).max()) / 127)
+    codes = np.clip(np.rint(x / first.steps[:, None]), -127, 127).astype(np.int64)
+    assert np.all(np.abs(x - codes * first.steps[:, None]) <= first.steps[:, None] * (0.5 + 1e-6))
     for scale in (1e-6, 1.0, 1e5):
         q = (rng.normal(size=(1, DIMS)) * scale).astype(np.float32)
-        dots, unit, _ = first.scores(q, float(np.linalg.norm(q)))
-        a = unit / first.step
+        dots, a = first._session.run(None, {"q": q})
+        a = float(a)
         lo, hi = min(float(q.min()), 0.0), max(float(q.max()), 0.0)
         assert a == pytest.approx((hi - lo) / 255, rel=1e-6)
         zero = int(np.clip(round(-lo / a), 0, 255))
         c = np.clip(np.rint(q[0] / np.float32(a)) + zero, 0, 255).astype(np.int64)
         assert np.abs(q[0] - (c - zero) * a).max() <= a * (0.5 + int8_scan.SLACK)
-        assert np.array_equal(dots, codes @ (c - zero))
+        assert np.array_equal(dots[0], codes @ (c - zero))
+        approx, width = first.scores(q, float(np.linalg.norm(q)))
+        assert np.array_equal(approx, dots[0] * a * first.steps)
 
 
 def _clustered(rng, docs: int, dims: int = DIMS, lengths: bool = False):

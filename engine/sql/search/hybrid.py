@@ -19,9 +19,7 @@ read as natural language (any word may match); measured best on the manual (docs
 """
 from __future__ import annotations
 
-import concurrent.futures
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,49 +43,18 @@ from tesseradb.storage.fulltext import ChunkTextIndex
 from tesseradb.vectors import score_fusion
 from tesseradb.vectors.fusion import RankedList
 from tesseradb.vectors.knn_options import limit_k
-from tesseradb.vectors.search import KnnRequest, run_knn
+from tesseradb.vectors.search import KnnRequest
 from tesseradb.vectors import passages
 from tesseradb.sql.search import hybrid_defaults, hybrid_direct, knn_direct, passage_calls, rerank_stage, temp_rows
 from tesseradb.sql.search import hybrid_query
 from tesseradb.sql.search.hybrid_query import CREATE_TABLE, TABLE
 from tesseradb.sql.search.cores import spare_core
+from tesseradb.sql.search.hybrid_sides import Search, knn_search, ready_index, run_sides
 
-# hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
-# SQLite both release the GIL; the connection is used by one thread at a time) when a core is free for
-# it (``spare_core``); otherwise it runs on the caller's thread before the model
-_EARLY = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="tessera-text-side")
 # hybrid_match()'s text side leaves English stop words out: on the manual's questions recall@1 rose
 # from 64% to 68% (MRR 0.761 -> 0.790), headings unchanged. Candidates per side stay Manticore's
 # (the LIMIT): 50 measured +0.6 points of deep recall@1 on the headings, the same on the questions,
 # for about 4 ms more a query (docs/benchmarks.md)
-
-
-@dataclass
-class Search:
-    """One side: how to run it (returns (doc, score, chunk) best first) and its fusion weight."""
-    name: str | None
-    kind: str
-    run: Callable[[str | None, int], list[tuple[int, float, int | None]]]
-    weight: float = 1.0
-    k: int = 0                          # a knn side's own k: the window is at least that
-    request: KnnRequest | None = None   # a knn side's request: knn_chunk*() score chunks against its query
-    early: Any = None                   # a text side already running (Future), and the arguments it runs with
-    early_args: tuple | None = None
-    column: str | None = None           # the vector column whose chunk ids the side returns (rerank reads them)
-
-    def ranked(self, filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
-        if self.early is not None and self.early_args == (filter_sql, window):
-            return self.early.result()
-        return self.run(filter_sql, window)
-
-    def start(self, filter_sql: str | None, window: int) -> None:
-        """Run the side in a worker thread (it only reads SQLite) while the caller embeds the query."""
-        self.early, self.early_args = _EARLY.submit(self.run, filter_sql, window), (filter_sql, window)
-
-    def settle(self) -> None:
-        """Wait for a started side (before anything else may use the connection)."""
-        if self.early is not None:
-            concurrent.futures.wait([self.early])
 
 
 _LITERAL_LIMIT = (exp.Select, exp.Limit, exp.Offset, exp.Literal)
@@ -105,6 +72,8 @@ class SideSpec:
     limits: exp.Select                                    # the statement's LIMIT / OFFSET (for k and window)
     filter_sql: str | None = None
     needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
+    models: dict[str, Any] = field(default_factory=dict)  # hybrid_match()'s local models by column, kept
+                                                          # for every execute (as knn()'s plan keeps its own)
     planned: bool = False                                 # filter_sql is known: a text side may start early
     fixed_k: int | None = None    # LIMIT + OFFSET when neither is a parameter (shown_k)
     shown_first: bool = False     # the query shows the fused list's first LIMIT + OFFSET rows as they are (no
@@ -125,7 +94,7 @@ class SideSpec:
         default_k = self.shown_k(bound)
         early = (self.filter_sql,) if self.planned else None
         searches, alias, table = _searches(db, bound, self.opts, sides, [n for n, _ in self.knns], self.hybrids,
-                                           names, self.tables, default_k, early)
+                                           names, self.tables, default_k, early, self.models)
         _apply_weights(searches, self.opts)
         window = self.opts.window_size or max([default_k] + [s.k for s in searches]
                                               + hybrid_defaults.window(self.hybrids, self.opts))
@@ -159,15 +128,19 @@ class Prepare:
     def fused(self) -> tuple[list, dict[int, float]]:
         """Run the sides and fuse them: the fused rows the query can show, and the reranker's scores."""
         db, spec = self.db, self.spec
-        lists = [RankedList(s.name, s.kind, s.ranked(spec.filter_sql, self.window), s.weight) for s in self.searches]
+        lists = run_sides(self.searches, spec.filter_sql, self.window)
+        # only the rows the query can show: all of them, or when it shows the fused list's first rows as
+        # they are (SideSpec.shown_first), those scoring at least the last shown one (ties are ordered
+        # by id later). Only they go into the TEMP table and get passages: the query's ORDER BY score,
+        # id and LIMIT pick the same rows from them as from every fused row
         fused = score_fusion.fuse(lists, hybrid_defaults.method(spec.opts, spec.hybrids), spec.opts.rank_constant,
-                                  spec.opts.normalization)
+                                  spec.opts.normalization, top=self.shown if spec.shown_first else None)
         reranked: dict[int, float] = {}
         if spec.opts.rerank:
             column, chunks = _best_chunks(self.searches, lists)
             fused, reranked = rerank_stage.apply(db, self.table, column, fused, chunks, spec.opts.rerank,
                                                  spec.opts.rerank_window, self.rerank_text)
-        return self._shown(fused), reranked
+        return fused, reranked
 
     def shown_rows(self) -> list:
         """The fused rows the query can show, for hybrid_direct (which takes no rerank)."""
@@ -182,16 +155,6 @@ class Prepare:
             source = next(s.request for s in self.searches if s.request is not None)
             passages.fill(db, self.table, source.column, source.query, [h.doc_id for h in shown], spec.needs,
                           text=source.text)
-
-    def _shown(self, fused: list) -> list:
-        """The fused rows the query can show: all of them, or when it shows the fused list's first rows
-        as they are (``SideSpec.shown_first``), those scoring at least the last shown one (ties are
-        ordered by id later). Only they go into the TEMP table and get passages: the query's ORDER BY
-        score, id and LIMIT pick the same rows from them as from every fused row."""
-        if not self.spec.shown_first or len(fused) <= self.shown:
-            return fused
-        cut = sorted((h.score for h in fused), reverse=True)[self.shown - 1]
-        return [h for h in fused if h.score >= cut]
 
 
 @dataclass
@@ -247,7 +210,7 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
 
 
 # -- the sides -------------------------------------------------------------------------------------
-def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, early=None):
+def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, early=None, models=None):
     searches: list[Search] = []
     owners: set[str] = set()
     for side in sides:
@@ -257,13 +220,13 @@ def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, e
     for call in knns:
         request = KnnRequest.from_call(db, call, tables, bound, default_k=default_k)
         owners.add(request.alias)
-        searches.append(_knn_search(db, request, names.get(id(call))))
+        searches.append(knn_search(db, request, names.get(id(call))))
     for call in hybrids:
         alias, table, column, text, k = _hybrid_args(db, call, tables, bound, default_k)
         owners.add(alias)
         window = opts.window_size or max([default_k, k] + hybrid_defaults.window(hybrids, opts))   # as SideSpec.build
         searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound,
-                                         None if early is None else (early[0], window)))
+                                         None if early is None else (early[0], window), models))
     if len(owners) > 1:
         raise UserError("the searches of a hybrid query must be on one table", errors.SqlSyntaxError)
     alias = owners.pop()
@@ -285,14 +248,6 @@ def _text_search(db: Database, side: TextSide, opts: TextOptions, bound: dict[st
         return _ranked(db, f"SELECT {fts}.rowid, {weight} AS s, NULL FROM {fts}(:{param}) {where} "
                            f"ORDER BY s DESC, {fts}.rowid LIMIT {int(window)}", bound)
     return Search(side.alias, "text", run)
-
-
-def _knn_search(db: Database, request: KnnRequest, name: str | None) -> Search:
-    def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
-        request.k = window          # the window is at least every knn side's own k (unless window_size says)
-        request.filter_sql = filter_sql
-        return [(int(d), float(dist), c) for d, dist, c in run_knn(db, request)]
-    return Search(name, "knn", run, k=request.k, request=request, column=request.column)
 
 
 def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bound: dict[str, Any],
@@ -355,7 +310,8 @@ def _struct_k(node: exp.Struct, bound: dict[str, Any], default: int) -> int:
 
 
 def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: str, k: int,
-                     bound: dict[str, Any], early: tuple[str | None, int] | None = None) -> list[Search]:
+                     bound: dict[str, Any], early: tuple[str | None, int] | None = None,
+                     models: dict[str, Any] | None = None) -> list[Search]:
     """The chunk BM25 side and the knn side of hybrid_match(). With ``early`` (filter, window), the
     text side starts in a worker thread before the model embeds the text."""
     spec = table.vectors[column.lower()]
@@ -365,16 +321,29 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     # natural language: common English words are ignored (measured: the note at the top of this module)
     expression = to_fts5(tree, list(ChunkTextIndex.COLUMNS), catalog_fulltext.stopwords(table) | ENGLISH)
     searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
-    if searches and early is not None and spare_core():
+    beside = bool(searches) and early is not None and spare_core()
+    ready = ready_index(db, table, spec.column) if beside and early[0] is None else None
+    if beside:
         searches[0].start(*early)
     try:
-        vector = embed.spec_model(spec, db.remote_access).embed_query(text).reshape(1, -1).astype(np.float32)
+        vector = _model(db, spec, models).embed_query(text).reshape(1, -1).astype(np.float32)
     except BaseException:
         for search in searches:
             search.settle()
         raise
     request = KnnRequest(table, alias, spec.column, k, vector, bound=bound, text=text)
-    return searches + [_knn_search(db, request, None)]
+    return searches + [knn_search(db, request, None, ready)]
+
+
+def _model(db: Database, spec: Any, models: dict[str, Any] | None) -> Any:
+    """The column's model: a local one is kept in ``models`` (the plan's) after its first use; a remote
+    one is resolved each time (the operator's allow-list is asked on every use)."""
+    model = None if models is None else models.get(spec.column)
+    if model is None:
+        model = embed.spec_model(spec, db.remote_access)
+        if models is not None and not embed.is_remote(spec.model_name):
+            models[spec.column] = model
+    return model
 
 
 def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], column: str | None = None) -> Search:
