@@ -19,7 +19,7 @@ read as natural language (any word may match); measured best on the manual (docs
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -72,6 +72,8 @@ class SideSpec:
     limits: exp.Select                                    # the statement's LIMIT / OFFSET (for k and window)
     filter_sql: str | None = None
     needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
+    models: dict[str, Any] = field(default_factory=dict)  # hybrid_match()'s local models by column, kept
+                                                          # for every execute (as knn()'s plan keeps its own)
     planned: bool = False                                 # filter_sql is known: a text side may start early
     fixed_k: int | None = None    # LIMIT + OFFSET when neither is a parameter (shown_k)
     shown_first: bool = False     # the query shows the fused list's first LIMIT + OFFSET rows as they are (no
@@ -92,7 +94,7 @@ class SideSpec:
         default_k = self.shown_k(bound)
         early = (self.filter_sql,) if self.planned else None
         searches, alias, table = _searches(db, bound, self.opts, sides, [n for n, _ in self.knns], self.hybrids,
-                                           names, self.tables, default_k, early)
+                                           names, self.tables, default_k, early, self.models)
         _apply_weights(searches, self.opts)
         window = self.opts.window_size or max([default_k] + [s.k for s in searches]
                                               + hybrid_defaults.window(self.hybrids, self.opts))
@@ -208,7 +210,7 @@ def plan(db: Database, select: exp.Select, bound: dict[str, Any], opts: TextOpti
 
 
 # -- the sides -------------------------------------------------------------------------------------
-def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, early=None):
+def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, early=None, models=None):
     searches: list[Search] = []
     owners: set[str] = set()
     for side in sides:
@@ -224,7 +226,7 @@ def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, e
         owners.add(alias)
         window = opts.window_size or max([default_k, k] + hybrid_defaults.window(hybrids, opts))   # as SideSpec.build
         searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound,
-                                         None if early is None else (early[0], window)))
+                                         None if early is None else (early[0], window), models))
     if len(owners) > 1:
         raise UserError("the searches of a hybrid query must be on one table", errors.SqlSyntaxError)
     alias = owners.pop()
@@ -308,7 +310,8 @@ def _struct_k(node: exp.Struct, bound: dict[str, Any], default: int) -> int:
 
 
 def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: str, k: int,
-                     bound: dict[str, Any], early: tuple[str | None, int] | None = None) -> list[Search]:
+                     bound: dict[str, Any], early: tuple[str | None, int] | None = None,
+                     models: dict[str, Any] | None = None) -> list[Search]:
     """The chunk BM25 side and the knn side of hybrid_match(). With ``early`` (filter, window), the
     text side starts in a worker thread before the model embeds the text."""
     spec = table.vectors[column.lower()]
@@ -323,13 +326,24 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     if beside:
         searches[0].start(*early)
     try:
-        vector = embed.spec_model(spec, db.remote_access).embed_query(text).reshape(1, -1).astype(np.float32)
+        vector = _model(db, spec, models).embed_query(text).reshape(1, -1).astype(np.float32)
     except BaseException:
         for search in searches:
             search.settle()
         raise
     request = KnnRequest(table, alias, spec.column, k, vector, bound=bound, text=text)
     return searches + [knn_search(db, request, None, ready)]
+
+
+def _model(db: Database, spec: Any, models: dict[str, Any] | None) -> Any:
+    """The column's model: a local one is kept in ``models`` (the plan's) after its first use; a remote
+    one is resolved each time (the operator's allow-list is asked on every use)."""
+    model = None if models is None else models.get(spec.column)
+    if model is None:
+        model = embed.spec_model(spec, db.remote_access)
+        if models is not None and not embed.is_remote(spec.model_name):
+            models[spec.column] = model
+    return model
 
 
 def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], column: str | None = None) -> Search:
