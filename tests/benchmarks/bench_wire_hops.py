@@ -37,6 +37,10 @@ def probe_serve(argv: list[str]) -> int:
     records: list[dict] = []
     now: dict = {}
 
+    def dump() -> None:
+        with open(out, "w") as f:
+            json.dump(records, f)
+
     def stamp(key: str) -> None:
         now[key], now["cpu " + key] = pc(), tt()
 
@@ -83,11 +87,19 @@ def probe_serve(argv: list[str]) -> int:
             now["woke"] = pc()
         return ready
     selectors.EpollSelector.select = watched
-
-    def dump() -> None:
-        with open(out, "w") as f:
-            json.dump(records, f)
     atexit.register(dump)
+    try:        # a plain-TCP client's thread waits in poll() itself (direct_socket.py)
+        from tesseradb.clients.server import direct_socket
+    except ImportError:         # an older server (--old)
+        return main(["serve", db, "--port", "0"])
+    wait = direct_socket.DirectSocket._wait
+
+    async def waited(self, *args):
+        try:
+            return await wait(self, *args)
+        finally:
+            now["woke"] = pc()
+    direct_socket.DirectSocket._wait = waited
     return main(["serve", db, "--port", "0"])
 
 

@@ -35,7 +35,7 @@ from mysql_mimic.types import Capabilities, Commands, ServerStatus
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
 from tesseradb import errors
-from tesseradb.clients.server import checks, statements, temporal_params
+from tesseradb.clients.server import checks, direct_socket, statements, temporal_params
 from tesseradb.clients.server.session import Ok, Outcome, Rows
 from tesseradb.clients.server.wire import IdleTimeout, PacketTooLarge
 
@@ -85,6 +85,13 @@ class WireConnection(Connection):
 
     # -- the command loop ------------------------------------------------------------------
     async def command_phase(self) -> None:
+        direct_socket.attach(self.stream)   # the socket read on this thread from now on, when it can be
+        try:
+            await self._commands()
+        finally:
+            self.stream.release()
+
+    async def _commands(self) -> None:
         while True:
             try:
                 data = await self.stream.read()
