@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 
 SLACK = 1e-4       # relative, on every term of the bound: float64's rounding of the error norms (~1e-15)
 # and float32's of q / a (< 2e-5 of a step)
+# float32's subnormal range: a query whose values span less than ~2 ** -118 gets a scale a that lost
+# bits (or is 0, its codes then meaning nothing): what its coding misses is below this in every dimension
+SUBNORMAL = 2.0 ** -120
 ROUNDING = 1e-4    # of 1 + |q| max|x|: more than float64's rounding of ŝ and of the cut
 TINY = 1e-30       # a row whose largest |value| is below this gets no codes (subnormal steps)
 ZERO = 128          # the codes' zero point: codes in 1..255 stand for -127..127
@@ -121,13 +124,14 @@ class Int8Pass:
 
         ŝ = (c - z) a · code * step, where c are the query's codes (scale a, zero point z, ONNX's
         ``DynamicQuantizeLinear``: |q - (c - z) a| <= a / 2 in every dimension); so
-        |q·x - ŝ| <= |q·(x - x̂)| + |(q - q̂)·x̂| <= |q| ||x - x̂|| + a / 2 ||x̂||_1."""
+        |q·x - ŝ| <= |q·(x - x̂)| + |(q - q̂)·x̂| <= |q| ||x - x̂|| + a / 2 ||x̂||_1 (+ SUBNORMAL ||x̂||_1
+        for a query too small for float32 to scale: never searched this way, ``SMALLEST``)."""
         dots, a = self._session.run(None, {"q": q})
         a = float(a)
         approx = dots[0] * a
         approx *= self.steps
         width = self.errors * (q_norm * (1.0 + SLACK))
-        width += a * (0.5 + SLACK) * self.l1
+        width += (a * (0.5 + SLACK) + SUBNORMAL) * self.l1
         return approx, width
 
 

@@ -4,7 +4,8 @@ against the bare model on exactly the texts and batches the engine gave it.
     TESSERA_BENCH_CORPUS=$MANUAL nice .venv/bin/python tests/benchmarks/bench_manual_minute.py
     ... --every 6 --rounds 1 --profile        # a sixth of the pages, one round, plus a py-spy profile
 
-Each round, in an order that alternates between rounds (engine first in odd rounds):
+Each round (4 by default), in an order that alternates between rounds (engine first in odd rounds:
+engine, bare, bare, engine, engine, bare, ...; a drift of the machine falls on both sides):
 
 * **engine** - into a fresh database: ``CREATE TABLE manual (path string, title string, body text,
   v float_vector_array ... model_name='all-MiniLM-L6-v2-int8' from='body' chunk_strategy='recursive'
@@ -15,7 +16,11 @@ Each round, in an order that alternates between rounds (engine first in odd roun
 
 Engine share = (engine - bare) / bare, in wall time and in CPU time (user + sys of this process,
 ``resource.getrusage``, all threads), with the load average at each step: on the shared machine the
-wall times follow the other work, the CPU times much less. Afterwards the stored vectors are checked
+wall times follow the other work, the CPU times much less. Both are medians over the rounds, and each
+is taken apart (``measure``): the engine's own wall time (its load outside its ``Model.embed`` calls:
+before the first, between them, after the last, COMMIT, the first knn()) and its model calls' wall
+time against the bare wall time; its own CPU time (outside the model's batches, less the bare side's)
+and its batches' CPU time against the bare batches'; and Python's garbage collections. Afterwards the stored vectors are checked
 against the bare ones (the chunks re-planned from the stored bodies, each chunk's vector looked up by
 its text). ``--profile`` loads once more in a child process sampled by py-spy (every thread, idle
 ones left out; the child warms the model up before py-spy attaches) and keeps the samples grouped
@@ -25,6 +30,7 @@ section of docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import re
@@ -33,6 +39,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -77,31 +84,69 @@ def cpu_seconds() -> float:
 
 
 class Recorder:
-    """Records the texts of every Model.embed call (not the query's) while ``active``, and the CPU time
-    of the model's batches (``Model._run``: onnxruntime and pooling, on the thread that runs them),
-    whichever side runs them: the rest of a side's CPU time is the engine's own work plus the
-    model's tokenizing of the chunks, which both sides do alike."""
+    """Records the texts of every Model.embed call (not the query's) while ``active``, with each call's
+    wall interval (``perf_counter`` at its start and end) and the CPU time of its batches
+    (``Model._run``: onnxruntime and pooling, on the thread that runs them), whichever side runs them:
+    the rest of a side's CPU time is the engine's own work plus the model's tokenizing of the chunks,
+    which both sides do alike."""
 
     def __init__(self, model) -> None:
         self.calls: list[list[str]] = []
+        self.spans: list[tuple[float, float, float]] = []     # per call: start, end, its batches' CPU s
         self.active = False
-        self.batch_cpu = 0.0
+        self.batch_cpu = self.gc_cpu = self.gc_cpu_in_batches = 0.0
+        self.in_batch = threading.local()
+        self.gc_started = threading.local()
         inner, run = model.embed, model._run
 
         def embed(texts, **kw):
-            if self.active and not kw.get("query"):
-                self.calls.append([str(t) for t in texts])   # plain text: the bare model tokenizes it
+            if not kw.get("query"):
+                if self.active:
+                    self.calls.append([str(t) for t in texts])   # plain text: the bare model tokenizes it
+                cpu, started = self.batch_cpu, time.perf_counter()
+                try:
+                    return inner(texts, **kw)
+                finally:
+                    self.spans.append((started, time.perf_counter(), self.batch_cpu - cpu))
             return inner(texts, **kw)
 
         def timed_run(*args, **kw):
             started = time.thread_time()
+            self.in_batch.on = True
             try:
                 return run(*args, **kw)
             finally:
+                self.in_batch.on = False
                 self.batch_cpu += time.thread_time() - started      # a float add: atomic enough under the GIL
 
         model.embed = embed
         model._run = timed_run
+        gc.callbacks.append(self._gc)
+
+    def _gc(self, phase: str, _info: dict) -> None:
+        """Python's garbage collections: their CPU time, and the part of it inside the model's batches
+        (a collection runs on the thread whose allocation set it off, and walks the whole heap's
+        young or every generation, so a larger heap costs the batches more)."""
+        if phase == "start":
+            self.gc_started.at = time.thread_time()
+            return
+        spent = time.thread_time() - getattr(self.gc_started, "at", time.thread_time())
+        self.gc_cpu += spent
+        if getattr(self.in_batch, "on", False):
+            self.gc_cpu_in_batches += spent
+
+    def reset(self, active: bool) -> None:
+        self.active, self.batch_cpu, self.spans = active, 0.0, []
+        self.gc_cpu = self.gc_cpu_in_batches = 0.0
+        if active:
+            self.calls = []
+
+    def timed(self, started: float) -> dict:
+        """The side's model calls: their wall time, and each call's (start, end) from ``started`` and
+        its batches' CPU time."""
+        return {"batch_cpu": self.batch_cpu, "gc_cpu": self.gc_cpu, "gc_cpu_in_batches": self.gc_cpu_in_batches,
+                "model_seconds": sum(b - a for a, b, _ in self.spans),
+                "model_calls": [[a - started, b - started, c] for a, b, c in self.spans]}
 
 
 def copy_corpus(dest: Path, every: int) -> int:
@@ -129,18 +174,21 @@ def engine_load(db_path: Path, pattern: str) -> dict:
     cur = con.cursor()
     cur.execute(LOAD, (pattern,))
     rows = cur.rowcount
+    stated = time.perf_counter()
     con.commit()
     loaded = time.perf_counter()
     con.cursor().execute(KNN, ("warm up the index",)).fetchall()
     con.close()
-    return {"seconds": time.perf_counter() - started, "cpu": cpu_seconds() - cpu, "rows": rows,
-            "statement_seconds": loaded - started, "load_start": list(load), "load_end": list(os.getloadavg())}
+    ended = time.perf_counter()
+    return {"seconds": ended - started, "cpu": cpu_seconds() - cpu, "rows": rows, "started": started,
+            "statement_seconds": stated - started, "commit_seconds": loaded - stated,
+            "knn_seconds": ended - loaded, "load_start": list(load), "load_end": list(os.getloadavg())}
 
 
 def bare_run(model, calls: list[list[str]]) -> tuple[dict, dict[str, np.ndarray]]:
     load, cpu, started = os.getloadavg(), cpu_seconds(), time.perf_counter()
     vectors = [model.embed(texts) for texts in calls]
-    out = {"seconds": time.perf_counter() - started, "cpu": cpu_seconds() - cpu,
+    out = {"seconds": time.perf_counter() - started, "cpu": cpu_seconds() - cpu, "started": started,
            "load_start": list(load), "load_end": list(os.getloadavg())}
     return out, {t: v for texts, vecs in zip(calls, vectors) for t, v in zip(texts, vecs)}
 
@@ -255,7 +303,8 @@ def warm_up(model) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--every", type=int, default=1, help="only every Nth page (1 = the whole manual)")
-    ap.add_argument("--rounds", type=int, default=2, help="engine/bare rounds, the order alternating")
+    ap.add_argument("--rounds", type=int, default=4,
+                    help="engine/bare rounds, the order alternating: engine, bare, bare, engine, engine, ...")
     ap.add_argument("--profile", action="store_true", help="also load once sampled by py-spy (not timed)")
     ap.add_argument("--profile-every", type=int, default=0,
                     help="the profiled load takes every Nth page of those loaded (0: all of them)")
@@ -284,27 +333,25 @@ def main() -> None:
             row: dict = {"order": order}
             for side in order:
                 if side == "engine":
-                    recorder.calls, recorder.active, recorder.batch_cpu = [], True, 0.0
+                    recorder.reset(active=True)
                     row["engine"] = engine_load(db_path, pattern)
-                    row["engine"]["batch_cpu"] = recorder.batch_cpu
                     recorder.active = False
                     calls = recorder.calls
                 else:
-                    recorder.batch_cpu = 0.0
+                    recorder.reset(active=False)
                     row["bare"], bare_vectors = bare_run(model, recorder.calls)
-                    row["bare"]["batch_cpu"] = recorder.batch_cpu
+                row[side].update(recorder.timed(row[side].pop("started")))
             row["calls"] = [len(c) for c in calls]
-            row["share_wall"] = row["engine"]["seconds"] / row["bare"]["seconds"] - 1
-            row["share_cpu"] = row["engine"]["cpu"] / row["bare"]["cpu"] - 1
-            # the engine's own CPU: its time outside the model's batches less the bare side's (tokenizing)
-            row["own_cpu"] = ((row["engine"]["cpu"] - row["engine"]["batch_cpu"])
-                              - (row["bare"]["cpu"] - row["bare"]["batch_cpu"]))
-            row["share_own_cpu"] = row["own_cpu"] / row["bare"]["cpu"]
+            measure(row)
             result["rounds"].append(row)
-            log(f"round {n + 1}: engine {row['engine']['seconds']:.1f} s (cpu {row['engine']['cpu']:.1f}), "
-                f"bare {row['bare']['seconds']:.1f} s (cpu {row['bare']['cpu']:.1f}); share wall "
-                f"{100 * row['share_wall']:.1f}% cpu {100 * row['share_cpu']:.1f}%; own cpu {row['own_cpu']:.1f} s "
-                f"({100 * row['share_own_cpu']:.1f}%); load {os.getloadavg()}")
+            log(f"round {n + 1}: engine {row['engine']['seconds']:.1f} s (cpu {row['engine']['cpu']:.1f}, model calls "
+                f"{row['engine']['model_seconds']:.1f} s), bare {row['bare']['seconds']:.1f} s (cpu "
+                f"{row['bare']['cpu']:.1f}); share wall {100 * row['share_wall']:.1f}% cpu {100 * row['share_cpu']:.1f}%; "
+                f"own wall {row['own_wall']:.2f} s ({100 * row['share_own_wall']:.1f}%), model wall inflation "
+                f"{row['model_wall_inflation']:+.2f} s; own cpu {row['own_cpu']:.1f} s ({100 * row['share_own_cpu']:.1f}%), "
+                f"batch cpu {row['engine']['batch_cpu']:.1f} vs {row['bare']['batch_cpu']:.1f}; gc cpu "
+                f"{row['engine']['gc_cpu']:.2f} ({row['engine']['gc_cpu_in_batches']:.2f} in batches) vs "
+                f"{row['bare']['gc_cpu']:.2f} ({row['bare']['gc_cpu_in_batches']:.2f}); load {os.getloadavg()}")
         result["check"] = check_stored(db_path, model, bare_vectors)
         result["tokens"] = common.model_tokens(model, [t for c in calls for t in c])
         result["chunks_embedded"] = sum(len(c) for c in calls)
@@ -321,6 +368,30 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def measure(row: dict) -> None:
+    """A round's shares. Plain: engine / bare - 1, by wall and by CPU time. The engine's own wall time
+    is its load's wall time outside its ``Model.embed`` calls (before the first, between them, after the
+    last: the writes, COMMIT, the first knn()); the rest of the wall share is the engine's model calls
+    taking longer than the same calls bare (``model_wall_inflation``: their batches slowed by what ran
+    beside them, or by the machine). The engine's own CPU time is its CPU time outside the model's
+    batches less the bare side's (the model's tokenizing of the chunks, which both do)."""
+    e, b = row["engine"], row["bare"]
+    row["share_wall"] = e["seconds"] / b["seconds"] - 1
+    row["share_cpu"] = e["cpu"] / b["cpu"] - 1
+    row["own_wall"] = e["seconds"] - e["model_seconds"]
+    row["share_own_wall"] = row["own_wall"] / b["seconds"]
+    row["model_wall_inflation"] = e["model_seconds"] - b["seconds"]
+    calls = e["model_calls"]
+    row["own_wall_parts"] = {
+        "before the first model call": calls[0][0] if calls else row["own_wall"],
+        "between model calls": sum(nxt[0] - cur[1] for cur, nxt in zip(calls, calls[1:])),
+        "after the last, to the statement's end": e["statement_seconds"] - calls[-1][1] if calls else 0.0,
+        "COMMIT": e["commit_seconds"], "the first knn() (its FAISS index) and close": e["knn_seconds"]}
+    row["batch_inflation_cpu"] = e["batch_cpu"] - b["batch_cpu"]
+    row["own_cpu"] = (e["cpu"] - e["batch_cpu"]) - (b["cpu"] - b["batch_cpu"])
+    row["share_own_cpu"] = row["own_cpu"] / b["cpu"]
+
+
 def summarize(r: dict) -> None:
     rounds = r["rounds"]
     med = lambda xs: float(np.median(xs))  # noqa: E731
@@ -332,6 +403,13 @@ def summarize(r: dict) -> None:
         "bare_cpu": med([x["bare"]["cpu"] for x in rounds]),
         "share_wall": med([x["share_wall"] for x in rounds]),
         "share_cpu": med([x["share_cpu"] for x in rounds]),
+        # the medians' ratio: each side's typical time, whichever rounds they come from
+        "share_wall_of_medians": med([x["engine"]["seconds"] for x in rounds])
+        / med([x["bare"]["seconds"] for x in rounds]) - 1,
+        "own_wall": med([x["own_wall"] for x in rounds]),
+        "share_own_wall": med([x["share_own_wall"] for x in rounds]),
+        "model_wall_inflation": med([x["model_wall_inflation"] for x in rounds]),
+        "batch_inflation_cpu": med([x["batch_inflation_cpu"] for x in rounds]),
         "own_cpu": med([x["own_cpu"] for x in rounds]),
         "share_own_cpu": med([x["share_own_cpu"] for x in rounds]),
         # the engine's CPU time spread over the cores: the wall time of an otherwise idle machine, at best

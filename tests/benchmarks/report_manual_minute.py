@@ -49,7 +49,7 @@ def section() -> list[str]:
         "then commit, the first knn() (the FAISS index) and close: that is the engine's time. The bare model is the "
         "same model object embedding exactly the texts of each `Model.embed` call the statement made (the same "
         f"batches), in the same process, its first use (its sessions) made before either side runs; the two take "
-        "turns, the order alternating by round (the first round also pays the engine's first LOAD DATA in the "
+        "turns, the order alternating by round: engine, bare, bare, engine, ... (the first round also pays the engine's first LOAD DATA in the "
         "process: its imports). The bulk batches ran on "
         f"{r['workers']} single-thread sessions at once (`embed/runner.py`). CPU time is user + sys of the process "
         "(all threads). Engine share = engine / bare - 1.", "",
@@ -61,15 +61,20 @@ def section() -> list[str]:
         f"| the engine's own share <= 5% of the model's time | CPU **{100 * s['share_cpu']:.1f}%**, "
         f"wall {100 * s['share_wall']:.1f}% (medians over {len(rounds)} round(s)) | {share_verdict} | |",
         "",
-        "| round | order | engine s | engine CPU s | bare s | bare CPU s | share (wall) | share (CPU) | load: engine start -> end | load: bare start -> end |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---|---|",
     ]
+    if "own_wall" in s:
+        out += _own(r, s, rounds)
+    out += ["| round | order | engine s | engine CPU s | bare s | bare CPU s | share (wall) | share (CPU) | "
+            "load: engine start -> end | load: bare start -> end |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for n, x in enumerate(rounds, start=1):
         e, b = x["engine"], x["bare"]
         out.append(f"| {n} | {', '.join(x['order'])} | {e['seconds']:.1f} | {e['cpu']:.1f} | {b['seconds']:.1f} | "
                    f"{b['cpu']:.1f} | {100 * x['share_wall']:.1f}% | {100 * x['share_cpu']:.1f}% | "
                    f"{_load(e['load_start'])} -> {_load(e['load_end'])} | {_load(b['load_start'])} -> {_load(b['load_end'])} |")
-    if "own_cpu" in s:
+    if "own_wall" in s:
+        out += _parts(rounds)
+    elif "own_cpu" in s:
         out += ["", "The engine's own CPU time, apart from the model's batches: each side's CPU time less the CPU "
                 "time of its `Model._run` batches (onnxruntime and pooling, timed on the threads that run them), "
                 "the engine's less the bare side's (the model's tokenizing of the chunks, which both do): "
@@ -110,6 +115,45 @@ def section() -> list[str]:
     out += CHANGES
     out += ["", *[f"- {note}" for note in r.get("notes", [])]] if r.get("notes") else []
     return out + _subset(common.load_result("manual_minute_subset"))
+
+
+def _own(r: dict, s: dict, rounds: list[dict]) -> list[str]:
+    """The engine's own measures beside the plain shares (not the target's measure: what it is made of)."""
+    return [
+        "The plain shares above put the engine's own work and the model's round-to-round variance in one figure. "
+        "Apart (medians over the rounds; each round's figures below):", "",
+        "| measure | median | rounds |", "|---|---:|---|",
+        f"| the engine's own wall time: its load's wall time outside its `Model.embed` calls, / the bare wall time | "
+        f"**{100 * s['share_own_wall']:.1f}%** ({s['own_wall']:.2f} s) | "
+        + " / ".join(f"{100 * x['share_own_wall']:.1f}%" for x in rounds) + " |",
+        f"| the engine's model calls' wall time less the bare wall time (the same batches) | "
+        f"{s['model_wall_inflation']:+.2f} s | " + " / ".join(f"{x['model_wall_inflation']:+.2f}" for x in rounds) + " |",
+        f"| the engine's own CPU time: outside the model's batches, less the bare side's, / the bare CPU time | "
+        f"**{100 * s['share_own_cpu']:.1f}%** ({s['own_cpu']:.2f} s) | "
+        + " / ".join(f"{100 * x['share_own_cpu']:.1f}%" for x in rounds) + " |",
+        f"| the model's batches' CPU time, engine less bare (the same batches) | {s['batch_inflation_cpu']:+.2f} s | "
+        + " / ".join(f"{x['batch_inflation_cpu']:+.2f}" for x in rounds) + " |",
+        f"| the medians' ratio: median engine wall / median bare wall - 1 | {100 * s['share_wall_of_medians']:.1f}% | |",
+        "", "The wall share is the engine's own wall time plus its model calls' excess over the bare wall time. "
+        "The own CPU time is the engine's work wherever it ran (overlapped with the model's batches or not); the "
+        "own wall time is the part of the load in which no model call ran (one core or both doing the engine's "
+        "work). The rounds alternate engine, bare, bare, engine, ... so that a drift of the machine falls on both "
+        "sides.", ""]
+
+
+def _parts(rounds: list[dict]) -> list[str]:
+    """Each round's own wall time by part, its model calls, and Python's garbage collections."""
+    names = list(rounds[0]["own_wall_parts"])
+    out = ["", "The engine's own wall time by part, seconds (and the model calls: engine / bare wall s; their "
+           "batches' CPU s; Python's garbage collections' CPU s on the engine's side, in the batches):", "",
+           "| round | " + " | ".join(names) + " | model calls (wall) | batches (CPU) | gc |",
+           "|---:|" + "---:|" * (len(names) + 3)]
+    for n, x in enumerate(rounds, start=1):
+        e, b = x["engine"], x["bare"]
+        out.append(f"| {n} | " + " | ".join(f"{x['own_wall_parts'][k]:.2f}" for k in names)
+                   + f" | {e['model_seconds']:.1f} / {b['seconds']:.1f} | {e['batch_cpu']:.1f} / {b['batch_cpu']:.1f} "
+                   f"| {e.get('gc_cpu', 0):.2f} ({e.get('gc_cpu_in_batches', 0):.2f}) |")
+    return out
 
 
 def _sampled(r: dict, prof: dict) -> list[str]:

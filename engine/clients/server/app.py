@@ -174,7 +174,7 @@ class Server:
         reader, writer = await wire.open_stream(sock, idle_timeout=self.options.idle_timeout,
                                                 max_packet=self.options.max_packet)
         try:
-            await self._on_client(reader, writer)
+            await self._on_client(reader, writer, sock)
         finally:
             writer.close()
             try:
@@ -182,9 +182,9 @@ class Server:
             except Exception:  # noqa: BLE001 - the client reset the connection: it is closed either way
                 pass
 
-    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, sock: Any) -> None:
         """One client's connection, on its own thread and event loop, until it ends."""
-        stream = wire.GuardedStream(MysqlStream(reader, writer), SERVER_CAPABILITIES)
+        stream = wire.GuardedStream(MysqlStream(reader, writer), SERVER_CAPABILITIES, sock)
         session = EngineSession(self.shared)
         conn = WireConnection(stream=stream, session=session, control=self.control,
                               identity_provider=self.accounts, server_capabilities=SERVER_CAPABILITIES,
@@ -249,7 +249,8 @@ class Client:
         try:
             self.loop.call_soon_threadsafe(fn, *args)
         except RuntimeError:            # its loop has closed: the client has just ended
-            pass
+            return
+        self.conn.stream.wake()         # its thread may be waiting on the socket (direct_socket.py)
 
 
 # -- running it ---------------------------------------------------------------------------------

@@ -94,7 +94,10 @@ def _on_its_loop(conn: Any, fn: Any, *args: Any) -> None:
     try:
         loop.call_soon_threadsafe(fn, *args)
     except RuntimeError:            # its loop has closed: the connection has ended already
-        pass
+        return
+    wake = getattr(conn.stream, "wake", None)
+    if wake is not None:            # its thread may be waiting on the socket (direct_socket.py)
+        wake()
 
 
 HUNG_UP = (getattr(select, "POLLHUP", 0) | getattr(select, "POLLERR", 0) | getattr(select, "POLLNVAL", 0)

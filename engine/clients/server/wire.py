@@ -63,16 +63,18 @@ class GuardedReader(asyncio.StreamReader):
         else:
             data = await self._bounded(super().readexactly(n))
         if n == 4:
-            self._check_header(data)
+            self._packet_bytes = check_header(data, self._packet_bytes, self.max_packet)
         return data
 
-    def _check_header(self, header: bytes) -> None:
-        length = struct.unpack("<I", header)[0] & 0xFFFFFF
-        self._packet_bytes += length
-        if self._packet_bytes > self.max_packet:
-            raise PacketTooLarge(f"Got a packet bigger than 'max_allowed_packet' bytes ({self.max_packet})")
-        if length < CONTINUED:
-            self._packet_bytes = 0
+
+def check_header(header: bytes, so_far: int, max_packet: int) -> int:
+    """A packet header read: the payload announced so far for the packet being read (0 when this
+    piece ends it); PacketTooLarge past ``max_packet`` bytes, before the payload is read."""
+    length = struct.unpack("<I", header)[0] & 0xFFFFFF
+    so_far += length
+    if so_far > max_packet:
+        raise PacketTooLarge(f"Got a packet bigger than 'max_allowed_packet' bytes ({max_packet})")
+    return so_far if length == CONTINUED else 0
 
 
 def listening_sockets(host: str, port: int, backlog: int = 100) -> list[socket.socket]:
@@ -98,7 +100,7 @@ def listening_sockets(host: str, port: int, backlog: int = 100) -> list[socket.s
     return sockets
 
 
-DESCRIPTORS_PER_CLIENT = 8     # its socket, its loop's epoll and wake-up pair, the engine connection's files
+DESCRIPTORS_PER_CLIENT = 10    # its socket, its loop's epoll and wake-up pair, direct_socket's pair, the engine connection's files
 
 
 def enough_descriptors(max_connections: int, spare: int = 256) -> None:
@@ -147,10 +149,24 @@ class GuardedStream:
 
     Everything else is the wrapped stream's."""
 
-    def __init__(self, inner, capabilities: int):
+    def __init__(self, inner, capabilities: int, sock: socket.socket | None = None):
         self._inner = inner
         self.capabilities = capabilities
         self.expect_handshake = True
+        self.sock = sock                # the accepted socket (direct_socket.py reads it after the handshake)
+        self.direct = None              # its DirectSocket, once the connection moved to it
+        # called for every command: the wrapped stream's own methods, not found through __getattr__
+        self.write, self.drain, self.reset_seq = inner.write, inner.drain, inner.reset_seq
+
+    def wake(self) -> None:
+        """Any thread, after queuing work on the connection's loop: a direct read stops waiting."""
+        direct = self.direct
+        if direct is not None:
+            direct.wake()
+
+    def release(self) -> None:
+        if self.direct is not None:
+            self.direct.release()
 
     def __getattr__(self, name: str):
         return getattr(self._inner, name)
