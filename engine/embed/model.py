@@ -34,6 +34,11 @@ BUCKET_SLACK = 8
 # (measured on a 20 MB text: 32k x 4 grows RSS by ~50 MB, 128k x 8 by ~170 MB, and is no faster).
 COUNT_PIECE_CHARS = 1 << 15
 COUNT_PIECES_PER_CALL = 4
+# A text at least this long is tokenized through ``encode_batch``, which lets go of the GIL while the
+# tokenizer runs (``encode`` holds it to the end: the manual's 440K-character page held it 0.4 s, while the
+# model's worker threads, done with their batches, waited for it to go on to the next); a shorter one
+# through ``encode`` on the calling thread (no hand-off to the tokenizer's pool). The same Encoding.
+RELEASE_GIL_CHARS = 4096
 CUT_SEARCH_CHARS = 4096     # how far back a cut looks for whitespace before looking forward
 HEAD_CHARS_PER_TOKEN = 16   # a text longer than this many characters per window token is cut first
 # Characters a BERT pre-tokenizer always splits on (after its normalizer maps \t\n\r to spaces).
@@ -158,11 +163,19 @@ class Model:
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character offsets of every content token of the whole text (no specials, no truncation)."""
-        return list(self._tokenizer.encode(_check_text(text), add_special_tokens=False).offsets)
+        return list(self._content(_check_text(text)).offsets)
 
     def page_tokens(self, text: str) -> token_ids.PageTokens:
         """The whole text's content tokens: their offsets, and the ids of chunks cut on them."""
-        return token_ids.PageTokens(self._tokenizer.encode(_check_text(text), add_special_tokens=False))
+        return token_ids.PageTokens(self._content(_check_text(text)))
+
+    def _content(self, text: str) -> Encoding:
+        """The text's content tokens (no specials, no truncation); a long text's with the GIL let go
+        while they are made (:data:`RELEASE_GIL_CHARS`): the chunk planner tokenizes pages beside the
+        model's batches (a LOAD DATA's read-ahead), whose threads need the GIL between batches."""
+        if len(text) < RELEASE_GIL_CHARS:
+            return self._tokenizer.encode(text, add_special_tokens=False)
+        return self._tokenizer.encode_batch([text], add_special_tokens=False)[0]
 
     @property
     def reads_ids(self) -> bool:
@@ -189,7 +202,7 @@ class Model:
         """
         _check_text(text)
         if not self.splits_on_whitespace:
-            return len(self._tokenizer.encode(text[start:], add_special_tokens=False).ids)
+            return len(self._content(text[start:]).ids)
         spans = whitespace_pieces(text, start, COUNT_PIECE_CHARS)
         total = 0
         for at in range(0, len(spans), COUNT_PIECES_PER_CALL):
@@ -270,7 +283,7 @@ class Model:
             return text
         while reach < len(text):
             cut = whitespace_cut(text, reach)
-            if len(self._tokenizer.encode(text[:cut], add_special_tokens=False).ids) > self.window:
+            if len(self._content(text[:cut]).ids) > self.window:
                 return text[:cut]
             reach = 2 * cut
         return text

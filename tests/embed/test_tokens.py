@@ -49,3 +49,22 @@ def test_offsets_are_increasing_and_inside_the_text(model):
     assert all(0 <= s < e <= len(text) for s, e in offsets)
     assert all(a[1] <= b[0] for a, b in zip(offsets, offsets[1:]))
     assert "".join(text[s:e] for s, e in offsets) == "".join(text.split())
+
+
+def test_a_long_text_gets_the_tokens_a_short_one_would(model):
+    """A text of RELEASE_GIL_CHARS or more is tokenized through encode_batch (the GIL let go while it
+    runs), a shorter one through encode: the same offsets, ids and word ids either way, accents, CJK,
+    emoji and control characters included."""
+    from tesseradb.embed.model import RELEASE_GIL_CHARS
+    unit = "Café déjà vu: 机器学习 🚀 re-tokenization\tof\x07 'quoted' words, ok? "
+    text = unit * (2 * RELEASE_GIL_CHARS // len(unit) + 1)
+    assert len(text) >= RELEASE_GIL_CHARS > len(unit)
+    whole = model._tokenizer.encode(text, add_special_tokens=False)
+    assert model.token_offsets(text) == whole.offsets
+    page = model.page_tokens(text)
+    assert page.offsets == whole.offsets
+    assert page.encoding.ids == whole.ids and page.encoding.word_ids == whole.word_ids
+    assert model.count_tokens(text) == len(whole.ids)
+    # a short piece of it, through encode, tokenizes as the long text does there
+    short = model.token_offsets(unit)
+    assert short == whole.offsets[:len(short)]
