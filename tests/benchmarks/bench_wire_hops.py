@@ -67,13 +67,15 @@ def probe_serve(argv: list[str]) -> int:
     async def _command(self, data):
         woke = now.get("woke")
         now.clear()
-        now["woke"] = woke
+        if woke is not None:
+            now["woke"] = woke
         stamp("command")
         try:
             return await command(self, data)
         finally:
             stamp("done")
             records.append(dict(now))
+            now.clear()         # a "woke" from here on is the next command's wait (none: it was there already)
     protocol.WireConnection._command = _command
     around(session.EngineSession, "_execute", "execute", "executed")
     around(query, "run_select", "select", "selected")
@@ -100,6 +102,7 @@ def probe_serve(argv: list[str]) -> int:
         finally:
             now["woke"] = pc()
     direct_socket.DirectSocket._wait = waited
+    around(direct_socket.DirectSocket, "write", "send", "sent")     # the socket's send (one per result)
     return main(["serve", db, "--port", "0"])
 
 
@@ -121,7 +124,8 @@ from common import CACHE, REPO, log  # noqa: E402
 # hops of one command in the server: (name, from stamp, to stamp); "cpu " stamps give the thread's CPU
 HOPS = [("read and route", "command", "execute"), ("DB-API before run_select", "execute", "select"),
         ("run_select", "select", "selected"), ("DB-API after run_select", "selected", "executed"),
-        ("write the result", "write", "written"), ("after writing", "written", "done")]
+        ("write the result", "write", "written"), ("  of which send()", "send", "sent"),
+        ("after writing", "written", "done")]
 
 
 def old_tree(commit: str, into: Path) -> Path:

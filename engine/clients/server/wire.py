@@ -155,6 +155,8 @@ class GuardedStream:
         self.expect_handshake = True
         self.sock = sock                # the accepted socket (direct_socket.py reads it after the handshake)
         self.direct = None              # its DirectSocket, once the connection moved to it
+        # called for every command: the wrapped stream's own methods, not found through __getattr__
+        self.write, self.drain, self.reset_seq = inner.write, inner.drain, inner.reset_seq
 
     def wake(self) -> None:
         """Any thread, after queuing work on the connection's loop: a direct read stops waiting."""
