@@ -19,6 +19,7 @@ read as natural language (any word may match); measured best on the manual (docs
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -326,15 +327,18 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
                      bound: dict[str, Any], early: tuple[str | None, int] | None = None,
                      models: dict[str, Any] | None = None) -> list[Search]:
     """The chunk BM25 side and the knn side of hybrid_match(). With ``early`` (filter, window), the
-    text side starts in a worker thread before the model embeds the text."""
+    text side starts in a worker thread before the model embeds the text when a core is free; that
+    thread also reads the text into the FTS5 query (a text of stop words only then ranks nothing,
+    which fuses as no text side), off the caller's way to the model."""
     spec = table.vectors[column.lower()]
     check_text(text, "hybrid_match() query")
     index = catalog_fulltext.chunk_index(table, column)
-    tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
-    # natural language: common English words are ignored (measured: the note at the top of this module)
-    expression = to_fts5(tree, list(ChunkTextIndex.COLUMNS), catalog_fulltext.stopwords(table) | ENGLISH)
-    searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
-    beside = bool(searches) and early is not None and spare_core()
+    beside = index is not None and early is not None and spare_core()
+    if beside:
+        searches = [_chunk_search(db, index, lambda: _fts5_query(table, text), bound, spec.column)]
+    else:
+        expression = _fts5_query(table, text)
+        searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
     ready = ready_index(db, table, spec.column) if beside and early[0] is None else None
     if beside:
         searches[0].start(*early)
@@ -348,6 +352,13 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     return searches + [knn_search(db, request, None, ready)]
 
 
+def _fts5_query(table: Table, text: str) -> str | None:
+    """hybrid_match()'s text as an FTS5 query over the chunk index's fields: natural language, common
+    English words left out (measured: the note at the top of this module); None when no word is left."""
+    tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
+    return to_fts5(tree, list(ChunkTextIndex.COLUMNS), catalog_fulltext.stopwords(table) | ENGLISH)
+
+
 def _model(db: Database, spec: Any, models: dict[str, Any] | None) -> Any:
     """The column's model: a local one is kept in ``models`` (the plan's) after its first use; a remote
     one is resolved each time (the operator's allow-list is asked on every use)."""
@@ -359,13 +370,19 @@ def _model(db: Database, spec: Any, models: dict[str, Any] | None) -> Any:
     return model
 
 
-def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], column: str | None = None) -> Search:
-    """BM25 over the column's chunks; a document ranks by its best chunk (MaxP)."""
+def _chunk_search(db: Database, index, expression: str | Callable[[], str | None], bound: dict[str, Any],
+                  column: str | None = None) -> Search:
+    """BM25 over the column's chunks; a document ranks by its best chunk (MaxP). ``expression``: the
+    FTS5 query, or what makes it when the side runs (None: nothing to rank)."""
     fts, chunks = quote(index.name), quote(index.chunks)
     param = "_tessera_chunk_q"
-    bound = {**bound, param: expression}
+    given = bound
 
     def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
+        query = expression() if callable(expression) else expression
+        if query is None:
+            return []
+        bound = {**given, param: query}
         if not filter_sql:
             return hybrid_defaults.best_chunks(db.store, fts, chunks, param, bound, window)
         where = f"WHERE k.doc_id IN ({filter_sql})" if filter_sql else ""
