@@ -423,6 +423,27 @@ NOTES = [
     "table and the grouping ~0.05 ms.",
     "- Tried and dropped: a spin limit (`session.intra_op.spin_duration_us`) and "
     "`session.force_spinning_stop` (between spinning and not).",
+    "- **hybrid_match, issue 37 session 45.** The text side's unfiltered query joins FTS5's scan to the chunk "
+    "table directly (`CROSS JOIN`, FTS5 outer) instead of copying the matches into a `MATERIALIZED` subquery "
+    "first (`rank` is a column an aggregate may read; `bm25()` needed the copy): 0.825 -> 0.725 ms p50 on "
+    "the whole manual, the same documents, scores and chunks for 3,826 texts and windows (heading queries, "
+    "the questions, headings with a tag; load ~3). What is left of it is FTS5: `MIN(rank)` alone 0.58 ms, "
+    "the match without `rank` 0.17. The knn side's index is caught up with SQLite before the text side's "
+    "thread takes the connection, so after the model the caller runs the knn side's scan while the text "
+    "side may still run, and waits for it only then (engine/sql/search/hybrid_sides.py; a filter, the open "
+    "transaction's own vectors or a quantized index's rescoring still wait first). Fusion sums each "
+    "document's score and builds a fused row only for the rows the LIMIT can show: 61 -> 45 us. The "
+    "column's local model is kept by the plan, as knn's is. bench_query_limit --every 1 --rounds 150, the "
+    "session's start and its end in turns (load 4.9-5.4, no core spare, so the text side ran on the "
+    "caller's thread in every call of both): hybrid_match's time outside the model's run 3.42 -> 3.30 and "
+    "2.84 -> 2.68 ms p50; the ratios of those runs moved with the load by more than that. Tried, not "
+    "kept (forced beside the model, in blocks of 12 in one process with knn, load 5.5-6.1): starting the "
+    "text side's thread after the model, beside the knn side's scan, hybrid / knn 2.21, 1.86, 1.36 "
+    "against 1.69, 1.28, 1.17 started before it (a thread woken after the model waits for a core on a "
+    "loaded machine); the worker thread at nice +5, +10 or +19 (left to the model's idle moments): no "
+    "consistent direction at load 3-6; grouping the matching chunks in numpy (`SELECT rowid, rank` and "
+    "a chunk-to-document array) 1.02 against 0.96 ms in SQLite; FTS5's `rank` with default BM25 "
+    "arguments, 0.72 against 0.70 ms (so the configured weights cost nothing).",
     "",
     "On this shared machine the load average moves by 10 within minutes and the model's p50 with it: a "
     "ratio from one run carries that run's noise.", ""]

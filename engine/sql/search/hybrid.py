@@ -72,8 +72,9 @@ class SideSpec:
     limits: exp.Select                                    # the statement's LIMIT / OFFSET (for k and window)
     filter_sql: str | None = None
     needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
-    models: dict[str, Any] = field(default_factory=dict)  # hybrid_match()'s local models by column, kept
-                                                          # for every execute (as knn()'s plan keeps its own)
+    models: dict[str, Any] = field(default_factory=dict)  # hybrid_match()'s local models by column, and its
+                                                          # calls' (alias, table, column) by id(call), kept for
+                                                          # every execute (as knn()'s plan keeps its own)
     planned: bool = False                                 # filter_sql is known: a text side may start early
     fixed_k: int | None = None    # LIMIT + OFFSET when neither is a parameter (shown_k)
     shown_first: bool = False     # the query shows the fused list's first LIMIT + OFFSET rows as they are (no
@@ -222,7 +223,7 @@ def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, e
         owners.add(request.alias)
         searches.append(knn_search(db, request, names.get(id(call))))
     for call in hybrids:
-        alias, table, column, text, k = _hybrid_args(db, call, tables, bound, default_k)
+        alias, table, column, text, k = _hybrid_args(db, call, tables, bound, default_k, models)
         owners.add(alias)
         window = opts.window_size or max([default_k, k] + hybrid_defaults.window(hybrids, opts))   # as SideSpec.build
         searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound,
@@ -251,7 +252,9 @@ def _text_search(db: Database, side: TextSide, opts: TextOptions, bound: dict[st
 
 
 def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bound: dict[str, Any],
-                 default_k: int) -> tuple[str, Table, str, str, int]:
+                 default_k: int, kept: dict[Any, Any] | None = None) -> tuple[str, Table, str, str, int]:
+    """(alias, table, column, text, k) of a hybrid_match() call; ``kept`` (the plan's) keeps the searched
+    table and column after the first execute: only the text and k depend on the parameters."""
     args = list(call.expressions)
     k = default_k
     if args and isinstance(args[-1], exp.Struct):
@@ -261,6 +264,16 @@ def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bo
     ok, text = literal(args[0], bound)
     if not ok or not isinstance(text, str):
         raise UserError("hybrid_match(): the query must be a string or a ? parameter", errors.SqlSyntaxError)
+    target = None if kept is None else kept.get(id(call))
+    if target is None:
+        target = _hybrid_target(args, tables)
+        if kept is not None:
+            kept[id(call)] = target
+    return target[0], target[1], target[2], text, k
+
+
+def _hybrid_target(args: list[exp.Expression], tables: dict[str, Table]) -> tuple[str, Table, str]:
+    """The alias, table and auto-embedding column a hybrid_match() call searches."""
     for alias, table in tables.items():
         models = [s.column for s in table.model_columns()]
         if len(args) == 2:
@@ -273,9 +286,9 @@ def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bo
             if spec is None or not spec.model_name:
                 raise UserError(f"hybrid_match(): column '{col.name}' has no model_name and from "
                                 "(auto-embeddings)", errors.SqlSyntaxError)
-            return alias, table, spec.column, text, k
+            return alias, table, spec.column
         if len(models) == 1:
-            return alias, table, models[0], text, k
+            return alias, table, models[0]
         if len(models) > 1:
             raise UserError("hybrid_match(): the table has several auto-embedding columns; name one",
                             errors.SqlSyntaxError)
