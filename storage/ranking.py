@@ -123,10 +123,11 @@ def best_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) ->
 
 def distances64(x: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
     """Exact distances in float64: l2 squared, or 1 - dot for ip and cosine."""
-    x64, q64 = x.astype(np.float64), q.astype(np.float64).ravel()
+    q64 = q.astype(np.float64).ravel()
     if metric == "l2":
-        return np.add.reduce((x64 - q64) ** 2, axis=1)      # ndarray.sum(axis=1), without its wrapper
-    return 1.0 - np.add.reduce(x64 * q64, axis=1)
+        return np.add.reduce((x - q64) ** 2, axis=1)      # ndarray.sum(axis=1), without its wrapper
+    # float32 times float64: each product as of x.astype(float64) (exact), without that copy
+    return 1.0 - np.add.reduce(np.multiply(x, q64), axis=1)
 
 
 def locate(keys: np.ndarray, found: np.ndarray) -> np.ndarray:

@@ -180,8 +180,8 @@ class Searching:
         error ``near_positions`` allows for (RESCORE_TOL of 1 + |d| + scale, |d| <= 1 + scale) twice on
         each side of the cut, so every chunk it would send to float64 is among them."""
         err = vector_plan.RESCORE_TOL * (2.0 + 2.0 * scale)
-        approx, width = first.scores(q, scale / self._max_norm)
-        at = int8_scan.candidates(approx, width, groups, shortlist, 4.0 * err + int8_scan.ROUNDING * (1.0 + scale))
+        at = int8_scan.candidates(*first.scores(q, scale / self._max_norm), groups, shortlist,
+                                  4.0 * err + int8_scan.ROUNDING * (1.0 + scale))
         first.saw(shortlist, len(docs) if at is None else len(at))
         if at is None or not 0 < len(at) * int8_scan.RESCAN_SHARE <= len(docs):
             return None

@@ -6,6 +6,7 @@ from mysql_mimic.types import ColumnType
 
 import tesseradb
 from tesseradb.clients.server import values
+from tests.server.support import connect
 
 
 def desc(*columns: tuple[str, str | None]) -> list[tuple]:
@@ -42,3 +43,15 @@ def test_a_computed_column_is_typed_from_its_values():
     out, columns = values.result_set(desc(("n", None), ("m", None)), [(1, 1), (2, 2.5)])
     assert [c.type for c in columns] == [ColumnType.LONGLONG, ColumnType.DOUBLE]
     assert out == [(1, 1.0), (2, 2.5)] and type(out[0][1]) is float
+
+
+def test_a_result_shape_run_again_follows_set_names(server):
+    """The header packets of a result shape are kept per connection; column names still come in the
+    character set the client asked for last (SET NAMES), each time the same SELECT runs."""
+    with connect(server.port) as c, c.cursor() as cur:
+        for charset in ("utf8mb4", "latin1", "utf8mb4", "latin1"):
+            c.set_character_set(charset)
+            for _ in range(2):
+                cur.execute("SELECT 1 AS `café`, 'creme' AS `brûlée`")
+                assert [d[0] for d in cur.description] == ["café", "brûlée"]
+                assert cur.fetchall() == ((1, "creme"),)

@@ -55,10 +55,14 @@ def test_the_bound_holds_for_any_rows_and_query(case):
         assert float(np.abs(x).max()) < int8_scan.TINY
         return
     q_norm = float(np.linalg.norm(q.astype(np.float64)))
-    approx, width = first.scores(q, q_norm)
+    approx, width, spread, unit = first.scores(q, q_norm)
     exact = x.astype(np.float64) @ q[0].astype(np.float64)
-    assert np.isfinite(width).all()
-    assert np.all(np.abs(exact - approx) <= width), (np.abs(exact - approx) - width).max()
+    if not unit > 0.0:                                      # no scale for the query: no bound, the scan
+        assert float(np.abs(q).max()) < 1e-36
+        return
+    assert np.isfinite(width).all() and math.isfinite(spread)
+    off = np.abs(exact - approx * unit) - (width + spread) * unit
+    assert np.all(off <= 1e-15 * np.abs(exact)), off.max()     # (float64's rounding of approx * unit)
 
 
 def test_the_query_is_quantized_as_the_bound_assumes():
@@ -82,8 +86,8 @@ def test_the_query_is_quantized_as_the_bound_assumes():
         c = np.clip(np.rint(q[0] / np.float32(a)) + zero, 0, 255).astype(np.int64)
         assert np.abs(q[0] - (c - zero) * a).max() <= a * (0.5 + int8_scan.SLACK)
         assert np.array_equal(dots[0], codes @ (c - zero))
-        approx, width = first.scores(q, float(np.linalg.norm(q)))
-        assert np.array_equal(approx, dots[0] * a * first.steps)
+        approx, width, spread, unit = first.scores(q, float(np.linalg.norm(q)))
+        assert unit == a and np.array_equal(approx, dots[0] * first.steps)
 
 
 def _clustered(rng, docs: int, dims: int = DIMS, lengths: bool = False):

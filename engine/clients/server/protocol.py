@@ -28,7 +28,6 @@ from mysql_mimic import packets, types
 from mysql_mimic.connection import Connection
 from mysql_mimic.errors import ErrorCode, MysqlError, get_sqlstate
 from mysql_mimic.prepared import PreparedStatement
-from mysql_mimic.results import ResultSet
 from mysql_mimic.stream import ConnectionClosed
 from mysql_mimic.charset import CharacterSet
 from mysql_mimic.types import Capabilities, Commands, ServerStatus
@@ -52,6 +51,10 @@ SQLSTATES = {1045: "28000", 1040: "08004", 1043: "08S01", 1047: "08S01", 1064: "
              1235: "42000", 1835: "HY000", 3162: "HY000", 4031: "HY000", 1153: "08S01"}
 
 
+ROWS_PER_BATCH = 10_000     # rows serialized between two turns of the loop (mysql-mimic's)
+KEPT_PACKETS = 256          # header and end packets a connection keeps (cleared when full)
+
+
 def error_packet(capabilities: Capabilities, errno: int, sqlstate: str, msg: str) -> bytes:
     parts = [types.uint_1(0xFF), types.uint_2(errno)]
     if Capabilities.CLIENT_PROTOCOL_41 in capabilities:
@@ -67,6 +70,8 @@ class WireConnection(Connection):
         self.loop = asyncio.get_running_loop()      # this connection's own (processes.py acts on it from others)
         self._warnings = 0
         self._parsed: dict[int, statements.Statement] = {}
+        self._headers: dict[int, tuple[list, Any, list[bytes]]] = {}    # a result shape's header packets
+        self._ends: dict[tuple, bytes] = {}         # the packet after the rows, by row count and status
         self.commands = {
             Commands.COM_QUERY: self.handle_query,
             Commands.COM_STMT_PREPARE: self.handle_stmt_prepare,
@@ -144,16 +149,19 @@ class WireConnection(Connection):
 
     # -- text protocol -------------------------------------------------------------------------
     async def handle_query(self, data: bytes) -> None:
-        com_query = packets.parse_com_query(capabilities=self.capabilities,
-                                            client_charset=self.client_charset, data=data)
-        self._refuse_too_complex(com_query.sql)
-        stmts = statements.read(com_query.sql, self.session.lexing)
+        if Capabilities.CLIENT_QUERY_ATTRIBUTES in self.capabilities:
+            sql = packets.parse_com_query(capabilities=self.capabilities, client_charset=self.client_charset,
+                                          data=data).sql
+        else:                           # no attributes before it: the payload is the text
+            sql = data.decode(self.client_charset.codec)
+        self._refuse_too_complex(sql)
+        stmts = statements.read(sql, self.session.lexing)
         if not stmts:
             raise MysqlError("Query was empty", ErrorCode.EMPTY_QUERY)
         if len(stmts) > 1 and Capabilities.CLIENT_MULTI_STATEMENTS not in self.capabilities:
             raise MysqlError("several statements in one query need the client's CLIENT_MULTI_STATEMENTS "
                              "option", ErrorCode.PARSE_ERROR)
-        source = com_query.sql          # the text ``stmts`` was split from (token offsets are in it)
+        source = sql                    # the text ``stmts`` was split from (token offsets are in it)
         while stmts:
             stmt, lexing = stmts[0], self.session.lexing
             outcome = await self.session.run(stmt)
@@ -181,10 +189,50 @@ class WireConnection(Connection):
             elif binary:
                 await self.write_binary_resultset(outcome, stmt, use_cursor)
             else:
-                await self.write_text_resultset(ResultSet(outcome.rows, outcome.columns))
+                await self.write_text_rows(outcome.rows, outcome.columns)
         finally:
             self.status_flags = self.session.status
             self._warnings = 0
+
+    async def write_text_rows(self, rows: list[tuple], columns: list) -> None:
+        """mysql-mimic's ``write_text_resultset`` for a list of rows, with its packet builders, the
+        header packets of a result shape made once per connection (``_header``) and the end packet
+        once per row count and status (``_rows_end``): a query run again costs their Python once."""
+        stream = self.stream
+        stream.write_many(self._header(columns))
+        if not self.deprecate_eof():
+            stream.write_many([self.eof()])
+        for start in range(0, len(rows), ROWS_PER_BATCH):
+            stream.write_text_rows(rows[start:start + ROWS_PER_BATCH], columns)
+            if start + ROWS_PER_BATCH < len(rows):
+                await asyncio.sleep(0)
+        await stream.write(self._rows_end(len(rows)), drain=False)
+        await stream.drain()
+
+    def _header(self, columns: list) -> list[bytes]:
+        """The column count and column definitions of a result (by its column list: values.result_set
+        hands out one list per shape and connection)."""
+        charset = self.server_charset           # SET NAMES / character_set_results may change it
+        kept = self._headers.get(id(columns))
+        if kept is not None and kept[0] is columns and kept[1] == charset:
+            return kept[2]
+        header = [packets.make_column_count(capabilities=self.capabilities, column_count=len(columns))]
+        header += [packets.make_column_definition_41(server_charset=charset, name=c.name,
+                                                     column_type=c.type, character_set=c.character_set)
+                   for c in columns]
+        if len(self._headers) >= KEPT_PACKETS:
+            self._headers.clear()
+        self._headers[id(columns)] = (columns, charset, header)
+        return header
+
+    def _rows_end(self, count: int) -> bytes:
+        key = (count, self._warnings, self.status_flags)
+        packet = self._ends.get(key)
+        if packet is None:
+            if len(self._ends) >= KEPT_PACKETS:
+                self._ends.clear()
+            packet = self._ends[key] = self.ok_or_eof(affected_rows=count)
+        return packet
 
     # -- prepared statements: parameters are bound, never spliced ------------------------------
     async def handle_stmt_prepare(self, data: bytes) -> None:

@@ -14,7 +14,6 @@ statement (docs/benchmarks.md, "Queries at the model's limit").
 """
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 from collections.abc import Callable
@@ -92,7 +91,8 @@ class EngineSession(Session):
         self.database = shared.name
         self.con: Any = None
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
-        self._running = threading.Event()
+        self._running = False                   # a statement runs (read by other threads: a bool under the GIL)
+        self.shapes: dict = {}                  # result columns by shape (values.result_set)
         self._closed = False
         self.stopping = False                   # the server is shutting down: no new statements
         self._lexing: Any = None                # until init: sqlglot's default MySQL reading
@@ -145,11 +145,11 @@ class EngineSession(Session):
     @property
     def running(self) -> bool:
         """A statement is running (any thread may ask)."""
-        return self._running.is_set()
+        return self._running
 
     def interrupt(self) -> None:
         """Stop the statement this session is running (KILL QUERY, shutdown, client gone); any thread."""
-        if self.con is not None and self._running.is_set():
+        if self.con is not None and self._running:
             self.con.interrupt()
 
     async def _call(self, fn, *args, **kwargs):
@@ -178,7 +178,7 @@ class EngineSession(Session):
 
     def _execute(self, text: str, params: list[Any] | None) -> tuple[Outcome, ServerStatus]:
         assert self.con is not None
-        self._running.set()
+        self._running = True
         try:
             if self.stopping:
                 raise ServerError("Server shutdown in progress", 1053, "08S01")
@@ -188,11 +188,11 @@ class EngineSession(Session):
             if cur.description is None:
                 outcome: Outcome = Ok(max(cur.rowcount, 0), cur.lastrowid or 0, warnings)
             else:
-                rows, columns = values.result_set(cur.description, cur.fetchall())
+                rows, columns = values.result_set(cur.description, cur.fetchall(), self.shapes)
                 outcome = Rows(rows, columns, warnings)
             return outcome, _status(self.con)
         finally:
-            self._running.clear()
+            self._running = False
 
     async def _probe(self, stmt: Statement, params: list[Any] | None = None) -> Outcome:
         text = self.lexing.normalize(stmt.text) if self.lexing is not None else stmt.text

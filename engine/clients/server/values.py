@@ -88,15 +88,28 @@ def _as_is(column: list[Any], decl: str, kind: ColumnType) -> bool:
     return ready is None or all(v is None or type(v) is ready for v in column)
 
 
-def result_set(description: Sequence[tuple], rows: list[tuple]) -> tuple[list[tuple], list[ResultColumn]]:
+SHAPES_KEPT = 256       # result shapes a connection keeps the columns of (``result_set``'s ``shapes``)
+
+
+def result_set(description: Sequence[tuple], rows: list[tuple], shapes: dict | None = None
+               ) -> tuple[list[tuple], list[ResultColumn]]:
     """Rows and typed columns for mysql-mimic's text and binary result writers. Columns whose values
     are already what the wire type expects (an INTEGER column of ints, a TEXT column of str) are not
-    copied value by value: the rows go out as the engine returned them when all columns are so."""
+    copied value by value: the rows go out as the engine returned them when all columns are so.
+    ``shapes``: a connection's columns by result shape (names, declared and wire types), so that a
+    statement run again gets the same column list (protocol.py keeps its header packets by it)."""
     types = column_types(description, rows)
     decls = [(d[1] or "").upper() for d in description]
-    columns = [ResultColumn(name=str(d[0]), type=t, text_encoder=TEXT_ENCODERS.get(t),
-                            **BINARY if t == ColumnType.BLOB else {})       # bytes come back as bytes
-               for d, t in zip(description, types)]
+    key = (tuple(description), tuple(types)) if shapes is not None else None
+    columns = shapes.get(key) if shapes is not None else None
+    if columns is None:
+        columns = [ResultColumn(name=str(d[0]), type=t, text_encoder=TEXT_ENCODERS.get(t),
+                                **BINARY if t == ColumnType.BLOB else {})       # bytes come back as bytes
+                   for d, t in zip(description, types)]
+        if shapes is not None:
+            if len(shapes) >= SHAPES_KEPT:
+                shapes.clear()
+            shapes[key] = columns
     convert = [not _as_is([r[i] for r in rows], decl, t) for i, (decl, t) in enumerate(zip(decls, types))]
     if not any(convert):
         return rows, columns

@@ -100,7 +100,8 @@ def listening_sockets(host: str, port: int, backlog: int = 100) -> list[socket.s
     return sockets
 
 
-DESCRIPTORS_PER_CLIENT = 10    # its socket, its loop's epoll and wake-up pair, direct_socket's pair, the engine connection's files
+# its socket, its loop's epoll and wake-up pair, direct_socket's wake-up pair, the engine connection's files
+DESCRIPTORS_PER_CLIENT = 10
 
 
 def enough_descriptors(max_connections: int, spare: int = 256) -> None:
@@ -155,6 +156,8 @@ class GuardedStream:
         self.expect_handshake = True
         self.sock = sock                # the accepted socket (direct_socket.py reads it after the handshake)
         self.direct = None              # its DirectSocket, once the connection moved to it
+        # called for every command: the wrapped stream's own methods, not found through __getattr__
+        self.write, self.drain, self.reset_seq = inner.write, inner.drain, inner.reset_seq
 
     def wake(self) -> None:
         """Any thread, after queuing work on the connection's loop: a direct read stops waiting."""
