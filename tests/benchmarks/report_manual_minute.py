@@ -251,6 +251,17 @@ CHANGES = [
     "at COMMIT 1.7-1.9 CPU s (2.1-2.4 s wall: OpenMP's two threads spin under load); tokenizing the pages 1.15 s "
     "(+0.15 s for their offsets as Python lists), against 1.33 s for the bare side's tokenizing of the chunks (a "
     "wash); the markdown outline 0.5-0.6 s; `plan_chunks` 0.22 s; the titles (`first_heading`, 242 calls) 0.08 s.",
+    "- Runs after these changes (h45m, whole manual, 4 rounds each): the table above, on a machine the other "
+    "helpers left idle (load 1.9-2.1, the benchmark's own threads): engine 57.2 / 55.4 / 52.8 / 52.5 s, bare "
+    "53.8 / 53.8 / 52.5 / 52.9 s; the engine's own wall time 0.85-1.25 s, of which COMMIT (the FAISS graph on "
+    "2 threads) 0.4-0.5 s, and its own CPU 2.0-2.8 s. The first round's engine batches cost 2.7 CPU s more "
+    "than the bare ones, the later rounds' 0.2-3.8 s less: the first bulk run in the process (new worker "
+    "threads' memory) and the machine's drift, not the engine. One run before, under load 2.2-3.7 (others "
+    "working): rounds 66.9 / 62.3 / 53.0 / 60.2 s against 107.4 / 145.1 / 52.4 / 53.1 s bare, own CPU 3.4 / 2.1 "
+    "/ 2.0 / 2.8 s, COMMIT 1.89 s at load 3.7 and 0.39-0.54 s below it; its py-spy profile (32 pages, load 2.1, "
+    "40.9 thread-s sampled): `Session.run` 36.5 s, page tokenizing (`Model._content`) 0.94, pooling's mean "
+    "0.34, `IndexHNSW.add` 0.27, the runner's futures (Condition, waiters, submit; both sides pay them) about "
+    "0.5, the markdown outline 0.34, planning 0.22, reading 0.14, SQLite writes 0.06.",
     "- Tried, not kept: tokenizing ASCII pages without the BERT normalizer (lower-cased first, the same tokens on "
     "180 of 189 pages) saves 0.25 of 1.1 CPU s: too little for a second tokenizer. `sys.setswitchinterval` 0.5 ms "
     "during the load (a waiting worker gets the GIL sooner from Python code): the probe's mean wait 3.3 vs 2.0 ms "
