@@ -15,7 +15,9 @@ Memory: the first pass covers at most :data:`BUDGET_CHARS` characters of text (a
 row); what lies beyond is embedded under the lock, batch by batch, as before. A LOAD DATA of
 documents also reads and cuts up to :data:`READ_AHEAD_CHARS` more while the model embeds its first
 pass (sql/statements/embed_first_load.py): only the cuts are kept, so under the lock the statement
-finds them here and runs the model at once.
+finds them here and runs the model at once. The documents the first pass parsed are kept too: under
+the lock the statement reads every file again and parses it only when its bytes (size, modification
+time, sha256) are not the ones parsed before the lock.
 """
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ READ_AHEAD_CHARS = 4 << 20      # ... and reads and cuts ahead while the model r
 class Prepared:
     cuts: dict[tuple, Any] = field(default_factory=dict)          # cut_key -> embed.chunk_context.Cut
     vectors: dict[str, Any] = field(default_factory=dict)   # chunk key -> the model's vector (numpy)
+    # a document load's files as the first pass parsed them: (file, path, size, mtime_ns, sha256) ->
+    # io.documents.Document (sql/statements/load_documents.read_document)
+    documents: dict[tuple, Any] = field(default_factory=dict)
     filling: bool = True        # the first pass: what the model makes is kept; under the lock, only read
     restore: Callable[[], None] | None = None   # what the statement's end undoes (a progress wrapper)
 

@@ -10,7 +10,7 @@ with stamps in its client's thread: ``perf_counter`` (one clock across processes
 CPU time at the command's start and end, around the engine call, run_select, and the result's
 writing, and when ``epoll_wait`` returned the request. ``--old COMMIT``: a second server whose engine/,
 grammar/ and storage/ come from that commit (``git archive`` into a temporary folder put first on
-its PYTHONPATH). ``--mode``: ``first`` (texts no side embedded before), ``warm`` (each side repeats one
+its PYTHONPATH; or a folder already laid out so). ``--mode``: ``first`` (texts no side embedded before), ``warm`` (each side repeats one
 text: its vector is cached, no model run) or ``select1``.
 
 Prints the medians and writes tests/benchmarks/results/wire_hops.json.
@@ -151,7 +151,8 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=1, help="every n-th page of the manual (1: all of it)")
     ap.add_argument("--rounds", type=int, default=400)
     ap.add_argument("--mode", choices=["first", "warm", "select1"], default="first")
-    ap.add_argument("--old", metavar="COMMIT", help="a second server from this commit's engine, side by side")
+    ap.add_argument("--old", metavar="COMMIT", help="a second server from this commit's engine, side by side "
+                    "(or a folder holding a package tesseradb laid out as old_tree lays it out)")
     args = ap.parse_args()
     import pymysql
     import pymysql.connections
@@ -168,7 +169,8 @@ def main() -> None:
         sent["at"] = pc()
     pymysql.connections.Connection._write_bytes = _write_bytes
     tmp = Path(tempfile.mkdtemp(prefix="wire-hops-"))
-    servers = {"wire": None} | ({f"wire ({args.old})": str(old_tree(args.old, tmp))} if args.old else {})
+    old = args.old and (args.old if Path(args.old, "tesseradb").is_dir() else str(old_tree(args.old, tmp)))
+    servers = {"wire": None} | ({f"wire ({args.old})": old} if args.old else {})
     started = {name: start(path, tmp / f"{n}.json", pp) for n, (name, pp) in enumerate(servers.items())}
     con = tesseradb.connect(str(path))
 

@@ -222,6 +222,42 @@ CHANGES = [
     "1 (5,000 random 384-d vectors: 3.0 s vs 1.3 s wall, load 4). The markdown outline (0.39 CPU s: "
     "markdown-it's block rules alone already) and the planner's other 0.2 s. The overlap costs the model some "
     "CPU: its batches share the cores with the read-ahead for a few seconds.",
+    "", "What session 45 (h45m) found and changed, measured on the shared machine (other helpers working, load 3-9):",
+    "- **The measure**: 4 rounds by default, in the order engine, bare, bare, engine, ...; each round's wall share "
+    "taken apart into the engine's own wall time (outside its `Model.embed` calls, by part) and its model calls' "
+    "wall time against the bare wall time, beside the plain shares (the target's measure, unchanged).",
+    "- **The batches' CPU inflation is the machine's drift, not the engine's threads**: 500 of the manual's chunk "
+    "texts embedded by the bare model (its 2 workers), alone, beside a thread cutting pages without pause (8-9 CPU "
+    "s of tokenizing, outline and planning per run, far more than the load's read-ahead), and beside the same "
+    "thread at nice 19; 4 runs each, interleaved (load 5-9): the batches' CPU time had the same median, 10.42 s, "
+    "in all three (runs 10.38-11.03, 10.08-11.35, 10.10-11.15 s). Python's garbage collections: 0.07-0.17 CPU s "
+    "a load, none inside the batches.",
+    "- **The GIL** (`embed/model.py`, `Model._content`): the chunk planner tokenized each page with the "
+    "tokenizer's `encode`, which holds the GIL until it returns (the manual's 440K-character page: about 0.4 s); "
+    "the model's worker threads need the GIL between batches, so beside the read-ahead both could sit done with "
+    "their batches while a page was tokenized, a core idle on a quiet machine. A text of 4,096 characters or "
+    "more now goes through `encode_batch`, which lets go of the GIL while it runs (the same Encoding). A probe "
+    "thread (sleep 1 ms, measure the overshoot) during a LOAD DATA of the whole manual with a stand-in model, 3 "
+    "runs each, load 3-4: waits over 20 ms 32 / 18 / 19 totalling 2.13 / 0.91 / 1.05 s (longest 218-387 ms) "
+    "before, 2 / 3 / 5 totalling 0.07 / 0.11 / 0.27 s (longest 36-67 ms) after. Its effect on the wall time "
+    "needs a quiet machine (it gives back a core that idled); with the model beside a thread tokenizing the "
+    "manual, the loaded machine's noise (embed wall 12-33 s for the same work) hid it.",
+    "- **A document parsed once** (`sql/statements/load_documents._parsed`): under the lock the statement "
+    "read and parsed every file again (the first pass had parsed the first megabyte's and the read-ahead the "
+    "next ones): 242 parses for the manual's 189 files, 0.09 CPU s for 189, on the statement's thread while "
+    "the cores waited for the model's last call. A file whose bytes (size, modification time, sha256) are the "
+    "ones parsed before the lock now takes that document: 189 parses.",
+    "- The engine's own CPU for the whole manual by part (stand-in model, thread CPU, load 4-5): the FAISS graph "
+    "at COMMIT 1.7-1.9 CPU s (2.1-2.4 s wall: OpenMP's two threads spin under load); tokenizing the pages 1.15 s "
+    "(+0.15 s for their offsets as Python lists), against 1.33 s for the bare side's tokenizing of the chunks (a "
+    "wash); the markdown outline 0.5-0.6 s; `plan_chunks` 0.22 s; the titles (`first_heading`, 242 calls) 0.08 s.",
+    "- Tried, not kept: tokenizing ASCII pages without the BERT normalizer (lower-cased first, the same tokens on "
+    "180 of 189 pages) saves 0.25 of 1.1 CPU s: too little for a second tokenizer. `sys.setswitchinterval` 0.5 ms "
+    "during the load (a waiting worker gets the GIL sooner from Python code): the probe's mean wait 3.3 vs 2.0 ms "
+    "in one pair of runs and 1.8 vs 2.2 in the other, under load 5: no clear gain for a process-wide setting. FAISS "
+    "single-threaded at COMMIT: 5,097 random 384-d vectors, load 4: 1 thread 1.0 s wall / 1.0 CPU s, 2 threads "
+    "1.9 / 1.9 (1.8 / 1.1 with OMP_WAIT_POLICY=PASSIVE); left at 2 threads, which the quiet machine measured at "
+    "0.8 s wall (session 44): the quiet run's COMMIT part above says which is right.",
     "", "Runs of session 44 (h44m) after these changes, each whole manual, 2 rounds, other helpers working: "
     "at load 4.0-5.4 the engine's own CPU outside the model's batches was 3.2 / 3.1 s (2.7%), CPU share 0.0% / "
     "4.0%; at load 3.2-4.8, 3.4 / 3.3 s (3.2% / 3.1%), CPU share 7.4% / 5.3%; the table above is the last run "
@@ -242,15 +278,23 @@ def _subset(r: dict | None) -> list[str]:
     if not r:
         return []
     s = r["summary"]
+    own = "own_wall" in s
     out = ["", f"A shorter run: `{' '.join([COMMAND, *r.get('args', [])])}` ({r['pages']} pages, "
            f"{r['chunks_embedded']:,} chunk texts; stored vs bare: same chunks {r['check']['same_chunks']}, "
            f"max |stored - bare| {r['check'].get('max_abs_diff')}); engine share by CPU time "
-           f"**{100 * s['share_cpu']:.1f}%**, by wall time {100 * s['share_wall']:.1f}% (medians):", "",
-           "| round | order | engine s | engine CPU s | bare s | bare CPU s | share (wall) | share (CPU) | load: engine start -> end |",
-           "|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+           f"**{100 * s['share_cpu']:.1f}%**, by wall time {100 * s['share_wall']:.1f}% (medians)"
+           + (f"; the engine's own wall time {100 * s['share_own_wall']:.1f}% of the bare wall time, its own CPU "
+              f"time {100 * s['share_own_cpu']:.1f}% of the bare CPU time, its batches' CPU time "
+              f"{s['batch_inflation_cpu']:+.2f} s against the bare batches' (medians)" if own else "") + ":", "",
+           "| round | order | engine s | engine CPU s | bare s | bare CPU s | share (wall) | share (CPU) | "
+           + ("own wall s | model calls s (engine / bare) | own CPU s | batches CPU s (engine / bare) | " if own else "")
+           + "load: engine start -> end |",
+           "|---:|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|---:|---:|" if own else "") + "---|"]
     for n, x in enumerate(r["rounds"], start=1):
         e, b = x["engine"], x["bare"]
+        mine = (f"{x['own_wall']:.2f} | {e['model_seconds']:.1f} / {b['seconds']:.1f} | {x['own_cpu']:.2f} | "
+                f"{e['batch_cpu']:.1f} / {b['batch_cpu']:.1f} | ") if own else ""
         out.append(f"| {n} | {', '.join(x['order'])} | {e['seconds']:.1f} | {e['cpu']:.1f} | {b['seconds']:.1f} | "
-                   f"{b['cpu']:.1f} | {100 * x['share_wall']:.1f}% | {100 * x['share_cpu']:.1f}% | "
+                   f"{b['cpu']:.1f} | {100 * x['share_wall']:.1f}% | {100 * x['share_cpu']:.1f}% | {mine}"
                    f"{_load(e['load_start'])} -> {_load(e['load_end'])} |")
     return out + ["", *[f"- {note}" for note in r.get("notes", [])]] if r.get("notes") else out

@@ -100,3 +100,52 @@ def test_a_read_ahead_stops_when_the_first_pass_fails(tmp_path, notes, cuts, mon
     assert not any(t.name == "tessera-read-ahead" for t in threading.enumerate())
     assert con.execute("SELECT COUNT(*) FROM t").fetchone() == (0,)
     con.close()
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """The file name of every document parse."""
+    from tesseradb.io import documents
+    seen: list[str] = []
+    real = documents.parse
+
+    def parse_and_record(path, *args, **kw):
+        seen.append(path.rsplit("/", 1)[-1])
+        return real(path, *args, **kw)
+    monkeypatch.setattr(documents, "parse", parse_and_record)
+    return seen
+
+
+@pytest.mark.parametrize("setting", ["BUDGET_CHARS", "HEAD_CHARS"])
+def test_each_document_is_parsed_once_when_its_file_did_not_change(tmp_path, notes, parses, monkeypatch, setting):
+    """The first pass (and its read-ahead) parses the files it reads; under the lock the statement reads
+    them again and takes the parsed documents of the same bytes: one parse per file, the same rows as a
+    load under the lock alone (tested above), the cp1252 file's Warning said once."""
+    monkeypatch.setattr(embed_first_load, setting, 1)
+    con = tesseradb.connect(str(tmp_path / "x.db"), autocommit=True)
+    count, warnings, stored, _ = _load(con, "t", notes, bracket=False)
+    con.close()
+    assert count == 7
+    assert sorted(parses) == sorted(f"{n}.md" for n in range(7))
+    assert [code for code, _ in warnings] == [1366, 1000], warnings
+    assert stored[6][1:3] == ("Café", "# Café\n\nLatin-1 bytes are read with a Warning.\n")
+
+
+def test_a_document_changed_after_the_first_pass_is_stored_as_the_statement_reads_it(tmp_path, notes, parses):
+    """A file rewritten between the first pass and the lock: the statement parses what it reads then
+    and stores that (the first pass's document of the old bytes is not used)."""
+    con = tesseradb.connect(str(tmp_path / "x.db"), autocommit=True)
+    con.execute(DDL.format(t="t"))
+    target = notes / "0.md"
+    rewritten = "# Backups, rewritten\n\nWritten again after the first pass read the folder.\n"
+
+    def edit_in_first_pass(done, total):
+        if not con.in_transaction and target.read_text() != rewritten:
+            target.write_text(rewritten)
+    con.set_progress(edit_in_first_pass)
+    assert con.execute(f"LOAD DATA INFILE '{notes}/*.md' INTO TABLE t").rowcount == 7
+    con.set_progress(None)
+    assert parses.count("0.md") == 2
+    assert con.execute("SELECT title, body FROM t WHERE path = '0.md'").fetchone() == \
+        ("Backups, rewritten", rewritten)
+    con.close()

@@ -126,3 +126,23 @@ def test_a_quantized_column_rescores_after_the_text_side(cur, monkeypatch):
         assert cur.execute(SQL, (text,)).fetchall() == expected and len(expected) == 20
         ends = {side: at for side, what, at in events if what == "end"}
         assert ends["text"] < ends["knn"]
+
+
+def test_the_worker_thread_reads_the_text_as_the_caller_would(table, monkeypatch):
+    """Beside the model, the worker thread also turns the text into the FTS5 query: stop words only,
+    operators and quotes, words the index lacks give the inline run's rows (or its error)."""
+    texts = ["the of and", "rotate the logs", '"rotate -logs" +(cluster | nodes)*', "zzqx nothing", "a", "ROTATION?!"]
+
+    def run(text):
+        try:
+            return table.execute(SQL, (text,)).fetchall()
+        except Exception as exc:            # the same error either way, if any
+            return (type(exc).__name__, str(exc))
+    monkeypatch.setattr(hybrid, "spare_core", lambda: False)
+    inline = [run(text) for text in texts]
+    started = []
+    start = hybrid.Search.start
+    monkeypatch.setattr(hybrid.Search, "start", lambda self, *a: (started.append(a), start(self, *a))[1])
+    monkeypatch.setattr(hybrid, "spare_core", lambda: True)
+    assert [run(text) for text in texts] == inline
+    assert len(started) == len(texts) and all(isinstance(rows, list) and rows for rows in inline)

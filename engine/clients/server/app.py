@@ -5,7 +5,9 @@ clients that have gone (processes.watch). Each accepted connection is served on 
 running an event loop of its own (mysql-mimic's protocol code is asyncio), and its statements run
 inline on that loop: nothing else waits on it, so a long statement stalls only its own client, and a
 statement costs no hand-off between threads (two wake-ups through the OS scheduler per query when
-statements ran on a worker thread beside one shared loop; docs/benchmarks.md).
+statements ran on a worker thread beside one shared loop; docs/benchmarks.md). After the handshake a
+plain-TCP client's thread reads and writes its socket itself (direct_socket.py), so what another
+thread queues on a client's loop (``Client.call``, KILL) also wakes that thread's ``poll``.
 
 ``serve()`` blocks until SIGTERM or Ctrl-C (then every open transaction rolls back, every engine
 connection closes and saves the vector indexes it loaded, and it returns 0). ``serve(...,

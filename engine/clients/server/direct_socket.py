@@ -72,6 +72,7 @@ class DirectSocket:
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
         self._pending = bytearray()     # written, not yet taken by the socket (a client not reading)
+        self._pollers: dict[int, Any] = {}      # by the events waited for: the socket's and the wake-up's
 
     # -- what other threads do ---------------------------------------------------------------
     def wake(self) -> None:
@@ -121,9 +122,11 @@ class DirectSocket:
     async def _wait(self, events: int, timeout_ms: int, expired: type[Exception] | None) -> None:
         """Until the socket is ready for ``events`` or another thread wakes the connection (then the
         loop runs what it queued: a cancelled task is cancelled here)."""
-        poller = select.poll()
-        poller.register(self.sock.fileno(), events)
-        poller.register(self._wake_r.fileno(), READABLE)
+        poller = self._pollers.get(events)
+        if poller is None:
+            poller = self._pollers[events] = select.poll()
+            poller.register(self.sock.fileno(), events)
+            poller.register(self._wake_r.fileno(), READABLE)
         ready = poller.poll(timeout_ms)     # this client's thread only: nothing else waits on it
         if not ready and expired is not None:
             raise expired("The client was disconnected by the server because of inactivity")

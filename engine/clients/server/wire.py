@@ -100,7 +100,8 @@ def listening_sockets(host: str, port: int, backlog: int = 100) -> list[socket.s
     return sockets
 
 
-DESCRIPTORS_PER_CLIENT = 10    # its socket, its loop's epoll and wake-up pair, direct_socket's pair, the engine connection's files
+# its socket, its loop's epoll and wake-up pair, direct_socket's wake-up pair, the engine connection's files
+DESCRIPTORS_PER_CLIENT = 10
 
 
 def enough_descriptors(max_connections: int, spare: int = 256) -> None:

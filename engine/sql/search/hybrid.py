@@ -19,6 +19,7 @@ read as natural language (any word may match); measured best on the manual (docs
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,8 +73,9 @@ class SideSpec:
     limits: exp.Select                                    # the statement's LIMIT / OFFSET (for k and window)
     filter_sql: str | None = None
     needs: Any = None                                     # what knn_chunk*() calls need (passage_calls)
-    models: dict[str, Any] = field(default_factory=dict)  # hybrid_match()'s local models by column, kept
-                                                          # for every execute (as knn()'s plan keeps its own)
+    models: dict[str, Any] = field(default_factory=dict)  # hybrid_match()'s local models by column, and its
+                                                          # calls' (alias, table, column) by id(call), kept for
+                                                          # every execute (as knn()'s plan keeps its own)
     planned: bool = False                                 # filter_sql is known: a text side may start early
     fixed_k: int | None = None    # LIMIT + OFFSET when neither is a parameter (shown_k)
     shown_first: bool = False     # the query shows the fused list's first LIMIT + OFFSET rows as they are (no
@@ -222,7 +224,7 @@ def _searches(db, bound, opts, sides, knns, hybrids, names, tables, default_k, e
         owners.add(request.alias)
         searches.append(knn_search(db, request, names.get(id(call))))
     for call in hybrids:
-        alias, table, column, text, k = _hybrid_args(db, call, tables, bound, default_k)
+        alias, table, column, text, k = _hybrid_args(db, call, tables, bound, default_k, models)
         owners.add(alias)
         window = opts.window_size or max([default_k, k] + hybrid_defaults.window(hybrids, opts))   # as SideSpec.build
         searches.extend(_hybrid_searches(db, table, alias, column, text, k, bound,
@@ -251,7 +253,9 @@ def _text_search(db: Database, side: TextSide, opts: TextOptions, bound: dict[st
 
 
 def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bound: dict[str, Any],
-                 default_k: int) -> tuple[str, Table, str, str, int]:
+                 default_k: int, kept: dict[Any, Any] | None = None) -> tuple[str, Table, str, str, int]:
+    """(alias, table, column, text, k) of a hybrid_match() call; ``kept`` (the plan's) keeps the searched
+    table and column after the first execute: only the text and k depend on the parameters."""
     args = list(call.expressions)
     k = default_k
     if args and isinstance(args[-1], exp.Struct):
@@ -261,6 +265,16 @@ def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bo
     ok, text = literal(args[0], bound)
     if not ok or not isinstance(text, str):
         raise UserError("hybrid_match(): the query must be a string or a ? parameter", errors.SqlSyntaxError)
+    target = None if kept is None else kept.get(id(call))
+    if target is None:
+        target = _hybrid_target(args, tables)
+        if kept is not None:
+            kept[id(call)] = target
+    return target[0], target[1], target[2], text, k
+
+
+def _hybrid_target(args: list[exp.Expression], tables: dict[str, Table]) -> tuple[str, Table, str]:
+    """The alias, table and auto-embedding column a hybrid_match() call searches."""
     for alias, table in tables.items():
         models = [s.column for s in table.model_columns()]
         if len(args) == 2:
@@ -273,9 +287,9 @@ def _hybrid_args(db: Database, call: exp.Anonymous, tables: dict[str, Table], bo
             if spec is None or not spec.model_name:
                 raise UserError(f"hybrid_match(): column '{col.name}' has no model_name and from "
                                 "(auto-embeddings)", errors.SqlSyntaxError)
-            return alias, table, spec.column, text, k
+            return alias, table, spec.column
         if len(models) == 1:
-            return alias, table, models[0], text, k
+            return alias, table, models[0]
         if len(models) > 1:
             raise UserError("hybrid_match(): the table has several auto-embedding columns; name one",
                             errors.SqlSyntaxError)
@@ -313,15 +327,18 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
                      bound: dict[str, Any], early: tuple[str | None, int] | None = None,
                      models: dict[str, Any] | None = None) -> list[Search]:
     """The chunk BM25 side and the knn side of hybrid_match(). With ``early`` (filter, window), the
-    text side starts in a worker thread before the model embeds the text."""
+    text side starts in a worker thread before the model embeds the text when a core is free; that
+    thread also reads the text into the FTS5 query (a text of stop words only then ranks nothing,
+    which fuses as no text side), off the caller's way to the model."""
     spec = table.vectors[column.lower()]
     check_text(text, "hybrid_match() query")
     index = catalog_fulltext.chunk_index(table, column)
-    tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
-    # natural language: common English words are ignored (measured: the note at the top of this module)
-    expression = to_fts5(tree, list(ChunkTextIndex.COLUMNS), catalog_fulltext.stopwords(table) | ENGLISH)
-    searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
-    beside = bool(searches) and early is not None and spare_core()
+    beside = index is not None and early is not None and spare_core()
+    if beside:
+        searches = [_chunk_search(db, index, lambda: _fts5_query(table, text), bound, spec.column)]
+    else:
+        expression = _fts5_query(table, text)
+        searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
     ready = ready_index(db, table, spec.column) if beside and early[0] is None else None
     if beside:
         searches[0].start(*early)
@@ -335,6 +352,13 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     return searches + [knn_search(db, request, None, ready)]
 
 
+def _fts5_query(table: Table, text: str) -> str | None:
+    """hybrid_match()'s text as an FTS5 query over the chunk index's fields: natural language, common
+    English words left out (measured: the note at the top of this module); None when no word is left."""
+    tree = checked_query(lambda: parse_against(text, [], boolean=False), table)
+    return to_fts5(tree, list(ChunkTextIndex.COLUMNS), catalog_fulltext.stopwords(table) | ENGLISH)
+
+
 def _model(db: Database, spec: Any, models: dict[str, Any] | None) -> Any:
     """The column's model: a local one is kept in ``models`` (the plan's) after its first use; a remote
     one is resolved each time (the operator's allow-list is asked on every use)."""
@@ -346,13 +370,19 @@ def _model(db: Database, spec: Any, models: dict[str, Any] | None) -> Any:
     return model
 
 
-def _chunk_search(db: Database, index, expression: str, bound: dict[str, Any], column: str | None = None) -> Search:
-    """BM25 over the column's chunks; a document ranks by its best chunk (MaxP)."""
+def _chunk_search(db: Database, index, expression: str | Callable[[], str | None], bound: dict[str, Any],
+                  column: str | None = None) -> Search:
+    """BM25 over the column's chunks; a document ranks by its best chunk (MaxP). ``expression``: the
+    FTS5 query, or what makes it when the side runs (None: nothing to rank)."""
     fts, chunks = quote(index.name), quote(index.chunks)
     param = "_tessera_chunk_q"
-    bound = {**bound, param: expression}
+    given = bound
 
     def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
+        query = expression() if callable(expression) else expression
+        if query is None:
+            return []
+        bound = {**given, param: query}
         if not filter_sql:
             return hybrid_defaults.best_chunks(db.store, fts, chunks, param, bound, window)
         where = f"WHERE k.doc_id IN ({filter_sql})" if filter_sql else ""

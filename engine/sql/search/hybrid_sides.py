@@ -65,12 +65,10 @@ def knn_search(db: Database, request: KnnRequest, name: str | None, ready: Any =
     def run(filter_sql: str | None, window: int) -> list[tuple[int, float, int | None]]:
         request.k = window          # the window is at least every knn side's own k (unless window_size says)
         request.filter_sql = filter_sql
-        if ready is not None and filter_sql is None:
-            hits = narrowed(ready.search(request.query[0], window, ef=request.ef, rescore=request.options.rescore,
+        if ready is not None and filter_sql is None:      # Python ints and floats already (the index's hits)
+            return narrowed(ready.search(request.query[0], window, ef=request.ef, rescore=request.options.rescore,
                                          oversampling=request.options.oversampling), window)
-        else:
-            hits = run_knn(db, request)
-        return [(int(d), float(dist), c) for d, dist, c in hits]
+        return [(int(d), float(dist), c) for d, dist, c in run_knn(db, request)]
     return Search(name, "knn", run, k=request.k, request=request, column=request.column, free=ready is not None)
 
 

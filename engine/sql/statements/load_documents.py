@@ -88,7 +88,7 @@ def read_document(db: Database, stmt: ast.LoadData, pattern: globs.Pattern, file
         raise errors.Interrupted("Query execution was interrupted")
     try:
         snap = snap or documents.snapshot(file)
-        doc = documents.parse(file, relative if relative is not None else globs.relative(pattern, file), snap)
+        doc = _parsed(db, file, relative if relative is not None else globs.relative(pattern, file), snap)
         for note in doc.notes:                  # loaded, but not quite as written: say so, naming the file
             db.warn(f"'{file}': {note}", code=1366)
         return doc
@@ -105,6 +105,23 @@ def read_document(db: Database, stmt: ast.LoadData, pattern: globs.Pattern, file
     except Exception as exc:       # a reader's library failing on one odd file skips that file only
         writer.skip(file, f"its reader failed ({type(exc).__name__}: {str(exc)[:200]})")
     return None
+
+
+def _parsed(db: Database, file: str, relative: str, snap: documents.Snapshot) -> Document:
+    """The document of the file's bytes, parsed once per statement: a LOAD DATA's first pass parses the
+    files it reads before the lock (embed/prepared.py), and under the lock the statement reads each file
+    again; the same bytes (size, modification time, sha256) make the same Document, so it is taken from
+    the first pass (a file changed in between is parsed as read then)."""
+    prepared = getattr(db, "prepared", None)
+    if prepared is None:
+        return documents.parse(file, relative, snap)
+    key = (file, relative, snap.size, snap.mtime_ns, snap.sha256)
+    doc = prepared.documents.get(key)
+    if doc is None:
+        doc = documents.parse(file, relative, snap)
+        if prepared.filling:
+            prepared.documents[key] = doc
+    return doc
 
 
 class Writer:
