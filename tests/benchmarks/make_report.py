@@ -50,6 +50,7 @@ def intro_section() -> list[str]:
              f"{PY}/bench_int8.py --no-speed --ingest-every 3 --out int8_ingest_3   # a third",
              f"{PY}/bench_int8.py --no-speed --ingest-every 3 --out int8_ingest_quiet   # a fourth, quieter",
              f"{PY}/bench_int8_cpu.py   # the int8 model's CPU per token, recipe by recipe, on the same chunks",
+             f"{PY}/bench_int8_scan.py --rounds 400   # knn's 8-bit first pass: chunks left, paired against the float32 scan",
              f"{PY}/bench_manual_minute.py --profile   # the whole manual, int8, LOAD DATA vs the bare model on its batches",
              f"{PY}/bench_memory.py --big-document 20   # one 20 MB document with max_chunks",
              f"{PY}/bench_ray_ingest.py --every 6 --workers 1,2   # Ray ingest (tessera embed's pipeline) per worker",

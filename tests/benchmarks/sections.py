@@ -32,6 +32,7 @@ import report_ingest  # noqa: E402
 import report_insert_select  # noqa: E402
 import report_int8  # noqa: E402
 import report_int8_cpu  # noqa: E402
+import report_int8_scan  # noqa: E402
 import report_manual_minute  # noqa: E402
 import report_markdown  # noqa: E402
 import report_mcp  # noqa: E402
@@ -65,6 +66,7 @@ SECTIONS: list[tuple[str, Callable[[], list[str]]]] = [
     ("rabitq", report_rabitq.section),
     ("startup", report_startup.section),
     ("query-limit", report_query_limit.section),
+    ("int8-scan", report_int8_scan.section),
     ("int8", report_int8.section),
     ("int8-cpu", report_int8_cpu.section),
     ("manual-minute", report_manual_minute.section),
