@@ -245,13 +245,13 @@ def _nearest(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
         # The index's hits are distinct documents ranked already: no merging dict (_general is the
         # same search for every other case; tests/vectors/test_knn_fast_path.py compares the two)
         index = db.column_index(req.table, req.column, layout).catch_up()
-        return _narrowed(index.search(req.query[0], req.k + (req.exclude_doc is not None), exclude_doc=req.exclude_doc,
+        return narrowed(index.search(req.query[0], req.k + (req.exclude_doc is not None), exclude_doc=req.exclude_doc,
                                       ef=req.ef, rescore=req.options.rescore,
                                       oversampling=req.options.oversampling), req.k)
     return _general(db, req)
 
 
-def _narrowed(hits: list[tuple[int, float, int]], k: int) -> list[tuple[int, float, int]]:
+def narrowed(hits: list[tuple[int, float, int]], k: int) -> list[tuple[int, float, int]]:
     """``_collapse`` of hits that are distinct documents already (an index search's)."""
     dists = [h[1] for h in hits]
     if dists and max(map(abs, dists)) <= _F32_MAX:

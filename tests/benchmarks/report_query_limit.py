@@ -285,7 +285,7 @@ NOTES = [
     "model every Python step runs about three times slower (its code and objects come back from memory), "
     "so every step removed counts three times. Changed: the common knn() (one query vector, no filter, "
     "nothing of the open transaction's to merge) hands the index's hits on without the merging dict "
-    "(`_nearest` -> `_narrowed`; every other case is `_general`, as before); the index scans every live "
+    "(`_nearest` -> `narrowed`; every other case is `_general`, as before); the index scans every live "
     "vector from sizes kept until the next write (`_live_sizes`, no `Plan` copied); the query's scale "
     "comes from the dot product that checked its length; the read lock is a plain context manager that "
     "wakes waiters only when a writer waits; k and the options of a call without parameters in them are "

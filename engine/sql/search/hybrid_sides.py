@@ -20,7 +20,7 @@ from tesseradb.catalog.tables import Table
 from tesseradb.sql.database import Database
 from tesseradb.vectors.fusion import RankedList
 from tesseradb.vectors.search import KnnRequest, run_knn
-from tesseradb.vectors.search import _narrowed as narrowed
+from tesseradb.vectors.search import narrowed
 
 # hybrid_match()'s chunk BM25 query runs here while the model embeds the query text (the ONNX run and
 # SQLite both release the GIL; the connection is used by one thread at a time) when a core is free for
