@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pymysql
@@ -81,3 +82,29 @@ def mariadb(port: int, *args: str, sql: str = "", user: str = "app", database: s
     if check:
         assert result.returncode == 0, result.stderr
     return result
+
+
+# a statement that runs until it is stopped (KILL QUERY, a time limit)
+FOREVER = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
+
+
+def processlist(port: int) -> list[tuple]:
+    """SHOW FULL PROCESSLIST, asked by a client of its own."""
+    with connect(port) as c, c.cursor() as cur:
+        cur.execute("SHOW FULL PROCESSLIST")
+        return list(cur.fetchall())
+
+
+def run_forever(client) -> tuple[threading.Thread, dict]:
+    """``client`` runs FOREVER in a thread; the dict gets the errno it ends with (``"errno"``)."""
+    outcome: dict = {}
+
+    def run():
+        with client.cursor() as cur:
+            try:
+                cur.execute(FOREVER)
+            except pymysql.err.MySQLError as exc:
+                outcome["errno"] = exc.args[0]
+    worker = threading.Thread(target=run)
+    worker.start()
+    return worker, outcome

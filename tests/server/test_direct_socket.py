@@ -5,15 +5,13 @@ other client, KILL and the server's stop reaching a client that waits for its ne
 from __future__ import annotations
 
 import struct
-import threading
 
 import pymysql
 import pytest
 
 import tesseradb
-from tests.server.support import connect, wait_for
+from tests.server.support import FOREVER, connect, processlist, run_forever, wait_for
 
-FOREVER = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
 
 
 @pytest.fixture
@@ -72,18 +70,9 @@ def test_commands_sent_together_or_byte_by_byte(unlimited):
 
 def test_a_long_statement_stalls_only_its_own_client(unlimited):
     busy = connect(unlimited.port, user="busy")
-    outcome: dict = {}
-
-    def run():
-        with busy.cursor() as cur:
-            try:
-                cur.execute(FOREVER)
-            except pymysql.err.MySQLError as exc:
-                outcome["errno"] = exc.args[0]
-    worker = threading.Thread(target=run)
-    worker.start()
+    worker, outcome = run_forever(busy)
     try:
-        wait_for(lambda: any(r[7] == FOREVER for r in _processlist(unlimited.port)))
+        wait_for(lambda: any(r[7] == FOREVER for r in processlist(unlimited.port)))
         with connect(unlimited.port) as other, other.cursor() as cur:      # a new client, while it runs
             for n in range(20):
                 cur.execute("SELECT %s", (n,))
@@ -97,18 +86,13 @@ def test_a_long_statement_stalls_only_its_own_client(unlimited):
         busy.close()
 
 
-def _processlist(port: int) -> list[tuple]:
-    with connect(port) as c, c.cursor() as cur:
-        cur.execute("SHOW FULL PROCESSLIST")
-        return list(cur.fetchall())
-
 
 def test_kill_connection_reaches_a_client_waiting_for_its_next_command(unlimited):
     victim = connect(unlimited.port, user="victim", read_timeout=30)
     try:
         with connect(unlimited.port) as c, c.cursor() as cur:
             cur.execute(f"KILL CONNECTION {victim.thread_id()}")
-        wait_for(lambda: all(r[1] != "victim" for r in _processlist(unlimited.port)))
+        wait_for(lambda: all(r[1] != "victim" for r in processlist(unlimited.port)))
         with pytest.raises(pymysql.err.MySQLError) as info:
             victim.cursor().execute("SELECT 1")
         assert info.value.args[0] in (1927, 2013, 2006)     # killed, or the connection lost

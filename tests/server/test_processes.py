@@ -3,7 +3,6 @@ client disconnects, max_execution_time, and values of 16 MiB or more over the wi
 from __future__ import annotations
 
 import socket
-import threading
 
 import mysql.connector
 import pymysql
@@ -11,9 +10,8 @@ import pytest
 
 import tesseradb
 from tesseradb.sql import executor
-from tests.server.support import connect, mariadb, wait_for
+from tests.server.support import FOREVER, connect, mariadb, processlist, run_forever, wait_for
 
-FOREVER = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c"
 
 
 @pytest.fixture
@@ -22,11 +20,6 @@ def unlimited(db_file):
     yield srv
     srv.stop()
 
-
-def _processes(port: int) -> list[tuple]:
-    with connect(port) as c, c.cursor() as cur:
-        cur.execute("SHOW FULL PROCESSLIST")
-        return list(cur.fetchall())
 
 
 def test_processlist_shows_small_sequential_ids_user_state_and_text(unlimited):
@@ -52,18 +45,8 @@ def test_processlist_shows_small_sequential_ids_user_state_and_text(unlimited):
 
 def test_kill_query_stops_a_runaway_statement_and_the_connection_lives(unlimited):
     victim = connect(unlimited.port, user="victim")
-    outcome: dict = {}
-
-    def run():
-        with victim.cursor() as cur:
-            try:
-                cur.execute(FOREVER)
-            except pymysql.err.MySQLError as exc:
-                outcome["errno"] = exc.args[0]
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    wait_for(lambda: any(r[7] == FOREVER for r in _processes(unlimited.port)))
+    worker, outcome = run_forever(victim)
+    wait_for(lambda: any(r[7] == FOREVER for r in processlist(unlimited.port)))
     with connect(unlimited.port) as c, c.cursor() as cur:
         cur.execute(f"KILL QUERY {victim.thread_id()}")
         worker.join(30)
@@ -82,7 +65,7 @@ def test_kill_connection_from_the_mariadb_cli(unlimited):
     try:
         out = mariadb(unlimited.port, "-B", "-N", sql=f"KILL {victim.thread_id()};")
         assert out.returncode == 0, out.stderr
-        wait_for(lambda: all(r[1] != "victim" for r in _processes(unlimited.port)))
+        wait_for(lambda: all(r[1] != "victim" for r in processlist(unlimited.port)))
     finally:
         victim.close()
 
@@ -90,10 +73,10 @@ def test_kill_connection_from_the_mariadb_cli(unlimited):
 def test_a_statement_stops_when_its_client_disconnects(unlimited):
     gone = connect(unlimited.port, user="leaver")
     gone._execute_command(3, FOREVER)                 # COM_QUERY, never read the answer
-    wait_for(lambda: any(r[7] == FOREVER for r in _processes(unlimited.port)))
+    wait_for(lambda: any(r[7] == FOREVER for r in processlist(unlimited.port)))
     gone._sock.shutdown(socket.SHUT_RDWR)
     gone._sock.close()
-    wait_for(lambda: all(r[1] != "leaver" for r in _processes(unlimited.port)), timeout=30)
+    wait_for(lambda: all(r[1] != "leaver" for r in processlist(unlimited.port)), timeout=30)
 
 
 def test_a_statement_stops_when_its_client_quits_behind_it(unlimited):
@@ -101,11 +84,11 @@ def test_a_statement_stops_when_its_client_quits_behind_it(unlimited):
     connection's own thread is busy running the statement, and the client sent COM_QUIT, then left."""
     gone = connect(unlimited.port, user="quitter")
     gone._execute_command(3, FOREVER)                 # COM_QUERY, never read the answer
-    wait_for(lambda: any(r[7] == FOREVER for r in _processes(unlimited.port)))
+    wait_for(lambda: any(r[7] == FOREVER for r in processlist(unlimited.port)))
     gone._execute_command(1, "")                      # COM_QUIT behind it
     gone._sock.shutdown(socket.SHUT_RDWR)
     gone._sock.close()
-    wait_for(lambda: all(r[1] != "quitter" for r in _processes(unlimited.port)), timeout=30)
+    wait_for(lambda: all(r[1] != "quitter" for r in processlist(unlimited.port)), timeout=30)
 
 
 def test_max_execution_time_default_session_and_hint(db_file):
