@@ -1,4 +1,5 @@
-"""Reciprocal rank fusion (RRF) of ranked candidate lists, as Manticore's hybrid search does it:
+"""The rows of hybrid search's fusion: a side's ranked list, a fused row, and what a side's hit keeps on it.
+Reciprocal rank fusion (RRF), as Manticore's hybrid search does it (``score_fusion.fuse``):
 
     score(d) = sum over the lists r that contain d of  weight_r / (rank_constant + rank_r(d))
 
@@ -7,7 +8,6 @@ from it. Ties are broken by document id, so the order is deterministic.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 DEFAULT_RANK_CONSTANT = 60
@@ -29,18 +29,6 @@ class Fused:
     weight: float | None = None                 # BM25 of the text side (None: not found by it)
     dist: float | None = None                   # smallest distance over the knn sides
     chunk_id: int | None = None                 # best chunk: the nearest knn chunk, else the text side's
-
-
-def rrf(lists: Sequence[RankedList], rank_constant: int = DEFAULT_RANK_CONSTANT) -> list[Fused]:
-    fused: dict[int, Fused] = {}
-    for ranked in lists:
-        for rank, (doc, score, chunk) in enumerate(ranked.hits, start=1):
-            hit = fused.get(doc)
-            if hit is None:     # (setdefault would build a Fused for every hit, found before or not)
-                hit = fused[doc] = Fused(doc, 0.0)
-            hit.score += ranked.weight / (rank_constant + rank)
-            note_hit(hit, ranked.kind, score, chunk)
-    return sorted(fused.values(), key=lambda h: (-h.score, h.doc_id))
 
 
 def note_hit(hit: Fused, kind: str, score: float, chunk: int | None) -> None:

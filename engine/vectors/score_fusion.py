@@ -1,4 +1,5 @@
-"""Score fusion beside RRF: ``OPTION fusion_method='linear'`` (Elasticsearch's ``linear`` retriever).
+"""Score fusion: RRF (``vectors/fusion.py`` gives the formula) and ``OPTION fusion_method='linear'``
+(Elasticsearch's ``linear`` retriever), both by :func:`fuse`.
 
 Each side's scores are first made "higher is better" (a text side's BM25 as it is; a knn side's
 distance d as the similarity 1 / (1 + d), so every metric gives a positive number that falls as the
@@ -43,10 +44,6 @@ def _l2(scores: list[float]) -> list[float]:
 _NORMALIZE: dict[str, Callable[[list[float]], list[float]]] = {"minmax": _minmax, "l2": _l2}
 
 
-def linear(lists: Sequence[RankedList], normalization: str = "minmax") -> list[Fused]:
-    return fuse(lists, "linear", 0, normalization)
-
-
 def _terms(ranked: RankedList, method: str, rank_constant: int, normalization: str) -> list[float]:
     """What each of the side's hits adds to its document's score, in the side's order."""
     weight = ranked.weight
@@ -61,8 +58,8 @@ def fuse(lists: Sequence[RankedList], method: str, rank_constant: int, normaliza
 
     With ``top``, only the rows scoring at least the ``top``-th best one (ties kept): what a query
     that shows the fused list's first ``top`` rows as they are can show (hybrid.SideSpec.shown_first).
-    The scores are summed per document first (each side's terms in the sides' order, as
-    ``vectors.fusion.rrf`` adds them), and a ``Fused`` row is made only for the rows returned."""
+    The scores are summed per document first (each side's terms in the sides' order, the
+    order Manticore's RRF adds them in), and a ``Fused`` row is made only for the rows returned."""
     scores: dict[int, float] = {}
     get = scores.get
     for ranked in lists:

@@ -54,7 +54,7 @@ from tesseradb.grammar.match_mysql import parse_against  # noqa: E402
 from tesseradb.grammar.stopwords import ENGLISH  # noqa: E402
 from tesseradb.storage.chunk_table import read_vectors  # noqa: E402
 from tesseradb.vectors import score_fusion  # noqa: E402
-from tesseradb.vectors.fusion import RankedList, rrf  # noqa: E402
+from tesseradb.vectors.fusion import RankedList  # noqa: E402
 
 MODEL = "Xenova/all-MiniLM-L6-v2"
 # bench_hybrid's table with the default morphology: hybrid_match's chunk index stems whatever it says
@@ -129,7 +129,8 @@ class OldHybrid:
     def rank(self, cur, text: str) -> list[int]:
         knn = [(int(d), float(s), None) for d, s in
                cur.execute("SELECT id, knn_dist() FROM manual WHERE knn(v, 10, ?) LIMIT 10", (text,))]
-        fused = rrf([RankedList(None, "text", self.text_side(text, 10)), RankedList(None, "knn", knn)], 60)
+        fused = score_fusion.fuse([RankedList(None, "text", self.text_side(text, 10)), RankedList(None, "knn", knn)],
+                                 "rrf", 60, "minmax")
         return [h.doc_id for h in fused[:10]]
 
 
@@ -148,7 +149,7 @@ class NoHeadingField(OldHybrid):
         knn = [(int(d), float(s), None) for d, s in
                cur.execute("SELECT id, knn_dist() FROM manual WHERE knn(v, 50, ?) LIMIT 50", (text,))]
         lists = [RankedList(None, "text", self.text_side(text, 50)), RankedList(None, "knn", knn)]
-        return [h.doc_id for h in score_fusion.linear(lists)[:10]]
+        return [h.doc_id for h in score_fusion.fuse(lists, "linear", 0, "minmax")[:10]]
 
 
 # -- LanceDB ---------------------------------------------------------------------------------------------
