@@ -24,6 +24,7 @@ rows of both paths to the last bit.
 from __future__ import annotations
 
 from array import array
+from operator import itemgetter
 from typing import Any
 
 import apsw
@@ -42,6 +43,7 @@ class Direct:
         self.sql = sql
         self.items = items          # per select-list item: SQL, STAR (a table's columns) or a search's value
         self.offset, self.stop = offset, (None if limit is None else offset + limit)
+        self.whole = not offset and limit is None     # no LIMIT/OFFSET: every row is the result's
         self.parts: list[int | str] = []
         self.hit_values = any(item not in (SQL, STAR) for item in items)
         self.columns: list[tuple[str, str | None]] | None = None     # the general path's, once it ran
@@ -78,9 +80,11 @@ class Direct:
         # run_knn's hits come nearest first, ties by document id (the general ORDER BY's distance, id),
         # or in the ranking's order ({mmr}, {length_penalty}: the general ORDER BY's position); without
         # a hit's own value shown, the rows read in that order are the result (parts: every column)
+        ids = list(map(_DOC, hits))
         if not self.hit_values:
-            return self.cut(self.ordered(db, [h[0] for h in hits], with_id=False))
-        return self._with_hit_values(request, hits, self.ordered(db, [h[0] for h in hits], with_id=True))
+            rows = self.ordered(db, ids, with_id=False)
+            return rows if self.whole else self.cut(rows)
+        return self._with_hit_values(request, hits, self.ordered(db, ids, with_id=True))
 
     def ordered(self, db: Any, ids: list[int], with_id: bool) -> list[tuple]:
         """The shown expressions of the rows with these ids (``with_id``: their id last), in the ids'
@@ -141,6 +145,7 @@ class Direct:
         return self.cut(out)
 
 
+_DOC = itemgetter(0)
 IN_LIST_MAX = 64        # more hits are bound as one array (carray), not one statement per count
 DIST, SCORE, SQL, STAR = "dist", "score", "sql", "star"
 
