@@ -58,8 +58,9 @@ class Cursor:
         return None if self._result is None else self._result.lastrowid
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> Cursor:
-        self._check()
-        self._result, self._pos = None, 0
+        if self._closed:
+            self._check()
+        self._result, self._pos = None, 0      # a closed connection: its _run says so
         self._result = self.connection._run(sql, params)
         return self
 
@@ -84,7 +85,10 @@ class Cursor:
         return self._made(out)
 
     def fetchall(self) -> list[tuple]:
-        return self._made(self._rest())
+        rows = self._rows()
+        out = rows[self._pos:]
+        self._pos = len(rows)
+        return out if self.row_factory is None else self._made(out)
 
     def _rest(self) -> list[tuple]:
         rows = self._rows()
@@ -132,10 +136,12 @@ class Cursor:
         return frames.to_numpy(self.fetch_arrow_table())
 
     def _rows(self) -> list[tuple]:
-        self._check()
-        if self._result is None or self._result.columns is None:
+        result = self._result
+        if self._closed or self.connection._db is None:     # (dbapi.Connection's: no property's frame)
+            self._check()
+        if result is None or result.columns is None:
             raise errors.ProgrammingError("no result set to fetch: execute a SELECT first")
-        return self._result.rows
+        return result.rows
 
     def _check(self) -> None:
         if self._closed:

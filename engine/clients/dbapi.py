@@ -153,7 +153,7 @@ class Connection:
         return Cursor(self)
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> Cursor:
-        return self.cursor().execute(sql, params)
+        return Cursor(self).execute(sql, params)        # a closed connection: _run says so
 
     def executemany(self, sql: str, seq: Sequence[Any]) -> Cursor:
         return self.cursor().executemany(sql, seq)
@@ -254,9 +254,12 @@ class Connection:
 
     def _run(self, sql: str, params: Any, many: Sequence[Any] | None = None) -> Result:
         with self._lock:
-            db = self.db
+            db = self._db
+            if db is None:
+                raise errors.InterfaceError("Cannot operate on a closed database.")
             with public_errors(db, sql):   # the statement: its API keys are redacted from the message
-                lexing = variables.lexing(db)
+                session = db.session
+                lexing = session.lexing if session is not None else variables.lexing(db)
                 if many is not None or self._plain.get(sql) != lexing:
                     sql, params = self._read(sql, params, lexing, many is None)
                 stmt = db.statements.parse(sql)
@@ -264,8 +267,10 @@ class Connection:
                     result = executor.run_many(db, stmt, many)
                 else:
                     result = executor.run(db, stmt, params)
-                self._end_statement(db, stmt)
-        embedding.warn_truncated(db.pending_warnings)    # after the statement: a filter that raises it gets it as is
+                if type(stmt) is not ast.Query or db.store.in_transaction:
+                    self._end_statement(db, stmt)       # (the usual SELECT: nothing to commit or end)
+        if db.pending_warnings:     # after the statement: a filter that raises it gets it as is
+            embedding.warn_truncated(db.pending_warnings)
         return result
 
     def _read(self, sql: str, params: Any, lexing: Lexing, lift: bool) -> tuple[str, Any]:

@@ -49,7 +49,7 @@ class ReusablePlan:
     def bind(self, params: Any) -> dict[str, Any]:
         """The parameter dict for this execute; an error exactly as a fresh ``bind`` raises it."""
         if self.positional and type(params) in _SEQUENCES and len(params) == len(self.names):
-            return {name: plain(value) for name, value in zip(self.names, params)}
+            return dict(zip(self.names, map(plain, params)))       # no comprehension's frame
         if self.positional and params is not None and not isinstance(params, Mapping) and len(params) == len(self.names):
             return {name: plain(value) for name, value in zip(self.names, params)}
         if not self.positional and isinstance(params, Mapping) and all(n in params for n in self.names):

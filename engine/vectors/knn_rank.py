@@ -33,7 +33,8 @@ Hits = list[tuple[int, float, int]]
 
 def active(req: KnnRequest) -> bool:
     """Whether the request ranks by something else than the distance (its rows then come in ``pos`` order)."""
-    return req.options.mmr is not None or penalised(req)
+    options = req.options
+    return options.mmr is not None or (options.length_penalty is not None and penalised(req))
 
 
 def penalised(req: KnnRequest) -> bool:

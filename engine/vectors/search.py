@@ -73,6 +73,8 @@ class KnnCall:
         # k and the options as read once, when no parameter of the call's can change them
         self.fixed: tuple[int | None, KnnOptions] | None = None
         self.constant = not any(n is not None and n.find(exp.Placeholder) is not None for n in (args.k, args.options))
+        # the query's parameter name when the query is one (``?``): read without ``literal``
+        self.query_name = str(args.query.this) if isinstance(args.query, exp.Placeholder) else None
 
     def request(self, db: Context, bound: dict[str, Any], default_k: int = MANTICORE_DEFAULT_LIMIT) -> KnnRequest:
         args, spec = self.args, self.spec
@@ -82,7 +84,7 @@ class KnnCall:
         if self.layout is None:
             self.layout = self.table.layout(spec.column)
         req._layout = self.layout
-        read = literal(args.query, bound)
+        read = (True, bound[self.query_name]) if self.query_name is not None else literal(args.query, bound)
         req.query, req.exclude_doc = _query_vectors(db, self.table, spec, args.query, bound, self, read)
         req.text = read[1] if isinstance(read[1], str) else None
         if req.exclude_doc is not None and args.k is None:     # as in Manticore: knn(col, k, doc_id)
@@ -131,7 +133,8 @@ def _query_vectors(db: Context, table: Table, spec, node: exp.Expression, bound:
         if not spec.model_name:
             raise UserError("Embeddings generation string specified, but embeddings are not loaded",
                             errors.SqlSyntaxError)
-        return _model(db, spec, held).embed_query(value).reshape(1, -1).astype(np.float32, copy=False), None
+        model = held.model if held is not None and held.model is not None else _model(db, spec, held)
+        return model.embed_query(value).reshape(1, -1).astype(np.float32, copy=False), None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return _document_vectors(db, table, spec, int(value)), int(value)
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -212,6 +215,7 @@ def _as_float32(d: float) -> float:
 
 
 _BY_DIST_DOC = itemgetter(1, 0)
+_DOC, _DIST, _CHUNK = itemgetter(0), itemgetter(1), itemgetter(2)
 
 
 def _collapse(best: dict[int, tuple[float, int]], k: int) -> list[tuple[int, float, int]]:
@@ -236,29 +240,29 @@ def run_knn(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
 
 
 def _nearest(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:
-    if req.query is None or len(req.query) == 0:
+    query, options = req.query, req.options
+    if query is None or len(query) == 0:
         return []
-    layout = req.layout
-    if (req.filter_sql is None and len(req.query) == 1 and not req.options.fullscan
+    if (req.filter_sql is None and len(query) == 1 and not options.fullscan
             and not (db.store.in_transaction and db.has_pending())):
         # the common knn(): one query vector, no filter, nothing of the open transaction's to merge.
         # The index's hits are distinct documents ranked already: no merging dict (_general is the
         # same search for every other case; tests/vectors/test_knn_fast_path.py compares the two)
-        index = db.column_index(req.table, req.column, layout).catch_up()
-        return narrowed(index.search(req.query[0], req.k + (req.exclude_doc is not None), exclude_doc=req.exclude_doc,
-                                      ef=req.ef, rescore=req.options.rescore,
-                                      oversampling=req.options.oversampling), req.k)
+        index = db.column_index(req.table, req.column, req.layout).catch_up()
+        return narrowed(index.search(query[0], req.k + (req.exclude_doc is not None), exclude_doc=req.exclude_doc,
+                                     ef=req.ef, rescore=options.rescore, oversampling=options.oversampling), req.k)
     return _general(db, req)
 
 
 def narrowed(hits: list[tuple[int, float, int]], k: int) -> list[tuple[int, float, int]]:
-    """``_collapse`` of hits that are distinct documents already (an index search's)."""
-    dists = [h[1] for h in hits]
+    """``_collapse`` of hits that are distinct documents already (an index search's). No comprehension:
+    right after a model run each one's frame costs a few us (Python 3.11)."""
+    dists = list(map(_DIST, hits))
     if dists and max(map(abs, dists)) <= _F32_MAX:
         narrow = array("f", dists).tolist()
     else:
         narrow = [_as_float32(d) for d in dists]
-    return sorted([(d, x, c) for (d, _, c), x in zip(hits, narrow)], key=_BY_DIST_DOC)[:k]
+    return sorted(zip(map(_DOC, hits), narrow, map(_CHUNK, hits)), key=_BY_DIST_DOC)[:k]
 
 
 def _general(db: Context, req: KnnRequest) -> list[tuple[int, float, int]]:

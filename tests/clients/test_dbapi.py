@@ -347,11 +347,13 @@ def test_closed_cursor(con):
 def test_closed_connection():
     con = tesseradb.connect()
     cur = con.cursor()
+    cur.execute("SELECT 1")                                  # a result left to fetch: not after close
     con.close()
     con.close()                                              # closing twice is fine
     assert con.closed
     for call in (con.cursor, con.commit, con.rollback, lambda: con.execute("SELECT 1"),
-                 lambda: cur.execute("SELECT 1"), lambda: con.executescript("SELECT 1")):
+                 lambda: cur.execute("SELECT 1"), lambda: con.executescript("SELECT 1"), cur.fetchall,
+                 cur.fetchone, lambda: cur.fetchmany(1)):
         with pytest.raises(tesseradb.InterfaceError, match="closed database"):
             call()
 

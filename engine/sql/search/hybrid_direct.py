@@ -6,7 +6,8 @@ can show and lets SQLite join them to the table and order them by hybrid_score()
 the common shape, the table alone in FROM, hybrid_match() alone in WHERE, a select list of the
 table's own expressions plus ``hybrid_score()`` / ``weight()`` / ``knn_dist()``, no GROUP BY, ORDER
 BY, DISTINCT or window, no rerank and no passages, a literal LIMIT/OFFSET at most, the same rows come
-from one cached statement that reads the shown fused documents' rows by id (``knn_direct.Direct.read``),
+from one cached statement that reads the shown fused documents' rows by id in their order
+(``knn_direct.Direct.ordered``),
 their fused values put in place, sorted as that ORDER BY sorts them, cut by LIMIT/OFFSET. A fused
 document the table no longer holds is left out, as the join leaves it out. The executor runs it with
 the short bracket, the catalog checked after the read (sql/executor._direct).
@@ -34,13 +35,14 @@ class HybridDirect(knn_direct.Direct):
         if not shown:
             return None
         shown.sort(key=_order)          # the general ORDER BY: hybrid_score() descending, id
-        found = self.read(db, [h.doc_id for h in shown])
+        rows = iter(self.ordered(db, [h.doc_id for h in shown], with_id=True))     # in that order, id last
+        row = next(rows, None)
         parts = self.parts
         out = []
         for h in shown:
-            row = found.get(h.doc_id)
-            if row is not None:
+            if row is not None and row[-1] == h.doc_id:     # else the table no longer holds it
                 out.append(tuple([row[p] if type(p) is int else _value(h, p) for p in parts]))
+                row = next(rows, None)
         return self.cut(out)
 
 

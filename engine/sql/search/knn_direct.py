@@ -4,15 +4,17 @@ The general plan (select_plan) fills ``_tessera_knn`` with the hits and lets SQL
 them. For the common shape, the table alone in FROM, knn() alone in WHERE, a select list of the
 table's own expressions plus ``knn_dist()`` / ``knn_score()``, no GROUP BY, ORDER BY, DISTINCT or
 window, a literal LIMIT/OFFSET at most, the same rows come from one cached statement that reads the
-hits' rows by id (``WHERE id IN (?, ...)``, one statement per number of hits up to
-``IN_LIST_MAX``, more bound as one array, ``IN carray(?)``: right after a model run 10 ids took 70 us
-p50 as a list, 89 as an array), the hits' own values put in
-place and the rows kept in the hits' order, which is the general plan's ORDER BY: run_knn returns
-them by distance, ties by id (or in the ranking's order, ``{mmr}`` / ``{length_penalty}``, the
-general plan's position column), then cut by LIMIT/OFFSET. Right after a model run each SQLite call
-and each Python step costs about three times its warm time (docs/benchmarks.md, "knn's engine
-work"): this saves the TEMP fill (three statements in one call), the join and its sort. The
-executor runs it with a short bracket and checks the catalog after the read (sql/executor._direct).
+hits' rows by id in the hits' order (``SELECT ... WHERE id = ? UNION ALL SELECT ... WHERE id = ?
+...``, one statement per number of hits up to ``IN_LIST_MAX``: one seek per id, no IN list's sorted
+copy, no dict by id; right after a model run 10 ids took 16 us less than ``WHERE id IN (?, ...)``,
+which read 10 ids in 70 us p50 where an array, ``IN carray(?)``, took 89; more hits take the IN
+array and a dict), the hits' own values put in place. The hits' order is the general plan's ORDER
+BY: run_knn returns them by distance, ties by id (or in the ranking's order, ``{mmr}`` /
+``{length_penalty}``, the general plan's position column), then cut by LIMIT/OFFSET. Right after a
+model run each SQLite call and each Python step costs about three times its warm time
+(docs/benchmarks.md, "knn's engine work"): this saves the TEMP fill (three statements in one call),
+the join and its sort. The executor runs it with a short bracket and checks the catalog after the
+read (sql/executor._direct).
 
 The result's columns (names and declared types) are those of the general plan's first execute
 (``Direct.columns``); until it ran, a statement takes the general path. A hit whose document the table
@@ -22,6 +24,7 @@ rows of both paths to the last bit.
 from __future__ import annotations
 
 from array import array
+from operator import itemgetter
 from typing import Any
 
 import apsw
@@ -36,15 +39,18 @@ class Direct:
     of the hits' rows (their id last); ``parts[i]`` is the position in that row of shown column ``i``,
     or ``DIST`` / ``SCORE`` for the hit's own value."""
 
-    def __init__(self, sql: str, items: list[str], offset: int, limit: int | None) -> None:
+    def __init__(self, sql: Reads, items: list[str], offset: int, limit: int | None) -> None:
         self.sql = sql
         self.items = items          # per select-list item: SQL, STAR (a table's columns) or a search's value
         self.offset, self.stop = offset, (None if limit is None else offset + limit)
+        self.whole = not offset and limit is None     # no LIMIT/OFFSET: every row is the result's
         self.parts: list[int | str] = []
         self.hit_values = any(item not in (SQL, STAR) for item in items)
         self.columns: list[tuple[str, str | None]] | None = None     # the general path's, once it ran
         self.readers: list[Any] = []
-        self._sql: dict[int, str] = {}      # the statement for n ids
+        self.convert = False        # whether any reader converts (readers learnt with the columns)
+        self._sql: dict[tuple[int, bool], str] = {}      # the statement for n ids (with their id last or not)
+        self._cursor: Any = None    # the connection's cursor these reads run on (kept: one object less a call)
 
     def learn(self, columns: list[tuple[str, str | None]], readers: list[Any]) -> None:
         """The columns and value readers of the general plan's result (same SQL text, same schema); a
@@ -64,6 +70,7 @@ class Direct:
                 at += span
         if len(parts) == len(columns):
             self.parts, self.columns, self.readers = parts, columns, readers
+            self.convert = any(readers)
 
     def rows(self, db: Any, request: KnnRequest) -> list[tuple] | None:
         """The result's rows before the readers; None when the search found nothing (no row read)."""
@@ -71,38 +78,60 @@ class Direct:
         if not hits:
             return None
         # run_knn's hits come nearest first, ties by document id (the general ORDER BY's distance, id),
-        # or in the ranking's order ({mmr}, {length_penalty}: the general ORDER BY's position)
-        found = self.read(db, [h[0] for h in hits])
-        if self.hit_values:
-            return self._with_hit_values(request, hits, found)
-        parts = self.parts
-        return self.cut([tuple([row[p] for p in parts]) for row in (found.get(h[0]) for h in hits) if row is not None])
+        # or in the ranking's order ({mmr}, {length_penalty}: the general ORDER BY's position); without
+        # a hit's own value shown, the rows read in that order are the result (parts: every column)
+        ids = list(map(_DOC, hits))
+        if not self.hit_values:
+            rows = self.ordered(db, ids, with_id=False)
+            return rows if self.whole else self.cut(rows)
+        return self._with_hit_values(request, hits, self.ordered(db, ids, with_id=True))
+
+    def ordered(self, db: Any, ids: list[int], with_id: bool) -> list[tuple]:
+        """The shown expressions of the rows with these ids (``with_id``: their id last), in the ids'
+        order, a missing row left out: up to ``IN_LIST_MAX`` ids, one cached statement of one seek per
+        id (``... WHERE id = ? UNION ALL ...``: SQLite returns a UNION ALL's rows term by term), which
+        needs no IN list's sorted copy nor a dict by id (right after a model run 10 ids took 16 us
+        less than ``read``); more ids, ``read``'s."""
+        n = len(ids)
+        if n > IN_LIST_MAX:
+            found = self.read(db, ids)
+            rows = [found[i] for i in ids if i in found]
+            return rows if with_id else [row[:-1] for row in rows]
+        sql = self._sql.get((n, with_id))
+        if sql is None:
+            sql = self._sql[n, with_id] = " UNION ALL ".join([self.sql.by_id(with_id)] * n)
+        cursor = self._cursor
+        if cursor is None:
+            cursor = self._cursor = db.store.conn.cursor()
+        return cursor.execute(sql, ids).fetchall()
 
     def read(self, db: Any, ids: list[int]) -> dict[int, tuple]:
         """The shown expressions of the rows with these ids (their id last), by id; one cached
         statement (hybrid_direct reads its fused rows with it too)."""
         n = len(ids)
         if n <= IN_LIST_MAX:
-            sql = self._sql.get(n)
+            sql = self._sql.get((n, None))
             if sql is None:
-                sql = self._sql[n] = self.sql + "(" + ",".join("?" * n) + ")"
+                sql = self._sql[n, None] = self.sql.by_ids() + "(" + ",".join("?" * n) + ")"
             params: Any = ids
         else:
-            sql, params = self.sql + "carray(?)", (apsw.carray(array("q", ids)),)
+            sql, params = self.sql.by_ids() + "carray(?)", (apsw.carray(array("q", ids)),)
         return {row[-1]: row for row in db.store.conn.execute(sql, params)}
 
     def cut(self, out: list[tuple]) -> list[tuple]:
         """The rows LIMIT/OFFSET keep."""
         return out[self.offset:self.stop] if self.offset or self.stop is not None else out
 
-    def _with_hit_values(self, request: KnnRequest, hits, found) -> list[tuple]:
+    def _with_hit_values(self, request: KnnRequest, hits, found: list[tuple]) -> list[tuple]:
+        """``found``: the hits' rows in their order (their id last), a missing one left out."""
         scores = request.scores
         metric = request.layout.metric
         out = []
+        rows = iter(found)
+        row = next(rows, None)
         for doc, dist, _ in hits:
-            row = found.get(doc)
-            if row is None:
-                continue
+            if row is None or row[-1] != doc:
+                continue            # the table no longer holds this document
             values = []
             for p in self.parts:
                 if p == DIST:
@@ -112,9 +141,11 @@ class Direct:
                 else:
                     values.append(row[p])
             out.append(tuple(values))
+            row = next(rows, None)
         return self.cut(out)
 
 
+_DOC = itemgetter(0)
 IN_LIST_MAX = 64        # more hits are bound as one array (carray), not one statement per count
 DIST, SCORE, SQL, STAR = "dist", "score", "sql", "star"
 
@@ -173,11 +204,25 @@ def items_of(select: exp.Select, joined: str, values: dict[str, str]) -> tuple[l
     return items, sql_items
 
 
-def statement(table: exp.Table, alias: str, sql_items: list[str]) -> str:
-    """The direct read of ``table``'s rows by id, its IN list left to ``Direct.read``."""
-    id_column = exp.column("id", table=alias).sql(dialect="sqlite")
-    return (f"SELECT {', '.join(sql_items + [id_column])} FROM {table.sql(dialect='sqlite')} "
-            f"WHERE {id_column} IN ")
+class Reads:
+    """The SQL of a direct read of ``table``'s rows by id: its shown expressions (``shown``), the id."""
+
+    def __init__(self, shown: list[str], id_column: str, source: str) -> None:
+        self.shown, self.id_column, self.source = shown, id_column, source
+
+    def by_ids(self) -> str:
+        """The rows by ``IN``, their id last, the IN list left to ``Direct.read``."""
+        return f"SELECT {', '.join(self.shown + [self.id_column])} FROM {self.source} WHERE {self.id_column} IN "
+
+    def by_id(self, with_id: bool) -> str:
+        """One row by its id (a ``?``), its id last when ``with_id``."""
+        return f"SELECT {', '.join(self.shown + [self.id_column] if with_id else self.shown)} " \
+               f"FROM {self.source} WHERE {self.id_column} = ?"
+
+
+def statement(table: exp.Table, alias: str, sql_items: list[str]) -> Reads:
+    """The direct reads of ``table``'s rows by id."""
+    return Reads(sql_items, exp.column("id", table=alias).sql(dialect="sqlite"), table.sql(dialect="sqlite"))
 
 
 def _clause(node: exp.Expression | None, absent: int) -> int | None:

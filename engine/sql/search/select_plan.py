@@ -114,14 +114,21 @@ def _remaker(call: exp.Anonymous, tables: dict[str, Any], select: exp.Select,
              filter_sql: str | None, needs: Any = None) -> Callable[[Database, dict[str, Any]], KnnRequest]:
     """How a cached plan gets its knn() request for another execute's parameters (the query text or
     vector, k, the options may all be parameters); the tables are looked up again by name."""
-    names = {alias: table.name.lower() for alias, table in tables.items()}
+    names = [(alias, table.name.lower()) for alias, table in tables.items()]
     held: list[tuple[dict[str, Any], KnnCall]] = []     # the call read against these very tables
 
     def remake(db: Database, bound: dict[str, Any]) -> KnnRequest:
-        current = {alias: db.table(name) for alias, name in names.items()}
-        if not held or any(held[0][0][a] is not t for a, t in current.items()):
-            held[:] = [(current, KnnCall(call, current))]
-        knn = held[0][1]
+        knn = None
+        if held:        # still the same tables? (a loop: no comprehension's frame on every execute)
+            seen, knn = held[0]
+            for alias, name in names:
+                if db.tables.get(name) is not seen[alias]:
+                    knn = None
+                    break
+        if knn is None:
+            current = {alias: db.table(name) for alias, name in names}
+            knn = KnnCall(call, current)
+            held[:] = [(current, knn)]
         # k from LIMIT only when the call names none (a k of its own always wins: knn_options.resolve_k)
         request = knn.request(db, bound, default_k=MANTICORE_DEFAULT_LIMIT if knn.args.k is not None else limit_k(select, bound))
         request.filter_sql = filter_sql

@@ -85,8 +85,8 @@ def run_direct(db: Database, plan: Any, direct: Any, params: Any) -> Result | No
 
 
 def _direct_result(direct: Any, rows: list[tuple]) -> Result:
-    readers = direct.readers
-    if any(readers):
+    if direct.convert:
+        readers = direct.readers
         rows = [tuple(r(v) if r else v for r, v in zip(readers, row)) for row in rows]
     return Result(columns=direct.columns, rows=rows, rowcount=len(rows))
 
