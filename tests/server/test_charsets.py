@@ -196,3 +196,17 @@ def test_set_results_to_binary_unquoted_as_mysql_writes_it(stored):
         with pytest.raises(pymysql.err.ProgrammingError) as caught:
             cur.execute("SET character_set_results = (")
         assert caught.value.args[0] == 1064
+
+
+def test_change_user_takes_the_character_set_its_packet_names(stored):
+    con = mysql.connector.connect(host="127.0.0.1", port=stored.port, user="app", database="docs", autocommit=True)
+    try:
+        for collation, expected in [(8, ("latin1", "latin1", "latin1_swedish_ci")),
+                                    (45, ("utf8mb4", "utf8mb4", "utf8mb4_general_ci"))]:
+            con.cmd_change_user(username="app", database="docs", charset=collation)
+            cur = con.cursor()
+            cur.execute("SELECT @@character_set_client, @@character_set_results, @@collation_connection")
+            assert tuple(cur.fetchall()[0]) == expected
+            cur.close()
+    finally:
+        con.close()
