@@ -176,17 +176,18 @@ class Searching:
                    pos: np.ndarray | None, docs: np.ndarray, groups: ranking.Grouping) -> list[tuple[int, float, int]] | None:
         """``_scan_live`` through the 8-bit first pass, or None when it rules out too few chunks.
 
-        The chunks left are those the float32 scan could keep near the cut: the margin is the float32
-        error ``near_positions`` allows for (RESCORE_TOL of 1 + |d| + scale, |d| <= 1 + scale) twice on
-        each side of the cut, so every chunk it would send to float64 is among them."""
+        The chunks left are those that can be the closest chunk of a document that makes the shortlist,
+        with a margin of the float32 error ``near_positions`` allows for (RESCORE_TOL of 1 + |d| + scale,
+        |d| <= 1 + scale) twice on each side: ranked in float64 (all of them when few, else those the
+        float32 pass keeps), they give what ranking every chunk gives."""
         err = vector_plan.RESCORE_TOL * (2.0 + 2.0 * scale)
-        at = int8_scan.candidates(*first.scores(q, scale / self._max_norm), groups, shortlist,
+        at = int8_scan.candidates(*first.scores(q, scale / self._max_norm), groups, docs, shortlist,
                                   4.0 * err + int8_scan.ROUNDING * (1.0 + scale))
         first.saw(shortlist, len(docs) if at is None else len(at))
         if at is None or not 0 < len(at) * int8_scan.RESCAN_SHARE <= len(docs):
             return None
         cand = at if pos is None else pos[at]
-        if len(at) <= int8_scan.RANK_AT_ONCE:   # few: every one in float64 (a superset of the near ones)
+        if len(at) <= int8_scan.RANK_AT_ONCE:   # few: every one in float64
             return self._rank(q, cand, want)
         near = ranking.near_positions(docs[at], self._distances32(q, cand), shortlist,
                                       vector_plan.RESCORE_TOL, scale, extent=1.0 + scale + err)

@@ -67,7 +67,7 @@ def main() -> None:
         scale = index._scale(q)                              # noqa: SLF001
         margin = 4.0 * vector_plan.RESCORE_TOL * (2.0 + 2.0 * scale) + int8_scan.ROUNDING * (1.0 + scale)
         for k in (10, 50):
-            at = int8_scan.candidates(*first.scores(q, scale / index._max_norm), groups, k, margin)  # noqa: SLF001
+            at = int8_scan.candidates(*first.scores(q, scale / index._max_norm), groups, docs, k, margin)  # noqa: SLF001
             left[f"k{k}"].append(len(docs) if at is None else len(at))
 
     def switch(path_name: str) -> None:

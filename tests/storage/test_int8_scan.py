@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from tesseradb.storage import int8_scan
+from tesseradb.storage import int8_scan, ranking
 from tesseradb.storage.vectors import VectorIndex
 
 DIMS = 24
@@ -107,9 +107,13 @@ def _clustered(rng, docs: int, dims: int = DIMS, lengths: bool = False):
     return np.arange(1, len(x) + 1, dtype=np.int64), np.array(chunk_docs, np.int64), x
 
 
-def _index(metric: str, seed: int = 1, docs: int = 420, lengths: bool = False) -> tuple[VectorIndex, np.ndarray]:
+def _index(metric: str, seed: int = 1, docs: int = 420, lengths: bool = False,
+           shuffled: bool = False) -> tuple[VectorIndex, np.ndarray]:
     rng = np.random.default_rng(seed)
     chunks, doc_ids, x = _clustered(rng, docs, lengths=lengths)
+    if shuffled:                                            # documents' chunks interleaved in the index
+        order = rng.permutation(len(x))
+        chunks, doc_ids, x = chunks[order], doc_ids[order], x[order]
     index = VectorIndex(DIMS, metric)
     index.add(chunks, doc_ids, x)
     return index, x
@@ -148,6 +152,56 @@ def test_searches_equal_the_float32_scan(metric, k, monkeypatch):
     answered = _compare(index, queries, k, monkeypatch)
     assert "int8" in index._derived
     assert answered == len(queries)
+
+
+def test_documents_out_of_position_order(monkeypatch):
+    """Chunks added in no order of their documents: the grouping sorts them, and each chunk's own
+    document's bound is found by its doc id."""
+    index, x = _index("cosine", seed=6, shuffled=True)
+    assert index._live_groups()[2][0] is not None           # the grouping needed an order
+    rng = np.random.default_rng(8)
+    queries = np.concatenate([x[rng.choice(len(x), 30)] + 0.05 * rng.normal(size=(30, DIMS)),
+                              rng.normal(size=(10, DIMS))]).astype(np.float32)
+    for k in (10, 50):
+        assert _compare(index, queries, k, monkeypatch) == len(queries)
+
+
+@st.composite
+def _chunks_of_documents(draw):
+    dims = draw(st.integers(2, 16))
+    n = draw(st.integers(2, 60))
+    x = draw(hnp.arrays(np.float32, (n, dims), elements=_finite32(-1.0, 1.0)))
+    if draw(st.booleans()):                                 # equal chunks: ties in distance
+        x[-1] = x[0]
+    docs = draw(hnp.arrays(np.int64, n, elements=st.integers(1, max(2, n // 3))))   # any order
+    q = draw(hnp.arrays(np.float32, (1, dims), elements=_finite32(-1.0, 1.0)))
+    return x, docs, np.ascontiguousarray(q), draw(st.integers(1, 8))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_chunks_of_documents())
+def test_candidates_keep_the_closest_chunks_of_the_shortlisted_documents(case):
+    """Whatever the chunks, their documents and the query: every chunk that is (in exact arithmetic)
+    the closest of a document among the shortlist nearest is a candidate, with no margin beyond the
+    rounding one."""
+    x, docs, q, shortlist = case
+    first = int8_scan.Int8Pass(x)
+    if not first.usable:
+        return
+    q_norm = float(np.linalg.norm(q.astype(np.float64)))
+    scale = q_norm * float(np.linalg.norm(x.astype(np.float64), axis=1).max())
+    groups = ranking.grouping(docs)
+    at = int8_scan.candidates(*first.scores(q, q_norm), groups, docs, shortlist,
+                              int8_scan.ROUNDING * (1.0 + scale))
+    if at is None:
+        assert len(groups[1]) <= shortlist or first.scores(q, q_norm)[3] == 0.0
+        return
+    assert np.array_equal(at, np.unique(at))
+    dist = 1.0 - x.astype(np.float64) @ q[0].astype(np.float64)
+    best = {int(d): float(dist[docs == d].min()) for d in np.unique(docs)}
+    for d in sorted(best, key=lambda d: (best[d], d))[:shortlist]:
+        closest = np.flatnonzero((docs == d) & (dist == best[d]))
+        assert np.isin(closest, at).all(), (d, closest, at)
 
 
 def test_deleted_chunks_and_writes(monkeypatch):
