@@ -53,13 +53,15 @@ def _direct(db: Database, stmt: ast.Query, params: Params) -> Result | None:
     each step of the bracket costs ~3x its warm time (issue 37)."""
     cache = db.statements
     plan = cache.plan_for(stmt.expr)
-    if plan is None or stmt.outfile is not None or stmt.options or not cache.wants_no_session_pass(stmt) \
-            or not query.plain_read(db, stmt.expr):
+    if plan is None or stmt.outfile is not None or stmt.options or not cache.wants_no_session_pass(stmt):
+        return None
+    limit = query.plain_read(db, stmt.expr)       # max_execution_time (no hint: plain_read says so)
+    if limit is False:
         return None
     # a plan is kept only after the bracket ran this very tree, which refused the engine's own tables
     # (a check of the tree alone) and read_only's (a SELECT without OUTFILE passes)
     direct = plan.direct
-    db.read_limit = time_limit.session_limit(db)     # max_execution_time (no hint: plain_read said so)
+    db.read_limit = limit
     db.start_read()
     try:
         if direct is not None and direct.columns is not None:

@@ -81,8 +81,8 @@ class KnnCall:
         positional, options = self.fixed if self.fixed is not None else self._read_k_options(bound)
         k = resolve_k(positional, options, default_k)
         req = KnnRequest(self.table, self.alias, spec.column, k, None, ef=options.ef, bound=bound, options=options)
-        if self.layout is None:
-            self.layout = self.table.layout(spec.column)
+        if self.layout is None:     # the column index's own object: column_index finds it by identity
+            self.layout = db.column_index(self.table, spec.column).layout    # (Table.layout makes a new one)
         req._layout = self.layout
         read = (True, bound[self.query_name]) if self.query_name is not None else literal(args.query, bound)
         req.query, req.exclude_doc = _query_vectors(db, self.table, spec, args.query, bound, self, read)

@@ -41,9 +41,10 @@ def limit_ms(db: Database, stmt: ast.Statement) -> int:
     return max(int(variables.session(db).system.get("max_execution_time") or 0), 0)
 
 
-def session_limit(db: Database) -> float | None:
-    """The session's max_execution_time in seconds (None: no limit), for a SELECT with no hint."""
-    ms = max(int(variables.session(db).system.get("max_execution_time") or 0), 0)
+def limit_of(system: dict) -> float | None:
+    """The session's max_execution_time in seconds (None: no limit), for a SELECT with no hint, from
+    its system variables."""
+    ms = max(int(system.get("max_execution_time") or 0), 0)
     return ms / 1000.0 if ms else None
 
 

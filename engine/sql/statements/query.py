@@ -14,6 +14,7 @@ from tesseradb.grammar import ast
 from tesseradb.results import Result
 from tesseradb.sql.database import Database
 from tesseradb.sql import passes
+from tesseradb.sql.mysql import time_limit
 from tesseradb.sql.search.planned import Planned
 from tesseradb.sql.statement_cache import reusable
 
@@ -91,15 +92,19 @@ def _direct_result(direct: Any, rows: list[tuple]) -> Result:
     return Result(columns=direct.columns, rows=rows, rowcount=len(rows))
 
 
-def plain_read(db: Database, expr: exp.Expression) -> bool:
-    """Whether a SELECT runs with no time limit but the session's max_execution_time (which the
+def plain_read(db: Database, expr: exp.Expression) -> float | None | bool:
+    """False unless a SELECT runs with no time limit but the session's max_execution_time (which the
     executor's direct path arms itself: ``tessera serve`` sets one for every client; not
     statement_timeout, not a hint) and every row of its result goes to the client (no
-    sql_select_limit, no max_result_bytes): what the executor's direct path leaves out."""
+    sql_select_limit, no max_result_bytes): what the executor's direct path leaves out. Otherwise
+    that time limit, in seconds (None: none; time_limit.limit_of)."""
     session = db.session
     if db.timeout or db.max_result_bytes is not None or session is None or expr.args.get("hint") is not None:
         return False        # a hint may be MAX_EXECUTION_TIME's (sql/mysql/time_limit.py)
-    return int(session.system.get("sql_select_limit", _NO_LIMIT)) >= _NO_LIMIT or expr.args.get("limit") is not None
+    system = session.system
+    if int(system.get("sql_select_limit", _NO_LIMIT)) < _NO_LIMIT and expr.args.get("limit") is None:
+        return False
+    return time_limit.limit_of(system)
 
 
 _NO_LIMIT = 18446744073709551615        # sql_select_limit's default: no limit
