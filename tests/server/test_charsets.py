@@ -210,3 +210,15 @@ def test_change_user_takes_the_character_set_its_packet_names(stored):
             cur.close()
     finally:
         con.close()
+
+
+def test_statements_after_set_names_in_one_query_are_read_in_the_new_set(stored):
+    """As MySQL parses a multi-statement query one statement at a time: after SET NAMES latin1, the
+    rest of the same bytes is latin1. This utf8mb4 client sends é as C3 A9: latin1 reads 'Ã©'."""
+    with connect(stored.port, client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS) as c, c.cursor() as cur:
+        cur.execute("INSERT INTO t (id, body) VALUES (30, 'é'); SET NAMES latin1; "
+                    "INSERT INTO t (id, body) VALUES (31, 'é'); SET NAMES utf8mb4; "
+                    "INSERT INTO t (id, body) VALUES (32, 'é')")
+        while cur.nextset():
+            pass
+        assert rows(cur, "SELECT id, body FROM t WHERE id >= 30 ORDER BY id") == [(30, "é"), (31, "Ã©"), (32, "é")]
