@@ -6,17 +6,19 @@ has pushed them out of the caches. This pass reads a quarter of the bytes: each 
 with a step of its own (``x ≈ code * step``, ``step = max|x| / 127`` of that vector), the query as 8-bit
 codes too (``q ≈ (c - z) * a``, ONNX's ``DynamicQuantizeLinear``), multiplied as integers by
 onnxruntime's ``MatMulInteger`` (MLAS's quantized GEMM, the codes a constant that it packs once, when
-the session is created). Integer products of unsigned 8-bit values (the vector codes carry a zero point
-of 128) are exact on every MLAS kernel (the signed-by-unsigned ones may saturate on AVX2, onnxruntime's
-quantization notes say), so the approximate inner product ``ŝ = q̂·x̂ = (c - z)·code * a * step`` is
-known to float64's rounding, and so is its distance from the true one, chunk by chunk::
+the session is created). Integer products of unsigned 8-bit values (the vector codes carrying a zero
+point of 128) are exact on every MLAS kernel; the signed-by-unsigned ones may saturate on AVX2
+(onnxruntime's quantization notes say) and are exact, and faster, with VNNI, so the codes are signed
+where a probe finds them exact (``signed_exact``). The approximate inner product
+``ŝ = q̂·x̂ = (c - z)·code * a * step`` is so known to float64's rounding, and so is its distance from
+the true one, chunk by chunk::
 
     |q·x - ŝ| <= |q·(x - x̂)| + |(q - q̂)·x̂| <= |q| * ||x - x̂|| + a / 2 * max ||x̂||_1
 
 (Cauchy-Schwarz for the vector's own coding error, known for each vector when its codes are made; each
 dimension of the query within a / 2 of its code's value).
-``candidates`` turns the bounds into the chunks that the float32 scan's ``ranking.near_positions``
-could keep; the caller ranks them in float64 as the scan does the ones it keeps, so a search returns
+``candidates`` turns the bounds into the chunks that can be the closest chunk of a document near
+enough; the caller ranks them in float64 as the scan does the ones it keeps, so a search returns
 what the scan returns, to the last bit (tests/storage/test_int8_scan.py, tests/vectors/test_int8_knn.py;
 the bound itself against onnxruntime's quantization by a property test).
 
@@ -87,8 +89,10 @@ class Int8Pass:
         x_hat = codes * self.steps[:, None]
         self.errors = np.sqrt(np.add.reduce((x - x_hat) ** 2, axis=1)) * (1.0 + SLACK)
         self.l1 = float(np.maximum.reduce(np.add.reduce(np.abs(x_hat), axis=1))) * (1.0 + SLACK)
-        codes_t = np.ascontiguousarray(codes.T).view(np.uint8)
-        codes_t ^= 0x80                         # + ZERO, as unsigned bytes
+        codes_t = np.ascontiguousarray(codes.T)
+        if not signed_exact(self.dims):
+            codes_t = codes_t.view(np.uint8)
+            codes_t ^= 0x80                     # + ZERO, as unsigned bytes
         try:
             self._session, self._codes = _session(codes_t)
             self._run = _runner(self._session, self.dims)
@@ -182,31 +186,76 @@ GRAPH = base64.b64decode(
     "CAg6uAEKIwoBcRIBYxIBYRIBeiIVRHluYW1pY1F1YW50aXplTGluZWFyCigKAWMKBWNvZGVzCgF6CgR6ZXJvEgRkb3RzIg1NYXRN"
     "dWxJbnRlZ2VyEglpbnQ4X3NjYW4qCxACQgR6ZXJvSgGAKhAIAQgBEAJCBWNvZGVzSgEAWhcKAXESEgoQCAESDAoCCAEKBhIEZGlt"
     "c2IXCgRkb3RzEg8KDQgGEgkKAggBCgMSAW5iCwoBYRIGCgQIARIAQgQKABAN")
+GRAPH_SIGNED = base64.b64decode(
+    "CAg6pQEKIwoBcRIBYxIBYRIBeiIVRHluYW1pY1F1YW50aXplTGluZWFyCiIKAWMKBWNvZGVzCgF6EgRkb3RzIg1NYXRNdWxJbnRl"
+    "Z2VyEglpbnQ4X3NjYW4qEAgBCAEQA0IFY29kZXNKAQBaFwoBcRISChAIARIMCgIIAQoGEgRkaW1zYhcKBGRvdHMSDwoNCAYSCQoC"
+    "CAEKAxIBbmILCgFhEgYKBAgBEgBCBAoAEA0=")
 
 
-def build_graph() -> bytes:
+def build_graph(signed: bool = False) -> bytes:
     """The session's graph, serialized by onnx: the query's 8-bit codes c (``DynamicQuantizeLinear``:
     scale a, zero point z) and their exact integer products with the vector codes (``MatMulInteger``),
-    the codes a 1 x 1 placeholder that each session replaces. ``GRAPH`` holds these bytes, so that a
-    search never imports onnx (~0.85 s: its ml_dtypes); tests/storage/test_int8_scan.py compares them."""
+    the codes a 1 x 1 placeholder that each session replaces: unsigned with a zero point of ``ZERO``
+    (``GRAPH``), or signed (``GRAPH_SIGNED``). The constants hold these bytes, so that a search never
+    imports onnx (~0.85 s: its ml_dtypes); tests/storage/test_int8_scan.py compares them."""
     from onnx import TensorProto, helper, numpy_helper
 
     nodes = [helper.make_node("DynamicQuantizeLinear", ["q"], ["c", "a", "z"]),
-             helper.make_node("MatMulInteger", ["c", "codes", "z", "zero"], ["dots"])]
+             helper.make_node("MatMulInteger", ["c", "codes", "z"] + ([] if signed else ["zero"]), ["dots"])]
+    constants = [numpy_helper.from_array(np.zeros((1, 1), np.int8 if signed else np.uint8), "codes")]
+    if not signed:
+        constants.insert(0, numpy_helper.from_array(np.array(ZERO, np.uint8), "zero"))
     graph = helper.make_graph(
         nodes, "int8_scan", [helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, "dims"])],
         [helper.make_tensor_value_info("dots", TensorProto.INT32, [1, "n"]),
-         helper.make_tensor_value_info("a", TensorProto.FLOAT, [])],
-        [numpy_helper.from_array(np.array(ZERO, np.uint8), "zero"),
-         numpy_helper.from_array(np.zeros((1, 1), np.uint8), "codes")])
+         helper.make_tensor_value_info("a", TensorProto.FLOAT, [])], constants)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     return model.SerializeToString()
 
 
+_SIGNED_EXACT: dict[int, bool] = {}
+
+
+def signed_exact(dims: int) -> bool:
+    """Whether this process's onnxruntime multiplies the query's unsigned codes by signed vector codes
+    exactly, at ``dims`` (known after one probe per ``dims``). MLAS picks its kernels by the CPU: with
+    VNNI (``vpdpbusd``) the signed-by-unsigned products are summed into 32 bits, exact and faster than
+    unsigned-by-unsigned (right after a model run, whole manual, paired: 0.007-0.024 ms less per
+    search); without it (AVX2's ``vpmaddubsw``) two adjacent products are summed into 16 bits and
+    saturate. The probe multiplies the largest codes, where any such sum saturates, and compares
+    with the unsigned codes' products (exact on every kernel); any difference or failure keeps
+    the unsigned codes."""
+    known = _SIGNED_EXACT.get(dims)
+    if known is None:
+        known = _SIGNED_EXACT[dims] = _probe(dims)
+    return known
+
+
+def _probe(dims: int) -> bool:
+    n = 37                                  # columns: MLAS's blocks of 16 and a tail
+    codes = np.random.default_rng(0).integers(-127, 128, size=(dims, n)).astype(np.int8)
+    row = np.arange(dims)
+    codes[:, 0], codes[:, 1] = 127, -127                    # every pair of products at its largest
+    codes[:, 2] = np.where(row % 2 == 0, 127, -127)
+    codes[:, 3] = np.where(row % 4 < 2, 127, -127)
+    queries = [np.ones(dims), -np.ones(dims), np.where(row % 2 == 0, 1.0, -1.0), np.where(row % 4 < 2, 1.0, 0.5),
+               np.random.default_rng(1).normal(size=dims)]
+    try:
+        signed, _kept = _session(codes)
+        unsigned, _kept_u = _session(codes.view(np.uint8) ^ np.uint8(0x80))
+        for q in queries:
+            feed = {"q": np.asarray(q, np.float32).reshape(1, dims)}
+            if not np.array_equal(signed.run(["dots"], feed)[0], unsigned.run(["dots"], feed)[0]):
+                return False
+    except Exception:  # noqa: BLE001 - whatever onnxruntime does with signed codes: the unsigned ones
+        return False
+    return True
+
+
 def _session(codes_t: np.ndarray) -> tuple[Any, Any]:
-    """A one-thread onnxruntime session of ``GRAPH`` with ``codes_t`` (dims x n, unsigned) in place of
-    its placeholder: a constant initializer, packed once by MLAS when the session is created. (The
+    """A one-thread onnxruntime session of ``GRAPH`` (``codes_t`` unsigned) or ``GRAPH_SIGNED`` (int8)
+    with ``codes_t`` (dims x n) in place of its placeholder: a constant initializer, packed once by MLAS when the session is created. (The
     graph's own shapes are the placeholder's: onnxruntime checks the outputs' against them and only
     logs the difference, at a level the session does not log.) Returns the session and the codes'
     OrtValue, which must live as long as the session."""
@@ -220,7 +269,8 @@ def _session(codes_t: np.ndarray) -> tuple[Any, Any]:
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     codes = ort.OrtValue.ortvalue_from_numpy(codes_t)
     options.add_initializer("codes", codes)
-    return ort.InferenceSession(GRAPH, options, providers=["CPUExecutionProvider"]), codes
+    graph = GRAPH_SIGNED if codes_t.dtype == np.int8 else GRAPH
+    return ort.InferenceSession(graph, options, providers=["CPUExecutionProvider"]), codes
 
 
 def _runner(session: Any, dims: int) -> Any:

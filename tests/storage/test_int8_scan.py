@@ -282,9 +282,74 @@ def test_a_shortlist_whose_searches_leave_many_chunks_takes_the_float32_scan(mon
     assert first.worth(1)
 
 
-def test_the_stored_graph_is_what_onnx_builds():
-    """``GRAPH`` (so that a search never imports onnx) is the bytes onnx.helper serializes."""
+def test_the_stored_graphs_are_what_onnx_builds():
+    """``GRAPH`` and ``GRAPH_SIGNED`` (so that a search never imports onnx) are the bytes onnx.helper
+    serializes."""
     assert int8_scan.GRAPH == int8_scan.build_graph()
+    assert int8_scan.GRAPH_SIGNED == int8_scan.build_graph(signed=True)
+
+
+def test_unsigned_codes_give_the_same_searches(monkeypatch):
+    """Where the probe finds the signed kernel exact the codes are signed; the unsigned ones (what
+    any other CPU gets) answer the same searches, to the last bit."""
+    index, x = _index("ip", seed=11, lengths=True)
+    rng = np.random.default_rng(12)
+    queries = (x[rng.choice(len(x), 30)] + 0.05 * rng.normal(size=(30, DIMS))).astype(np.float32)
+    _compare(index, queries, 10, monkeypatch)
+    signed = index._derived["int8"]._codes.numpy().dtype
+    assert signed == (np.int8 if int8_scan.signed_exact(DIMS) else np.uint8)
+    index.remove_chunks([1])                                # a write: the codes are built again
+    monkeypatch.setattr(int8_scan, "_SIGNED_EXACT", {DIMS: False})
+    _compare(index, queries, 10, monkeypatch)
+    assert index._derived["int8"]._codes.numpy().dtype == np.uint8
+
+
+class _Saturating:
+    """A session multiplying as AVX2's ``vpmaddubsw`` does (two adjacent products summed into 16 bits,
+    saturated), over the codes the real session was given; queries coded as the real one codes them."""
+
+    def __init__(self, real, codes_t: np.ndarray) -> None:
+        self.real, self.codes = real, codes_t.astype(np.int64)
+
+    def run(self, names, feed):
+        q = feed["q"][0].astype(np.float64)
+        lo, hi = min(q.min(), 0.0), max(q.max(), 0.0)
+        a = (hi - lo) / 255
+        z = int(np.clip(np.rint(-lo / a), 0, 255))
+        c = np.clip(np.rint(q / a) + z, 0, 255).astype(np.int64)
+        products = c[:, None] * self.codes
+        pairs = products[0::2] + (products[1::2] if len(products) > 1 else 0)
+        dots = np.clip(pairs, -32768, 32767).sum(axis=0) - z * self.codes.sum(axis=0)
+        out = {"dots": dots[None, :].astype(np.int32), "a": np.float32(a)}
+        return [out[name] for name in names]
+
+
+def test_a_kernel_that_saturates_keeps_unsigned_codes(monkeypatch):
+    """The probe multiplies the largest codes: a kernel whose signed products saturate is found
+    out, and the pass keeps the unsigned codes (its searches still the float32 scan's)."""
+    real = int8_scan._session
+
+    def session(codes_t):
+        made, kept = real(codes_t)
+        return (_Saturating(made, codes_t), kept) if codes_t.dtype == np.int8 else (made, kept)
+    small = np.random.default_rng(15).integers(-63, 64, size=(DIMS, 37)).astype(np.int8)
+    made, _kept = real(small)                               # below saturation: the real kernel's products
+    for q in (np.ones(DIMS), np.random.default_rng(16).normal(size=DIMS)):
+        feed = {"q": q.astype(np.float32).reshape(1, DIMS)}
+        assert np.array_equal(_Saturating(made, small).run(["dots"], feed)[0], made.run(["dots"], feed)[0])
+    monkeypatch.setattr(int8_scan, "_session", session)
+    monkeypatch.setattr(int8_scan, "_SIGNED_EXACT", {})
+    assert not int8_scan.signed_exact(DIMS)
+    index, x = _index("cosine", seed=13)
+    rng = np.random.default_rng(14)
+    queries = (x[rng.choice(len(x), 20)] + 0.05 * rng.normal(size=(20, DIMS))).astype(np.float32)
+    _compare(index, queries, 10, monkeypatch)
+    assert index._derived["int8"]._codes.numpy().dtype == np.uint8
+    # and a kernel that fails outright on signed codes
+    monkeypatch.setattr(int8_scan, "_SIGNED_EXACT", {})
+    monkeypatch.setattr(int8_scan, "_session", lambda codes_t: (_ for _ in ()).throw(RuntimeError("no")) if
+                        codes_t.dtype == np.int8 else real(codes_t))
+    assert not int8_scan.signed_exact(DIMS)
 
 
 def test_a_pass_imports_no_onnx():

@@ -31,7 +31,7 @@ from typing import Any
 from mysql_mimic.stream import MysqlStream
 from mysql_mimic.variables import GlobalVariables, SYSTEM_VARIABLES
 
-from tesseradb.clients.server import config, processes, wire
+from tesseradb.clients.server import charsets, config, processes, wire
 from tesseradb.clients.server.auth import Accounts
 from tesseradb.clients.server.config import ServerOptions
 from tesseradb.clients.server.processes import EngineControl
@@ -65,6 +65,9 @@ def server_variables(options: ServerOptions) -> GlobalVariables:
     schema["tx_isolation"] = schema["transaction_isolation"]
     schema["read_only"] = (bool, options.read_only, False)
     schema["secure_file_priv"] = (str, options.secure_file_priv or None, False)   # NULL: file statements off
+    for name, checked in charsets.variable_types().items():    # MySQL's errors for an unknown name
+        _, value, dynamic = schema[name]
+        schema[name] = (checked, value, dynamic)
     return GlobalVariables(schema)
 
 

@@ -15,6 +15,9 @@ What mysql-mimic's :class:`Connection` gets wrong for a database, and what this 
 - COM_FIELD_LIST read columns 0 and 4 of ``SHOW COLUMNS``; here it asks the engine for the fields.
 - A ``bytes`` parameter that is not UTF-8 was "Malformed packet"; here it is bound as bytes.
 - A client that stays silent longer than the idle timeout is disconnected (MySQL's error 4031).
+- Text values went out as UTF-8 whatever ``character_set_results`` said (only column names followed
+  it), and the handshake's character set reached only ``character_set_client``; here both follow
+  MySQL (charsets.py), and statement text is decoded as MySQL's own set (latin1 is cp1252).
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from mysql_mimic.types import Capabilities, Commands, ServerStatus
 from mysql_mimic.utils import aiterate, cooperative_iterate
 
 from tesseradb import errors
-from tesseradb.clients.server import checks, direct_socket, statements, temporal_params
+from tesseradb.clients.server import charsets, checks, direct_socket, statements, temporal_params
 from tesseradb.clients.server.session import Ok, Outcome, Rows
 from tesseradb.clients.server.wire import IdleTimeout, PacketTooLarge
 
@@ -72,6 +75,7 @@ class WireConnection(Connection):
         self._parsed: dict[int, statements.Statement] = {}
         self._headers: dict[int, tuple[list, Any, list[bytes]]] = {}    # a result shape's header packets
         self._ends: dict[tuple, bytes] = {}         # the packet after the rows, by row count and status
+        self._converted: dict[int, tuple[list, Any, list]] = {}   # a result's columns in the results' set
         self.commands = {
             Commands.COM_QUERY: self.handle_query,
             Commands.COM_STMT_PREPARE: self.handle_stmt_prepare,
@@ -87,6 +91,45 @@ class WireConnection(Connection):
             Commands.COM_INIT_DB: self.handle_init_db,
             Commands.COM_FIELD_LIST: self.handle_field_list,
         }
+
+    # -- character sets (charsets.py) ----------------------------------------------------------
+    @property
+    def server_charset(self) -> CharacterSet:
+        """What mysql-mimic's packet builders encode with: only ASCII reaches them here ('?' parameter
+        names, empty OK info); names and values in ``character_set_results`` are charsets.py's."""
+        return CharacterSet.utf8mb4
+
+    @property
+    def client_charset(self) -> CharacterSet:
+        """What mysql-mimic's parsers decode user and database names with."""
+        client = self.session.client_text
+        return CharacterSet.utf8mb4 if client is None else client.mimic
+
+    def _text(self, data: bytes) -> str:
+        """Statement text, decoded in ``character_set_client``."""
+        client = self.session.client_text
+        return data.decode("utf-8") if client is None else client.decode(data)
+
+    def _columns(self, columns: list) -> list:
+        """A result's columns in ``character_set_results`` (kept per result shape, as its header)."""
+        charset = self.session.result_text
+        if charset is None:
+            return columns
+        kept = self._converted.get(id(columns))
+        if kept is not None and kept[0] is columns and kept[1] is charset:
+            return kept[2]
+        if len(self._converted) >= KEPT_PACKETS:
+            self._converted.clear()
+        converted = charsets.columns(columns, charset)
+        self._converted[id(columns)] = (columns, charset, converted)
+        return converted
+
+    def _definition(self, name: str, **kwargs: Any) -> bytes:
+        """A column definition, its names in ``character_set_results``."""
+        charset = self.session.result_text
+        return packets.make_column_definition_41(
+            server_charset=charsets.name_charset(charset), name=charsets.wire_text(name, charset),
+            **{k: charsets.wire_text(v, charset) if k == "table" else v for k, v in kwargs.items()})
 
     # -- the command loop ------------------------------------------------------------------
     async def command_phase(self) -> None:
@@ -150,10 +193,11 @@ class WireConnection(Connection):
     # -- text protocol -------------------------------------------------------------------------
     async def handle_query(self, data: bytes) -> None:
         if Capabilities.CLIENT_QUERY_ATTRIBUTES in self.capabilities:
-            sql = packets.parse_com_query(capabilities=self.capabilities, client_charset=self.client_charset,
-                                          data=data).sql
+            # latin1 keeps every byte: the text is decoded in the client's set below
+            sql = self._text(packets.parse_com_query(capabilities=self.capabilities, data=data,
+                                                     client_charset=CharacterSet.latin1).sql.encode("latin-1"))
         else:                           # no attributes before it: the payload is the text
-            sql = data.decode(self.client_charset.codec)
+            sql = self._text(data)
         self._refuse_too_complex(sql)
         stmts = statements.read(sql, self.session.lexing)
         if not stmts:
@@ -162,12 +206,17 @@ class WireConnection(Connection):
             raise MysqlError("several statements in one query need the client's CLIENT_MULTI_STATEMENTS "
                              "option", ErrorCode.PARSE_ERROR)
         source = sql                    # the text ``stmts`` was split from (token offsets are in it)
+        client = self.session.client_text
         while stmts:
             stmt, lexing = stmts[0], self.session.lexing
             outcome = await self.session.run(stmt)
             stmts = stmts[1:]
-            if stmts and (self.session.lexing != lexing or not stmts[0].tokens):   # read the rest as its SET left the mode
+            if stmts and (self.session.lexing != lexing or not stmts[0].tokens   # read the rest as its SET left
+                          or self.session.client_text is not client):           # the mode or the client's set
                 source = source[stmt.tokens[-1].end + 1:] if stmt.tokens else ""
+                if self.session.client_text is not client:      # as MySQL: the rest's bytes in the new set
+                    source = self._text((client or charsets.UTF8MB4).encode(source))
+                    client = self.session.client_text
                 stmts = statements.split(source, self.session.lexing)
             await self.write_outcome(outcome, more=bool(stmts))
 
@@ -187,9 +236,9 @@ class WireConnection(Connection):
                                                 last_insert_id=getattr(outcome, "last_id", 0),
                                                 warnings=outcome.warnings))
             elif binary:
-                await self.write_binary_resultset(outcome, stmt, use_cursor)
+                await self.write_binary_resultset(outcome, self._columns(outcome.columns), stmt, use_cursor)
             else:
-                await self.write_text_rows(outcome.rows, outcome.columns)
+                await self.write_text_rows(outcome.rows, self._columns(outcome.columns))
         finally:
             self.status_flags = self.session.status
             self._warnings = 0
@@ -212,14 +261,12 @@ class WireConnection(Connection):
     def _header(self, columns: list) -> list[bytes]:
         """The column count and column definitions of a result (by its column list: values.result_set
         hands out one list per shape and connection)."""
-        charset = self.server_charset           # SET NAMES / character_set_results may change it
+        charset = self.session.result_text      # SET NAMES / character_set_results may change it
         kept = self._headers.get(id(columns))
-        if kept is not None and kept[0] is columns and kept[1] == charset:
+        if kept is not None and kept[0] is columns and kept[1] is charset:
             return kept[2]
         header = [packets.make_column_count(capabilities=self.capabilities, column_count=len(columns))]
-        header += [packets.make_column_definition_41(server_charset=charset, name=c.name,
-                                                     column_type=c.type, character_set=c.character_set)
-                   for c in columns]
+        header += [self._definition(c.name, column_type=c.type, character_set=c.character_set) for c in columns]
         if len(self._headers) >= KEPT_PACKETS:
             self._headers.clear()
         self._headers[id(columns)] = (columns, charset, header)
@@ -236,7 +283,7 @@ class WireConnection(Connection):
 
     # -- prepared statements: parameters are bound, never spliced ------------------------------
     async def handle_stmt_prepare(self, data: bytes) -> None:
-        sql = self.client_charset.decode(data)
+        sql = self._text(data)
         self._refuse_too_complex(sql)
         parsed = statements.one(sql, self.session.lexing)
         stmt_id = next(self.prepared_stmt_seq)
@@ -266,7 +313,8 @@ class WireConnection(Connection):
         if len(params) < stmt.num_params:
             raise MysqlError(f"statement needs {stmt.num_params} parameters, got {len(params)}",
                              ErrorCode.PARSE_ERROR)
-        bound = [_param(value, self.client_charset) for _, value in params[:stmt.num_params]]
+        client = self.session.client_text or charsets.UTF8MB4
+        bound = [_param(value, client) for _, value in params[:stmt.num_params]]
         outcome = await self.session.run(self._parsed[stmt.stmt_id], bound)
         await self.write_outcome(outcome, binary=True, stmt=stmt, use_cursor=use_cursor)
 
@@ -278,14 +326,12 @@ class WireConnection(Connection):
         stmt.cursor = None
         await self.stream.write(self.ok())
 
-    async def write_binary_resultset(self, outcome: Rows, stmt: PreparedStatement | None,
+    async def write_binary_resultset(self, outcome: Rows, columns: list, stmt: PreparedStatement | None,
                                      use_cursor: bool) -> None:
-        columns = outcome.columns
         await self.stream.write(types.uint_len(len(columns)))
         for column in columns:
-            await self.stream.write(packets.make_column_definition_41(
-                server_charset=self.server_charset, name=column.name, column_type=column.type,
-                character_set=column.character_set))
+            await self.stream.write(self._definition(column.name, column_type=column.type,
+                                                     character_set=column.character_set))
 
         async def rows():
             async for row in cooperative_iterate(aiterate(outcome.rows)):
@@ -307,14 +353,14 @@ class WireConnection(Connection):
         request = packets.parse_com_field_list(self.client_charset, data)
         fields = await self.session.fields(request.table)
         for name, _ in fields:
-            await self.stream.write(packets.make_column_definition_41(
-                server_charset=self.server_charset, table=request.table, name=name,
-                is_com_field_list=True), drain=False)
+            await self.stream.write(self._definition(name, table=request.table, is_com_field_list=True),
+                                    drain=False)
         await self.stream.write(self.ok_or_eof())
 
     async def handle_change_user(self, data: bytes) -> None:
         checks.change_user(data, self.capabilities)
         await super().handle_change_user(data)
+        self.session.follow_client()        # the packet's character set, for results too
 
     async def handle_reset_connection(self, data: bytes) -> None:
         await self.session.reset()

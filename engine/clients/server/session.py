@@ -23,10 +23,11 @@ from mysql_mimic import ResultColumn, Session
 from mysql_mimic.results import ensure_result_set
 from mysql_mimic.schema import InfoSchema
 from mysql_mimic.types import ServerStatus
-from mysql_mimic.variables import SessionVariables, Variables
+from mysql_mimic.variables import Variables
+from sqlglot.errors import ParseError
 
 from tesseradb import errors
-from tesseradb.clients.server import info_schema, statements, values
+from tesseradb.clients.server import charsets, info_schema, statements, values
 from tesseradb.clients.server.statements import Route, Statement
 
 
@@ -84,7 +85,7 @@ SYNCED = ("sql_mode", "max_execution_time", "external_user")     # external_user
 
 class EngineSession(Session):
     def __init__(self, shared: Shared):
-        super().__init__(SessionVariables(shared.variables))
+        super().__init__(charsets.WireVariables(shared.variables))
         no_ops = {self._begin_middleware, self._commit_middleware, self._rollback_middleware}
         self.middlewares = [m for m in self.middlewares if m not in no_ops]
         self.shared = shared
@@ -98,10 +99,14 @@ class EngineSession(Session):
         self._lexing: Any = None                # until init: sqlglot's default MySQL reading
         self.info: str | None = None            # the statement running now (SHOW PROCESSLIST)
         self.since = time.monotonic()           # when it started, or when the last one ended
+        # the character sets text is converted from and to; None: UTF-8 as it is (charsets.py)
+        self.client_text: charsets.Charset | None = None
+        self.result_text: charsets.Charset | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     async def init(self, connection: Any) -> None:
         await super().init(connection)
+        self.follow_client()                    # the handshake's character set
         self.con = await self._call(self.shared.connect, self.shared.path, autocommit=True,
                                     statement_timeout=self.shared.statement_timeout,
                                     read_only=self.shared.read_only,
@@ -133,14 +138,20 @@ class EngineSession(Session):
     async def reset(self) -> None:
         """COM_RESET_CONNECTION / COM_CHANGE_USER: a fresh session on the same engine connection."""
         kept = {name: self.variables.get(name) for name in KEPT_ON_RESET}
-        self.variables = SessionVariables(self.shared.variables)
+        self.variables = charsets.WireVariables(self.shared.variables)
         for name, value in kept.items():
             self.variables.set(name, value, force=True)
+        self.client_text, self.result_text = charsets.conversions(self.variables)
         if self.con is not None:
             await self._call(_reset, self.con, {name: self.variables.get(name) for name in SYNCED})
             self.lexing = self.con.lexing
         self.database = self.shared.name
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
+
+    def follow_client(self) -> None:
+        """After the handshake or COM_CHANGE_USER: results and connection in the client's set."""
+        charsets.follow_client(self.variables)
+        self.client_text, self.result_text = charsets.conversions(self.variables)
 
     @property
     def running(self) -> bool:
@@ -237,10 +248,17 @@ class EngineSession(Session):
 
     async def _set(self, stmt: Statement, params: list[Any] | None) -> Outcome:
         before = {name: self.variables.get(name) for name in SYNCED}
+        kept = {name: self.variables.get(name) for name in self.variables}   # a failed SET changes nothing
         try:
-            await self._probe(stmt)
+            await self._probe_set(stmt)
+            charsets.check(self.variables)
         except (ValueError, TypeError):         # mysql-mimic converting the value to the variable's type
+            self._restore(kept)
             raise ServerError("Incorrect argument type to variable", 1232, "42000") from None
+        except BaseException:                   # an unknown character set, one item of several...
+            self._restore(kept)
+            raise
+        self.client_text, self.result_text = charsets.conversions(self.variables)
         wanted = bool(self.variables.get("autocommit"))
         if self.con is not None and wanted != self.con.autocommit:
             self.status = await self._call(_set_autocommit, self.con, wanted)
@@ -248,6 +266,28 @@ class EngineSession(Session):
         if self.con is not None and changed:
             await self._sync(changed, before)
         return Ok()
+
+    async def _probe_set(self, stmt: Statement) -> None:
+        try:
+            await self._probe(stmt)
+        except ParseError:
+            quoted = charsets.binary_quoted(stmt.text, stmt.tokens)
+            if quoted is None:
+                raise ServerError("You have an error in your SQL syntax near "
+                                  f"'{stmt.text[:80]}'", 1064, "42000") from None
+            await self._probe(Statement(quoted, stmt.tokens, stmt.route))
+
+    def _restore(self, kept: dict[str, Any]) -> None:
+        for name, value in kept.items():
+            if self.variables.get(name) != value:
+                self.variables.set(name, value, force=True)
+
+    # SET NAMES and SET CHARACTER SET: MySQL's checks and variables (mysql-mimic's took any name)
+    def _set_names(self, item: Any) -> None:
+        charsets.set_names(self.variables, item.name, item.text("collate") or None)
+
+    def _set_charset(self, item: Any) -> None:
+        charsets.set_character_set(self.variables, item.name)
 
     async def _sync(self, changed: dict[str, Any], before: dict[str, Any]) -> None:
         """Variables the engine acts on reach it, checked there: ``sql_mode`` (the engine reads text
