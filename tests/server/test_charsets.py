@@ -115,6 +115,8 @@ def test_the_default_is_utf8mb4_and_stays_so(stored):
     ("SET character_set_results = 'xyz'", 1115, "Unknown character set: 'xyz'"),
     ("SET NAMES latin1, character_set_results = 'xyz'", 1115, "Unknown character set: 'xyz'"),
     ("SET NAMES ucs2", 1231, "Variable 'character_set_client' can't be set to the value of 'ucs2'"),
+    ("SET character_set_results = 'swe7'", 1231,        # MySQL has it, Python no codec: refused here
+     "Variable 'character_set_results' can't be set to the value of 'swe7'"),
     ("SET character_set_client = NULL", 1231, "Variable 'character_set_client' can't be set to the value of 'NULL'"),
     ("SET NAMES latin1 COLLATE utf8mb4_bin", 1253, "COLLATION 'utf8mb4_bin' is not valid for CHARACTER SET 'latin1'"),
     ("SET NAMES latin1 COLLATE nope", 1273, "Unknown collation: 'nope'"),
@@ -210,3 +212,25 @@ def test_change_user_takes_the_character_set_its_packet_names(stored):
             cur.close()
     finally:
         con.close()
+
+
+def test_statements_after_set_names_in_one_query_are_read_in_the_new_set(stored):
+    """As MySQL parses a multi-statement query one statement at a time: after SET NAMES latin1, the
+    rest of the same bytes is latin1. This utf8mb4 client sends é as C3 A9: latin1 reads 'Ã©'."""
+    with connect(stored.port, client_flag=pymysql.constants.CLIENT.MULTI_STATEMENTS) as c, c.cursor() as cur:
+        cur.execute("INSERT INTO t (id, body) VALUES (30, 'é'); SET NAMES latin1; "
+                    "INSERT INTO t (id, body) VALUES (31, 'é'); SET NAMES utf8mb4; "
+                    "INSERT INTO t (id, body) VALUES (32, 'é')")
+        while cur.nextset():
+            pass
+        assert rows(cur, "SELECT id, body FROM t WHERE id >= 30 ORDER BY id") == [(30, "é"), (31, "Ã©"), (32, "é")]
+
+
+def test_field_list_names_come_in_the_results_set(stored):
+    """COM_FIELD_LIST (the mysql client's completion; PyMySQL's command, read as it reads a result)."""
+    with connect(stored.port, charset="latin1") as c:
+        c._execute_command(pymysql.constants.COMMAND.COM_FIELD_LIST, "names\0")
+        names = []
+        while not (packet := c._read_packet()).is_eof_packet() and not packet.is_ok_packet():
+            names.append(pymysql.protocol.FieldDescriptorPacket(packet._data, c.encoding).name)
+        assert names == ["id", "crème", "??"]

@@ -72,6 +72,8 @@ def test_the_open_transactions_own_writes_are_seen(taken):
     q = np.random.default_rng(5).normal(size=DIMS).astype(np.float32).tolist()
     shapes = ["SELECT id, title FROM t WHERE knn(v, 10, ?)", "SELECT id, title, knn_dist() FROM t WHERE knn(v, 10, ?)"]
     before = con.execute(shapes[0], (q,)).fetchall()
+    ids_only = "SELECT id FROM t WHERE knn(v, 10, ?)"       # no row read by id: the hits are the rows
+    assert con.execute(ids_only, (q,)).fetchall() == [r[:1] for r in before]
     con.execute("INSERT INTO t (id, title, v) VALUES (500, 'mine', ?)", ([q],))
     con.execute(f"DELETE FROM t WHERE id = {before[1][0]}")
     con.execute(f"UPDATE t SET title = 'changed' WHERE id = {before[2][0]}")
@@ -81,10 +83,14 @@ def test_the_open_transactions_own_writes_are_seen(taken):
         ids = [r[0] for r in direct[0]]
         assert direct == general and ids[0] == 500 and before[1][0] not in ids, sql
         assert direct[0][ids.index(before[2][0])][1] == "changed"
+    direct, general = both(con, ids_only, (q,), taken)
+    assert direct == general and direct[0][0] == (500,) and (before[1][0],) not in direct[0]
     con.rollback()
     for sql in shapes:
         direct, general = both(con, sql, (q,), taken)
         assert direct == general and [r[:2] for r in direct[0]] == before, sql
+    direct, general = both(con, ids_only, (q,), taken)
+    assert direct == general and direct[0] == [r[:1] for r in before]
 
 
 @pytest.mark.parametrize("sql", ["SELECT id, title FROM t WHERE knn(v, 10, ?)",
@@ -184,6 +190,33 @@ def test_another_connections_writes_and_ddl_are_seen(taken, tmp_path):
         fresh.execute(sql, params)
     assert str(seen.value) == str(expected.value) and type(seen.value) is type(expected.value)
     fresh.close()
+    con.close()
+    other.close()
+
+
+def test_the_id_alone_sees_another_connections_writes(taken, tmp_path):
+    """``SELECT id`` alone reads no row by id (the index holds exactly the table's documents: a row's
+    id cannot change, deleting it deletes its chunks); its one read, which returns no row, still brings
+    SQLite's data version up to date, so another connection's commit sends it the general way."""
+    path = str(tmp_path / "ids.tessera")
+    con = tesseradb.connect(path)
+    _table(con)
+    other = tesseradb.connect(path)
+    q = np.random.default_rng(8).normal(size=DIMS).astype(np.float32)
+    sql, params = "SELECT id FROM t WHERE knn(v, 5, ?)", (q.tolist(),)
+    con.execute(sql, params).fetchall()
+    before = con.execute(sql, params).fetchall()
+    assert taken[0] == 1 and con.db.statements.plan_for(con.db.statements.parse(sql).expr).direct.ids_only
+    other.execute("INSERT INTO t (id, title, v) VALUES (900, 'new', ?)", ([q.tolist()],))   # the nearest now
+    other.commit()
+    assert con.execute(sql, params).fetchall() == [(900,)] + before[:4]
+    other.execute(f"DELETE FROM t WHERE id IN (900, {before[0][0]})")
+    other.commit()
+    after = con.execute(sql, params).fetchall()
+    assert after[:4] == before[1:] and (before[0][0],) not in after
+    for _ in range(2):
+        direct, general = both(con, sql, params, taken)
+        assert direct == general and len(direct[0]) == 5
     con.close()
     other.close()
 

@@ -206,12 +206,17 @@ class WireConnection(Connection):
             raise MysqlError("several statements in one query need the client's CLIENT_MULTI_STATEMENTS "
                              "option", ErrorCode.PARSE_ERROR)
         source = sql                    # the text ``stmts`` was split from (token offsets are in it)
+        client = self.session.client_text
         while stmts:
             stmt, lexing = stmts[0], self.session.lexing
             outcome = await self.session.run(stmt)
             stmts = stmts[1:]
-            if stmts and (self.session.lexing != lexing or not stmts[0].tokens):   # read the rest as its SET left the mode
+            if stmts and (self.session.lexing != lexing or not stmts[0].tokens   # read the rest as its SET left
+                          or self.session.client_text is not client):           # the mode or the client's set
                 source = source[stmt.tokens[-1].end + 1:] if stmt.tokens else ""
+                if self.session.client_text is not client:      # as MySQL: the rest's bytes in the new set
+                    source = self._text((client or charsets.UTF8MB4).encode(source))
+                    client = self.session.client_text
                 stmts = statements.split(source, self.session.lexing)
             await self.write_outcome(outcome, more=bool(stmts))
 
