@@ -122,12 +122,18 @@ def best_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) ->
 
 
 def distances64(x: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
-    """Exact distances in float64: l2 squared, or 1 - dot for ip and cosine."""
+    """Exact distances in float64: l2 squared, or 1 - dot for ip and cosine. (The rows are cast to
+    float64 first and the query applied in place: a mixed float32-by-float64 ufunc, the same values
+    bit for bit, cost more right after a model run: 0.006-0.017 ms on a search's ~27 rows.)"""
     q64 = q.astype(np.float64).ravel()
+    y = x.astype(np.float64)
     if metric == "l2":
-        return np.add.reduce((x - q64) ** 2, axis=1)      # ndarray.sum(axis=1), without its wrapper
-    # float32 times float64: each product as of x.astype(float64) (exact), without that copy
-    return 1.0 - np.add.reduce(np.multiply(x, q64), axis=1)
+        np.subtract(y, q64, out=y)
+        np.multiply(y, y, out=y)
+        return np.add.reduce(y, axis=1)      # ndarray.sum(axis=1), without its wrapper
+    # float32 times float64: each product exact, as of x.astype(float64)
+    np.multiply(y, q64, out=y)
+    return 1.0 - np.add.reduce(y, axis=1)
 
 
 def locate(keys: np.ndarray, found: np.ndarray) -> np.ndarray:

@@ -1,11 +1,14 @@
 """storage/ranking.py's near_cut: which chunks a search rescores exactly, checked against its
-definition computed chunk by chunk (random tables, ties and one-document tables included)."""
+definition computed chunk by chunk (random tables, ties and one-document tables included); and the
+float64 distances they are ranked by."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tesseradb.storage.ranking import SMALL, best_docs, grouping, near_cut, near_positions, top_docs
+from tesseradb.storage.ranking import SMALL, best_docs, distances64, grouping, near_cut, near_positions, top_docs
 
 
 def _by_definition(docs: np.ndarray, approx: np.ndarray, k: int, rel_tol: float, scale: float) -> np.ndarray:
@@ -72,3 +75,22 @@ def test_best_docs_ranks_as_top_docs(seed):
     got = best_docs(docs, chunks, dist, k)
     assert got == want
     assert all(type(d) is int and type(x) is float and type(c) is int for d, x, c in got)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 50), st.sampled_from([1e-20, 1e-3, 1.0, 1e15]),
+       st.sampled_from(["l2", "ip", "cosine"]), st.integers(0, 2**32 - 1))
+def test_distances64_are_the_float64_products_summed_row_by_row(n, dims, scale, metric, seed):
+    """Each distance from the rows' float32 values as float64 (every product exact), summed along the
+    row by numpy's own reduction: the same values, bit for bit, as the mixed float32-by-float64 form."""
+    rng = np.random.default_rng(seed)
+    x = (rng.normal(size=(n, dims)) * scale).astype(np.float32)
+    q = (rng.normal(size=dims) * scale).astype(np.float32)
+    q64 = q.astype(np.float64)
+    if metric == "l2":
+        expected = np.add.reduce((x - q64) ** 2, axis=1)
+    else:
+        expected = 1.0 - np.add.reduce(np.multiply(x, q64), axis=1)
+    got = distances64(x, q, metric)
+    assert got.dtype == np.float64 and got.shape == (n,)
+    assert np.array_equal(got, expected, equal_nan=True)
