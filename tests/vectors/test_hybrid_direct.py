@@ -112,3 +112,33 @@ def test_another_connections_writes_are_seen(taken, tmp_path):
     fresh.close()
     con.close()
     other.close()
+
+
+def test_the_id_alone_reads_no_row_and_sees_writes(taken, tmp_path):
+    """``SELECT id`` alone takes the fused documents as its rows (no row read by id); its one read that
+    returns no row keeps the catalog check: another connection's commit is seen, and the open
+    transaction's own insert and delete show as the general path shows them."""
+    path = str(tmp_path / "ids.tessera")
+    con = tesseradb.connect(path)
+    _table(con)
+    other = tesseradb.connect(path)
+    sql, params = "SELECT id FROM d WHERE hybrid_match(?) LIMIT 4", ("a kitten asleep on the sofa",)
+    con.execute(sql, params).fetchall()
+    before = con.execute(sql, params).fetchall()
+    assert taken[0] == 1 and con.db.statements.plan_for(con.db.statements.parse(sql).expr).direct.ids_only
+    other.execute("INSERT INTO d (id, title, body) VALUES (900, 'new', 'a kitten asleep on the sofa')")
+    other.commit()
+    assert con.execute(sql, params).fetchall()[0] == (900,)
+    other.execute(f"DELETE FROM d WHERE id IN (900, {before[0][0]})")
+    other.commit()
+    after = con.execute(sql, params).fetchall()
+    assert (900,) not in after and before[0] not in after and after[:3] == before[1:]
+    con.execute("INSERT INTO d (id, title, body) VALUES (901, 'mine', 'a kitten asleep on the sofa')")
+    con.execute(f"DELETE FROM d WHERE id = {after[0][0]}")
+    direct, general = both(con, sql, params, taken)
+    assert direct == general and direct[0][0] == (901,) and after[0] not in direct[0]
+    con.rollback()
+    direct, general = both(con, sql, params, taken)
+    assert direct == general and direct[0] == after
+    con.close()
+    other.close()

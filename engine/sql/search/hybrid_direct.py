@@ -9,7 +9,9 @@ BY, DISTINCT or window, no rerank and no passages, a literal LIMIT/OFFSET at mos
 from one cached statement that reads the shown fused documents' rows by id in their order
 (``knn_direct.Direct.ordered``),
 their fused values put in place, sorted as that ORDER BY sorts them, cut by LIMIT/OFFSET. A fused
-document the table no longer holds is left out, as the join leaves it out. The executor runs it with
+document the table no longer holds is left out, as the join leaves it out; a select list of the
+table's id alone reads no row, as knn_direct's does (the fused documents come from the index and the
+chunks' full-text index, both of which hold exactly the table's documents). The executor runs it with
 the short bracket, the catalog checked after the read (sql/executor._direct).
 tests/vectors/test_hybrid_direct.py compares the rows of both paths to the last bit.
 """
@@ -35,6 +37,9 @@ class HybridDirect(knn_direct.Direct):
         if not shown:
             return None
         shown.sort(key=_order)          # the general ORDER BY: hybrid_score() descending, id
+        if self.ids_only:   # the fused documents are the rows (knn_direct: the table's id alone): no row read
+            self._cursor_of(db).execute(self.sql.touch()).fetchall()     # (SQLite's data version brought up to date)
+            return self.cut([(h.doc_id,) for h in shown])
         rows = iter(self.ordered(db, [h.doc_id for h in shown], with_id=True))     # in that order, id last
         row = next(rows, None)
         parts = self.parts
@@ -61,4 +66,7 @@ def shape(select: exp.Select, table: exp.Table, alias: str, window: tuple[int, i
     its OFFSET and LIMIT, read before planning), or None when its select list asks more than the
     table's own expressions and the fused values."""
     shown = knn_direct.items_of(select, "_h", VALUES)
-    return None if shown is None else HybridDirect(knn_direct.statement(table, alias, shown[1]), shown[0], *window)
+    if shown is None:
+        return None
+    ids_only = shown[0] == [knn_direct.SQL] and knn_direct.is_id(select.expressions[0], alias)
+    return HybridDirect(knn_direct.statement(table, alias, shown[1]), shown[0], *window, ids_only=ids_only)

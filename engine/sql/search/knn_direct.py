@@ -199,11 +199,11 @@ def shape(select: exp.Select, request: KnnRequest, table: exp.Table, window: tup
     shown = items_of(select, "_knn", {dist_column: DIST, score_column: SCORE})
     if shown is None:
         return None
-    ids_only = shown[0] == [SQL] and _is_id(select.expressions[0], request.alias)
+    ids_only = shown[0] == [SQL] and is_id(select.expressions[0], request.alias)
     return Direct(statement(table, request.alias, shown[1]), shown[0], *window, ids_only=ids_only)
 
 
-def _is_id(item: exp.Expression, alias: str) -> bool:
+def is_id(item: exp.Expression, alias: str) -> bool:
     """Whether a select-list item is the searched table's id column (``id``, ``t.id``, ``id AS doc``)."""
     inner = item.this if isinstance(item, exp.Alias) else item
     return isinstance(inner, exp.Column) and inner.name.lower() == "id" and inner.table.lower() in ("", alias)
