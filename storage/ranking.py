@@ -112,13 +112,18 @@ def best_docs(docs: np.ndarray, chunks: np.ndarray, dist: np.ndarray, k: int) ->
     ``top_docs`` picks, as Python values (a search's result)."""
     if len(docs) > SMALL:
         return [(int(docs[i]), float(dist[i]), int(chunks[i])) for i in top_docs(docs, chunks, dist, k)]
-    best: dict[int, tuple[float, int]] = {}
-    for d, x, c in zip(docs.tolist(), dist.tolist(), chunks.tolist()):
-        b = best.get(d)
-        if b is None or x < b[0] or (x == b[0] and c < b[1]):
-            best[d] = (x, c)
-    ranked = sorted((x, d, c) for d, (x, c) in best.items())     # by distance, then doc id (distinct)
-    return [(d, x, c) for x, d, c in ranked[:k]]
+    # the chunks by distance, then doc id, then chunk id: a document's first is its best, and the
+    # documents come in their order (one sort and a walk that stops at the k-th: right after a model
+    # run, a few us less than a best-per-document dict sorted afterwards)
+    ranked: list[tuple[int, float, int]] = []
+    seen: set[int] = set()
+    for x, d, c in sorted(zip(dist.tolist(), docs.tolist(), chunks.tolist())):
+        if d not in seen:
+            seen.add(d)
+            ranked.append((d, x, c))
+            if len(ranked) == k:
+                break
+    return ranked[:k]
 
 
 def distances64(x: np.ndarray, q: np.ndarray, metric: str) -> np.ndarray:
