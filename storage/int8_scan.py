@@ -57,10 +57,10 @@ SMALLEST = 1e-15   # the query's |q| max|x| below this: the float32 scan (no sub
 RANK_AT_ONCE = 128  # at most this many candidates: all rescored in float64, with no float32 pass between
 # Right after a model run on the whole manual (5,097 chunks), the pass cost ~0.27 ms and the float32
 # scan ~0.33; rescoring the chunks left ~0.28 us each beyond the scan's own ~10. With each document's
-# non-closest chunks ruled out too (``candidates``), k 10 leaves 27 at the median and k 50 150, where the
-# pass (those 150 through the float32 kernel first) was 0.013 ms slower than the scan, paired: worth it
-# below ~1 chunk in 40
-WORTH_SHARE = 40    # searches leaving more than 1 in this many chunks on average: the float32 scan
+# non-closest chunks ruled out too (``candidates``), k 10 leaves 27 at the median and k 50 150, where
+# the pass (those 150 through the float32 kernel first) now beats the scan too: 0.016-0.032 ms less per
+# search, paired, 4 runs (session 45: ~490 left, 0.2 ms more)
+WORTH_SHARE = 20    # searches leaving more than 1 in this many chunks on average: the float32 scan
 RETRY = 8           # ... except every 8th, which tries the pass again
 MEAN_WEIGHT = 0.25
 RESCAN_SHARE = 4    # more candidates than 1 in this many chunks: the float32 scan instead
