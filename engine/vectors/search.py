@@ -41,7 +41,7 @@ class KnnRequest:
     passages: Any = None                     # passages.Needs: what knn_chunk*() read, or None
     scores: dict[int, float] | None = None   # knn_score() of the last run, when it ranks otherwise
     text: str | None = None                  # the query's text, when it was one: its words help pick passages
-    distances: bool = True                   # False: the caller shows the hits' ids only (``ranked``)
+    distances: bool = True                   # False: the caller shows no hit's distance (``ranked``)
     _layout: ColumnLayout | None = field(default=None, repr=False, compare=False)
 
     @classmethod
@@ -273,7 +273,7 @@ _GAP, _TINY = 2.0 ** -22, 2.0 ** -148     # twice float32's relative spacing; it
 
 def ranked(hits: list[tuple[int, float, int]], k: int) -> list[tuple[int, float, int]]:
     """``narrowed``'s order of an index search's hits without its float32 distances, for a caller that
-    shows the ids only (``KnnRequest.distances``): the hits as they come (distance, then id) when each
+    shows none (``KnnRequest.distances``): the hits as they come (distance, then id) when each
     is farther than its predecessor by more than float32 rounding can close (then no two round to the
     same float32, and narrowing changes no order), else ``narrowed``'s. Right after a model run it
     saves ~9 us (the float32 array and the sort are cold; tests/vectors/test_knn_ranked.py)."""
