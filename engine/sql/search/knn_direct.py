@@ -82,6 +82,7 @@ class Direct:
 
     def rows(self, db: Any, request: KnnRequest) -> list[tuple] | None:
         """The result's rows before the readers; None when the search found nothing (no row read)."""
+        request.distances = self.hit_values     # none shown: the hits' order without float32 distances (ranked)
         hits = run_knn(db, request)
         if not hits:
             return None
