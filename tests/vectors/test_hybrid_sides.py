@@ -146,3 +146,20 @@ def test_the_worker_thread_reads_the_text_as_the_caller_would(table, monkeypatch
     monkeypatch.setattr(hybrid, "spare_core", lambda: True)
     assert [run(text) for text in texts] == inline
     assert len(started) == len(texts) and all(isinstance(rows, list) and rows for rows in inline)
+
+
+def test_without_a_thread_the_knn_side_also_searches_the_index_alone(con, table, monkeypatch):
+    """No core free: the text side runs on the caller's thread, and the knn side still takes the caught-up
+    index's own search (no SQLite), the rows of run_knn's search to the last bit."""
+    monkeypatch.setattr(hybrid, "spare_core", lambda: False)
+    free = []
+    inner = hybrid.knn_search
+    monkeypatch.setattr(hybrid, "knn_search", lambda *a, **k: free.append(inner(*a, **k)) or free[-1])
+    table.execute(SQL, ("planned",)).fetchall()     # the first execute plans (its filter is known after)
+    free.clear()
+    alone = [table.execute(SQL, (text,)).fetchall() for text in TEXTS]
+    assert len(free) == len(TEXTS) and all(search.free for search in free)
+    monkeypatch.setattr(hybrid, "ready_index", lambda *a, **k: None)       # run_knn, as before
+    free.clear()
+    assert [table.execute(SQL, (text,)).fetchall() for text in TEXTS] == alone and all(len(r) == 20 for r in alone)
+    assert len(free) == len(TEXTS) and not any(search.free for search in free)

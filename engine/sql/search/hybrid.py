@@ -332,14 +332,15 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
     which fuses as no text side), off the caller's way to the model."""
     spec = table.vectors[column.lower()]
     check_text(text, "hybrid_match() query")
-    index = catalog_fulltext.chunk_index(table, column)
+    index, layout = _column_parts(db, table, spec.column, models)
     beside = index is not None and early is not None and spare_core()
     if beside:
         searches = [_chunk_search(db, index, lambda: _fts5_query(table, text), bound, spec.column)]
     else:
         expression = _fts5_query(table, text)
         searches = [_chunk_search(db, index, expression, bound, spec.column)] if index is not None and expression is not None else []
-    ready = ready_index(db, table, spec.column) if beside and early[0] is None else None
+    # the knn side searches the index alone when it needs no SQLite, whether or not a thread runs the text side
+    ready = ready_index(db, table, spec.column, layout) if early is not None and early[0] is None else None
     if beside:
         searches[0].start(*early)
     try:
@@ -348,8 +349,19 @@ def _hybrid_searches(db: Database, table: Table, alias: str, column: str, text: 
         for search in searches:
             search.settle()
         raise
-    request = KnnRequest(table, alias, spec.column, k, vector, bound=bound, text=text)
+    request = KnnRequest(table, alias, spec.column, k, vector, bound=bound, text=text, _layout=layout)
     return searches + [knn_search(db, request, None, ready)]
+
+
+def _column_parts(db: Database, table: Table, column: str, models: dict[Any, Any] | None) -> tuple[Any, Any]:
+    """The column's chunk full-text index and its vector index's layout, kept in ``models`` (the plan's,
+    dropped when the catalog changes) after the first execute, as knn()'s plan keeps its layout."""
+    parts = None if models is None else models.get(("parts", column))
+    if parts is None:
+        parts = (catalog_fulltext.chunk_index(table, column), db.column_index(table, column).layout)
+        if models is not None:
+            models[("parts", column)] = parts
+    return parts
 
 
 def _fts5_query(table: Table, text: str) -> str | None:

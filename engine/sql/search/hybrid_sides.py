@@ -72,13 +72,14 @@ def knn_search(db: Database, request: KnnRequest, name: str | None, ready: Any =
     return Search(name, "knn", run, k=request.k, request=request, column=request.column, free=ready is not None)
 
 
-def ready_index(db: Database, table: Table, column: str) -> Any:
-    """The column's index caught up with SQLite, for a knn side that runs while a text side's thread
-    holds the connection; None when its search needs SQLite: the open transaction's own writes (as
-    run_knn's common path decides), or a quantized index's rescoring."""
+def ready_index(db: Database, table: Table, column: str, layout: Any = None) -> Any:
+    """The column's index caught up with SQLite, for a knn side that searches it alone (beside a text
+    side's thread holding the connection, or on the caller's thread; ``layout``: the plan's); None
+    when its search needs SQLite: the open transaction's own writes (as run_knn's common path
+    decides), or a quantized index's rescoring."""
     if db.store.in_transaction and db.has_pending():
         return None
-    index = db.column_index(table, column).catch_up()
+    index = db.column_index(table, column, layout).catch_up()
     return index if index.quantization == "none" else None      # codes are rescored from SQLite
 
 
