@@ -129,6 +129,13 @@ class Connection:
         self._call(variables.set_system, self.db, name.lower(), value)
         return variables.session(self.db).system[name.lower()]
 
+    def serve_charsets(self, values: Mapping[str, str | None]) -> None:
+        """``tessera serve`` only: the character set and collation variables of the client this
+        connection serves, as the server accepted them (it converts text at the wire), so that
+        ``@@character_set_results`` in any statement reports them. In-process text is ``str``: SET
+        keeps refusing sets other than UTF-8's (docs/server.md, "Character sets")."""
+        self._call(variables.serve_charsets, self.db, values)
+
     @property
     def lexing(self) -> Lexing:
         """How this session reads quotes and backslashes (NO_BACKSLASH_ESCAPES, ANSI_QUOTES in

@@ -177,3 +177,34 @@ def test_executemany_follows_the_same_insert_rules():
     cur.executemany("INSERT IGNORE INTO u VALUES (?, ?)", [(1, "q"), (5, "e")])
     assert cur.rowcount == 1
     assert cur.execute("SELECT user_id FROM u ORDER BY 1").fetchall() == [(1,), (2,), (5,)]
+
+
+def test_in_process_text_stays_utf8_and_only_the_server_sets_other_character_sets():
+    """The DB-API and the shell take and return ``str``: SET NAMES latin1 is refused with its error
+    and changes nothing. ``tessera serve`` converts at the wire and hands its session's sets to the
+    engine connection (``Connection.serve_charsets``), so that @@x in its statements agrees."""
+    con = tesseradb.connect(":memory:", autocommit=True)
+    read = "SELECT @@character_set_client, @@character_set_results, @@collation_connection"
+    before = con.execute(read).fetchall()
+    assert before == [("utf8mb4", "utf8mb4", "utf8mb4_0900_ai_ci")]
+    for sql in ("SET NAMES latin1", "SET character_set_results = 'latin1'", "SET CHARACTER SET cp1251",
+                "SET collation_connection = 'latin1_bin'"):
+        with pytest.raises(tesseradb.NotSupportedError) as info:
+            con.execute(sql)
+        assert info.value.errno == 1235 and "UTF-8" in info.value.msg
+        assert con.execute(read).fetchall() == before
+    with pytest.raises(tesseradb.NotSupportedError, match="UTF-8 only"):
+        con.execute("SET @x = 1, NAMES latin1")
+    served = tesseradb.connect(":memory:", autocommit=True)
+    served.serve_charsets({"character_set_client": "latin1", "character_set_connection": "latin1",
+                           "character_set_results": None, "collation_connection": "latin1_swedish_ci"})
+    assert served.execute(read).fetchall() == [("latin1", None, "latin1_swedish_ci")]
+    with pytest.raises(tesseradb.NotSupportedError, match="SET statement of their own"):
+        served.execute("SET NAMES utf8mb4")       # only the server's own SET changes them
+    for bad in ({"character_set_client": None}, {"character_set_client": "latin1; DROP"}, {"version": "x"}):
+        with pytest.raises(tesseradb.ProgrammingError):
+            served.serve_charsets(bad)
+    assert served.execute(read).fetchall() == [("latin1", None, "latin1_swedish_ci")]
+    assert con.execute(read).fetchall() == before
+    served.close()
+    con.close()

@@ -81,6 +81,9 @@ KEPT_ON_RESET = ("external_user", "character_set_client", "character_set_connect
 PROBE_DATABASES = {"information_schema", "mysql", "performance_schema", "sys"}
 # Session variables the engine connection acts on: kept in step with mysql-mimic's on every SET.
 SYNCED = ("sql_mode", "max_execution_time", "external_user")     # external_user: SHOW GRANTS names who USER() does
+# The character sets and collations: this session's are the truth; the engine connection gets them
+# whenever they change (handshake, COM_CHANGE_USER, reset, a SET), never per statement.
+CHARSET_STATE = charsets.CHARSET_VARIABLES + charsets.COLLATION_VARIABLES
 
 
 class EngineSession(Session):
@@ -113,6 +116,7 @@ class EngineSession(Session):
                                     secure_file_priv=self.shared.secure_file_priv,
                                     allow_remote=self.shared.allow_remote, allow_env=self.shared.allow_env)
         await self._call(_sync, self.con, {name: self.variables.get(name) for name in SYNCED})
+        self.push_charsets()
         self.lexing = self.con.lexing
 
     @property
@@ -144,6 +148,7 @@ class EngineSession(Session):
         self.client_text, self.result_text = charsets.conversions(self.variables)
         if self.con is not None:
             await self._call(_reset, self.con, {name: self.variables.get(name) for name in SYNCED})
+            self.push_charsets()
             self.lexing = self.con.lexing
         self.database = self.shared.name
         self.status = ServerStatus.SERVER_STATUS_AUTOCOMMIT
@@ -152,6 +157,13 @@ class EngineSession(Session):
         """After the handshake or COM_CHANGE_USER: results and connection in the client's set."""
         charsets.follow_client(self.variables)
         self.client_text, self.result_text = charsets.conversions(self.variables)
+        self.push_charsets()
+
+    def push_charsets(self) -> None:
+        """The engine connection's @@character_set_* and @@collation_* become this session's (an
+        engine call, on this connection's thread; before the engine connection exists, nothing)."""
+        if self.con is not None:
+            self.con.serve_charsets({name: self.variables.get(name) for name in CHARSET_STATE})
 
     @property
     def running(self) -> bool:
@@ -218,6 +230,15 @@ class EngineSession(Session):
                 column.name = name or column.name
         return Rows(list(rows), columns)
 
+    async def _probe_or_engine(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        """What clients probe, mysql-mimic's answer; a form it does not answer (``SELECT @@x UNION
+        SELECT ...``) is the engine's, whose session variables are the same (sql_mode, the character
+        sets: pushed on every change)."""
+        try:
+            return await self._probe(stmt, params)
+        except NotAProbe:
+            return await self._engine(stmt, params)
+
     async def _probe_fallback(self, stmt: Statement, params: list[Any] | None) -> Outcome:
         try:
             return await self._engine(stmt, params)
@@ -241,6 +262,10 @@ class EngineSession(Session):
             except Exception:  # noqa: BLE001 - mysql-mimic cannot answer it either: the engine's error stands
                 raise exc from None
 
+    async def _mixed_set(self, stmt: Statement, params: list[Any] | None) -> Outcome:
+        raise ServerError("SET of a user variable and a character set: tessera serve sets character sets "
+                          "in a SET statement of their own", 1235, "42000")
+
     async def _use(self, stmt: Statement, params: list[Any] | None) -> Outcome:
         name = stmt.tokens[1].text if len(stmt.tokens) == 2 else ""
         await self.use(name)
@@ -248,6 +273,7 @@ class EngineSession(Session):
 
     async def _set(self, stmt: Statement, params: list[Any] | None) -> Outcome:
         before = {name: self.variables.get(name) for name in SYNCED}
+        sets = [self.variables.get(name) for name in CHARSET_STATE]
         kept = {name: self.variables.get(name) for name in self.variables}   # a failed SET changes nothing
         try:
             await self._probe_set(stmt)
@@ -259,6 +285,8 @@ class EngineSession(Session):
             self._restore(kept)
             raise
         self.client_text, self.result_text = charsets.conversions(self.variables)
+        if sets != [self.variables.get(name) for name in CHARSET_STATE]:
+            self.push_charsets()
         wanted = bool(self.variables.get("autocommit"))
         if self.con is not None and wanted != self.con.autocommit:
             self.status = await self._call(_set_autocommit, self.con, wanted)
@@ -323,12 +351,13 @@ class EngineSession(Session):
 
 RUNNERS = {
     Route.ENGINE: EngineSession._engine,
-    Route.PROBE: EngineSession._probe,
+    Route.PROBE: EngineSession._probe_or_engine,
     Route.PROBE_FALLBACK: EngineSession._probe_fallback,
     Route.USE: EngineSession._use,
     Route.SET: EngineSession._set,
     Route.PROCESSLIST: EngineSession._processlist,
     Route.INFO_SCHEMA: EngineSession._info_schema,
+    Route.MIXED_SET: EngineSession._mixed_set,
 }
 
 

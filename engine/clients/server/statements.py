@@ -31,6 +31,7 @@ class Route(enum.Enum):
     SET = "set"              # session variables (autocommit reaches the engine connection)
     PROCESSLIST = "processlist"   # SHOW [FULL] PROCESSLIST (processes.py)
     INFO_SCHEMA = "info_schema"   # the engine's information_schema first; tables it lacks: mysql-mimic's
+    MIXED_SET = "mixed_set"       # SET @x = ..., NAMES ...: refused (the server sets character sets itself)
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,42 @@ def _user_variable(tokens: list[Token]) -> bool:
     return any(t.token_type == TokenType.PARAMETER and t.text == "@" for t in tokens)
 
 
+# What a SET item sets when it sets a character set or collation (SET NAMES, SET CHARACTER SET / CHARSET,
+# SET [SESSION] [@@[session.]]character_set_results = ...).
+CHARSET_TARGETS = {"NAMES", "CHARACTER", "CHARSET", "CHARACTER_SET_CLIENT", "CHARACTER_SET_CONNECTION",
+                   "CHARACTER_SET_RESULTS", "CHARACTER_SET_DATABASE", "CHARACTER_SET_SERVER",
+                   "COLLATION_CONNECTION", "COLLATION_DATABASE", "COLLATION_SERVER"}
+_ASSIGN = {TokenType.EQ, TokenType.COLON_EQ}
+
+
+def _sets_charsets(tokens: list[Token]) -> bool:
+    """A SET with an item that sets a character set or collation (not one that only reads one)."""
+    depth, target, assigned = 0, False, False
+    for token in tokens[1:] + [None]:
+        kind = token.token_type if token is not None else TokenType.COMMA
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+        elif kind == TokenType.COMMA and depth == 0:
+            if target:
+                return True
+            assigned = False
+        elif kind in _ASSIGN and depth == 0:
+            assigned = True
+        elif not assigned and kind != TokenType.STRING and token.text.upper() in CHARSET_TARGETS:
+            target = True
+    return False
+
+
+def _set_route(tokens: list[Token]) -> Route:
+    """User variables live in the engine's session; character sets in the server's (it converts the
+    text): a SET of both is refused before anything changes."""
+    if not _user_variable(tokens):
+        return Route.SET
+    return Route.MIXED_SET if _sets_charsets(tokens) else Route.ENGINE
+
+
 def _select_route(tokens: list[Token]) -> Route:
     if _reads_info_schema(tokens):
         return Route.INFO_SCHEMA        # the same answer as in-process (ENGINE, collations: issue 22)
@@ -203,7 +240,7 @@ def _select_route(tokens: list[Token]) -> Route:
 
 
 ROUTES = {
-    "SET": lambda tokens: Route.ENGINE if _user_variable(tokens) else Route.SET,
+    "SET": _set_route,
     "USE": lambda tokens: Route.USE,
     "SHOW": _show_route,
     "SELECT": _select_route,

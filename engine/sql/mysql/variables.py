@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,8 @@ def _sql_mode(name: str, value: Any) -> str:
 
 
 def _charset(name: str, value: Any) -> str:
+    """In-process (the DB-API, the shell) text is Python ``str``, UTF-8 by construction: SET accepts
+    the UTF-8 family only. A served connection's other sets are the server's (:func:`serve_charsets`)."""
     text = str(value).strip().lower()
     if text not in UTF8:
         raise UserError(f"character set '{value}': tessera stores and returns text as UTF-8 only "
@@ -134,6 +137,12 @@ SYSTEM: dict[str, Variable] = {
     "external_user": Variable("root@localhost", _text),
 }
 NAMES = ("character_set_client", "character_set_connection", "character_set_results")
+# What tessera serve keeps for the client a connection serves (clients/server/charsets.py converts
+# text at the wire); pushed here by :func:`serve_charsets` so that @@x in any statement agrees.
+SERVED_CHARSETS = ("character_set_client", "character_set_connection", "character_set_results",
+                   "character_set_database", "character_set_server",
+                   "collation_connection", "collation_database", "collation_server")
+_CHARSET_NAME = re.compile(r"[a-z0-9_]+\Z")      # MySQL's character set and collation names
 
 
 @dataclass
@@ -145,6 +154,7 @@ class Session:
     row_count: int = -1
     found_rows: int = 0
     lexing: Lexing = Lexing()          # what sql_mode makes of quotes and backslashes (grammar/lexing.py)
+    served: bool = False               # tessera serve's connection: its character sets are the server's
 
 
 def session(db: Database) -> Session:
@@ -197,6 +207,8 @@ def set_system(db: Database, name: str, value: Any, scope: str = "") -> None:
         raise UserError(f"Unknown system variable '{name}'", errors.UnknownVariable)
     if spec.check is None:
         raise UserError(f"Variable '{name}' is a read only variable", errors.ReadOnlyVariable)
+    if name in SERVED_CHARSETS:
+        _not_while_served(db, name)
     if str(value).upper() == "DEFAULT":
         value = spec.default
     state = session(db)
@@ -213,7 +225,16 @@ def set_system(db: Database, name: str, value: Any, scope: str = "") -> None:
                     "change with it (docs/compatibility.md#mysql)", 1287, "Note")
 
 
+def _not_while_served(db: Database, name: str) -> None:
+    """A served connection's character sets are set by the server's own SET (it converts the text):
+    the engine sees a SET of them only beside a user variable, refused before anything changes."""
+    if session(db).served:
+        raise UserError(f"{name} in a SET with a user variable: tessera serve sets character sets in a "
+                        "SET statement of their own", errors.NotSupportedError)
+
+
 def set_names(db: Database, item: exp.Expression) -> None:
+    _not_while_served(db, "SET NAMES")
     charset = set_value(item.this) if item.this is not None else "utf8mb4"
     canonical = _charset("character_set_client", charset)
     for name in NAMES:
@@ -222,6 +243,26 @@ def set_names(db: Database, item: exp.Expression) -> None:
     session(db).system["collation_connection"] = (
         _collation("collation_connection", set_value(collate)) if collate is not None
         else "utf8mb4_0900_ai_ci")
+
+
+def serve_charsets(db: Database, values: Mapping[str, str | None]) -> None:
+    """tessera serve only: the character set and collation variables of the client this connection
+    serves, as the server's session accepted them (the handshake, COM_CHANGE_USER, SET NAMES, SET
+    CHARACTER SET, SET character_set_*): checked there against MySQL's sets and the codecs the
+    server converts with, so that ``@@character_set_results`` in any statement, SHOW VARIABLES and
+    the server's own answers agree. The engine's text stays Unicode: the server converts at the wire.
+    Here only the form is checked (a known variable; a name, or NULL for character_set_results)."""
+    checked: dict[str, str | None] = {}
+    for name, value in values.items():
+        if name not in SERVED_CHARSETS:
+            raise UserError(f"Unknown system variable '{name}'", errors.UnknownVariable)
+        text = None if value is None else str(value).strip().lower()
+        if (text is None and name != "character_set_results") or (text is not None and not _CHARSET_NAME.match(text)):
+            raise UserError(f"Variable '{name}' can't be set to the value of '{value}'", errors.WrongValueForVariable)
+        checked[name] = text
+    state = session(db)
+    state.system.update(checked)
+    state.served = True
 
 
 def evaluate(db: Database, value: exp.Expression, params: Any = None) -> Any:
