@@ -64,6 +64,19 @@ def build(path: Path, every: int) -> int:
     return len(pages)
 
 
+def fts_segments(path: Path) -> dict[str, int]:
+    """Each FTS5 index's segment count in the table's file (its ``_idx`` table's distinct segids): the
+    text side reads every segment for each word, so the file's history matters (a file built by an
+    older engine in more commits held 19 segments where this build, 10 commits, leaves 4)."""
+    import apsw
+    con = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        names = [n for (n,) in con.execute("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE '%fts%\\_idx' ESCAPE '\\'")]
+        return {n[:-4]: con.execute(f'SELECT COUNT(DISTINCT segid) FROM "{n}"').fetchall()[0][0] for n in names}
+    finally:
+        con.close()
+
+
 def serve(path: Path) -> tuple[subprocess.Popen, int]:
     return started([sys.executable, "-m", "tesseradb.clients.shell.main", "serve", str(path), "--port", "0"])
 
@@ -222,7 +235,8 @@ def main() -> None:
         }
         for name, run in sides.items():                  # warm: the model, the index, the connection
             run(fresh("warm"))
-        result: dict = {"pages": pages, "every": args.every, "rounds": args.rounds, "loadavg_start": common.loadavg()}
+        result: dict = {"pages": pages, "every": args.every, "rounds": args.rounds, "loadavg_start": common.loadavg(),
+                        "fts_segments": fts_segments(path)}
         ms: dict[str, list[float]] = {name: [] for name in sides}
         outside: dict[str, list[float]] = {name: [] for name in sides}
         inside: dict[str, list[float]] = {name: [] for name in sides}
