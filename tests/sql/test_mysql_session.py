@@ -208,3 +208,19 @@ def test_in_process_text_stays_utf8_and_only_the_server_sets_other_character_set
     assert con.execute(read).fetchall() == before
     served.close()
     con.close()
+
+
+@pytest.mark.parametrize("bad", ["NAMES latin1", "sql_mode = 'NO_SUCH_MODE'", "no_such_variable = 1",
+                                 "version = 'x'", "autocommit = 'maybe'"])
+def test_a_set_that_fails_on_one_item_changes_no_variable(cur, bad):
+    """As in MySQL, a SET whose assignments include one that fails takes effect for none of them:
+    the user variables, the system variables and sql_mode's quoting before it stay as they were."""
+    read = "SELECT @x, @y, @@sql_mode, @@max_execution_time"
+    cur.execute("SET @x = 'kept', sql_mode = 'ANSI_QUOTES', max_execution_time = 5")
+    before = rows(cur, read)
+    with pytest.raises(tesseradb.Error):
+        cur.execute(f"SET @x = 'changed', @y = 2, sql_mode = '', max_execution_time = 7, {bad}")
+    assert rows(cur, read) == before == [("kept", None, "ANSI_QUOTES", 5)]
+    assert rows(cur, 'SELECT "name" FROM t ORDER BY 1') == [("a",), ("b",)]     # ANSI_QUOTES still read
+    cur.execute("SET @x = 'changed', max_execution_time = 0")                   # a good SET still applies
+    assert rows(cur, "SELECT @x, @@max_execution_time") == [("changed", 0)]

@@ -17,8 +17,19 @@ from tesseradb.sql.mysql.variables import (SYSTEM, evaluate, is_this_database, s
 
 # -- SET ----------------------------------------------------------------------------------------------
 def set_statement(db: Database, stmt: ast.SetStatement, params: Any = None) -> Result:
-    for item in stmt.expr.expressions:
-        _set_item(db, item, params)
+    """Every item, or none: as in MySQL, when one assignment fails the statement changes no variable
+    (``SET @x = 1, sql_mode = 'NO_SUCH_MODE'`` leaves ``@x`` as it was)."""
+    state = session(db)
+    before = dict(state.system), dict(state.user), state.lexing
+    try:
+        for item in stmt.expr.expressions:
+            _set_item(db, item, params)
+    except BaseException:
+        for kept, was in zip((state.system, state.user), before):   # in place: others hold these dicts
+            kept.clear()
+            kept.update(was)
+        state.lexing = before[2]
+        raise
     return Result(rowcount=0)
 
 
